@@ -1,0 +1,24 @@
+# install(...) and export so another CMake project can:
+#   find_package(tapegrad CONFIG REQUIRED)
+#   target_link_libraries(app PRIVATE tapegrad::nn)
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS tapegrad_core tapegrad_nn EXPORT tapegradTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY lib/tapegrad nn/tapegrad DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h")
+
+set(_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/tapegrad)
+install(EXPORT tapegradTargets NAMESPACE tapegrad:: DESTINATION ${_cmake_dir})
+configure_package_config_file(cmake/tapegradConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/tapegradConfig.cmake INSTALL_DESTINATION ${_cmake_dir})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/tapegradConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES
+  ${CMAKE_CURRENT_BINARY_DIR}/tapegradConfig.cmake
+  ${CMAKE_CURRENT_BINARY_DIR}/tapegradConfigVersion.cmake
+  cmake/TapegradDependencies.cmake
+  DESTINATION ${_cmake_dir})

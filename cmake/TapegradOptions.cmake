@@ -1,0 +1,26 @@
+# Per-target compile settings (never global flags, so a parent project keeps its own).
+#
+# No -ffast-math anywhere: it lets the compiler reassociate reductions (breaking bitwise
+# determinism), flush denormals and assume no NaN/Inf — and NaN detection is a feature here.
+
+if(TAPEGRAD_SANITIZE)
+  set(TAPEGRAD_SANITIZER_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+endif()
+
+function(tapegrad_set_target_options target)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  set_target_properties(${target} PROPERTIES CXX_EXTENSIONS OFF)
+  # -Wno-maybe-uninitialized: GCC 12 reports false positives inside its own AVX-512 intrinsic
+  # headers when Eigen is compiled with -march=native on AVX-512 machines.
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-maybe-uninitialized)
+  if(TAPEGRAD_WARNINGS_AS_ERRORS)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(TAPEGRAD_NATIVE)
+    target_compile_options(${target} PRIVATE -march=native)
+  endif()
+  if(TAPEGRAD_SANITIZE)
+    target_compile_options(${target} PRIVATE ${TAPEGRAD_SANITIZER_FLAGS})
+    target_link_options(${target} PUBLIC ${TAPEGRAD_SANITIZER_FLAGS})
+  endif()
+endfunction()

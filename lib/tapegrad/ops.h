@@ -1,0 +1,15 @@
+// All primitive ops. Each lives in its own file pair under ops/: the derivation of its backward
+// in a comment, raw-pointer kernels (reused by the fused nn modules), and the tape-level op.
+#pragma once
+
+#include "tapegrad/ops/add.h"
+#include "tapegrad/ops/cross_entropy.h"
+#include "tapegrad/ops/embedding.h"
+#include "tapegrad/ops/gelu.h"
+#include "tapegrad/ops/matmul.h"
+#include "tapegrad/ops/mul.h"
+#include "tapegrad/ops/reduce.h"
+#include "tapegrad/ops/reshape.h"
+#include "tapegrad/ops/scale.h"
+#include "tapegrad/ops/silu.h"
+#include "tapegrad/ops/softmax.h"

@@ -1,0 +1,77 @@
+#include "tapegrad/ops/cross_entropy.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tapegrad/parallel.h"
+
+namespace tapegrad {
+
+// Per row, with p = softmax(z):  d/dz_j [logsumexp(z) - z_t] = p_j - [j == t].
+// The mean over N rows scales that by 1/N, and the upstream gradient by dloss:
+//   dz_ij += (dloss / N) (exp(z_ij - lse_i) - [j == t_i])
+// Recomputing p from z and lse in backward costs one exp per logit and saves an (N, V) buffer.
+
+template <typename T>
+double cross_entropy_forward(T* lse, const T* logits, const int32_t* targets, int64_t N, int64_t V) {
+  parallel_for(N, 3 * V, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      const T* z = logits + i * V;
+      T mx = z[0];
+      for (int64_t j = 1; j < V; ++j) mx = std::max(mx, z[j]);
+      T total = 0;
+      for (int64_t j = 0; j < V; ++j) total += std::exp(z[j] - mx);
+      lse[i] = mx + std::log(total);
+    }
+  });
+  double loss = 0;
+  for (int64_t i = 0; i < N; ++i) loss += static_cast<double>(lse[i]) - logits[i * V + targets[i]];
+  return loss / static_cast<double>(N);
+}
+
+template <typename T>
+void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int32_t* targets, int64_t N,
+                            int64_t V, T scale) {
+  parallel_for(N, 3 * V, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      const T* z = logits + i * V;
+      T* dz = dlogits + i * V;
+      for (int64_t j = 0; j < V; ++j) dz[j] += scale * std::exp(z[j] - lse[i]);
+      dz[targets[i]] -= scale;
+    }
+  });
+}
+
+template <typename T>
+Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets) {
+  const Shape& s = logits.shape();
+  check(s.rank() >= 1 && s.last() > 0, "cross_entropy: logits need a non-empty last dim, got ", s);
+  const int64_t V = s.last(), N = s.rows();
+  check(N > 0, "cross_entropy: no rows in logits ", s);
+  check(static_cast<int64_t>(targets.size()) == N, "cross_entropy: logits ", s, " have ", N,
+        " rows but ", targets.size(), " targets were given");
+  for (int64_t i = 0; i < N; ++i)
+    check(targets[i] >= 0 && targets[i] < V, "cross_entropy: target ", targets[i], " at row ", i,
+          " is out of range [0, ", V, ")");
+
+  Tape<T>& tape = logits.tape();
+  Var<T> loss = tape.make_output("cross_entropy", Shape{}, {logits});
+  T* lse = tape.template scratch<T>(N);
+  loss.data()[0] = static_cast<T>(cross_entropy_forward(lse, logits.data(), targets.data(), N, V));
+  tape.record("cross_entropy", {logits}, loss,
+              [z = logits.data(), lse, t = targets.data(), N, V](const T* dloss, T* const* dz) {
+                cross_entropy_backward(dz[0], z, lse, t, N, V, dloss[0] / static_cast<T>(N));
+              });
+  return loss;
+}
+
+template double cross_entropy_forward<float>(float*, const float*, const int32_t*, int64_t, int64_t);
+template double cross_entropy_forward<double>(double*, const double*, const int32_t*, int64_t, int64_t);
+template void cross_entropy_backward<float>(float*, const float*, const float*, const int32_t*, int64_t,
+                                            int64_t, float);
+template void cross_entropy_backward<double>(double*, const double*, const double*, const int32_t*,
+                                             int64_t, int64_t, double);
+template Var<float> cross_entropy(Var<float>, std::span<const int32_t>);
+template Var<double> cross_entropy(Var<double>, std::span<const int32_t>);
+
+}  // namespace tapegrad

@@ -1,0 +1,61 @@
+#include "tapegrad/ops/gelu.h"
+
+#include <cmath>
+
+#include "tapegrad/parallel.h"
+
+namespace tapegrad {
+
+// d gelu / dx, with t = tanh(u):
+//   0.5 (1 + t) + 0.5 x (1 - t^2) du/dx,   du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+// Backward keeps x (the op's input) and recomputes t: cheaper than storing it.
+
+namespace {
+constexpr double kSqrt2OverPi = 0.7978845608028654;
+constexpr double kCubic = 0.044715;
+}  // namespace
+
+template <typename T>
+void gelu_forward(T* y, const T* x, int64_t n) {
+  parallel_for(n, 20, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const T v = x[i];
+      const T u = T(kSqrt2OverPi) * (v + T(kCubic) * v * v * v);
+      y[i] = T(0.5) * v * (T(1) + std::tanh(u));
+    }
+  });
+}
+
+template <typename T>
+void gelu_backward(T* dx, const T* x, const T* dy, int64_t n) {
+  parallel_for(n, 24, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const T v = x[i];
+      const T u = T(kSqrt2OverPi) * (v + T(kCubic) * v * v * v);
+      const T t = std::tanh(u);
+      const T du = T(kSqrt2OverPi) * (T(1) + T(3 * kCubic) * v * v);
+      dx[i] += dy[i] * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * du);
+    }
+  });
+}
+
+template <typename T>
+Var<T> gelu(Var<T> x) {
+  Tape<T>& tape = x.tape();
+  Var<T> y = tape.make_output("gelu", x.shape(), {x});
+  const int64_t n = x.shape().numel();
+  gelu_forward(y.data(), x.data(), n);
+  tape.record("gelu", {x}, y, [xd = x.data(), n](const T* dy, T* const* dx) {
+    gelu_backward(dx[0], xd, dy, n);
+  });
+  return y;
+}
+
+template void gelu_forward<float>(float*, const float*, int64_t);
+template void gelu_forward<double>(double*, const double*, int64_t);
+template void gelu_backward<float>(float*, const float*, const float*, int64_t);
+template void gelu_backward<double>(double*, const double*, const double*, int64_t);
+template Var<float> gelu(Var<float>);
+template Var<double> gelu(Var<double>);
+
+}  // namespace tapegrad

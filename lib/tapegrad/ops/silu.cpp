@@ -1,0 +1,46 @@
+#include "tapegrad/ops/silu.h"
+
+#include "tapegrad/parallel.h"
+
+namespace tapegrad {
+
+// With s = sigmoid(x) and s' = s (1 - s):
+//   d silu / dx = s + x s (1 - s) = s (1 + x (1 - s))
+
+template <typename T>
+void silu_forward(T* y, const T* x, int64_t n) {
+  parallel_for(n, 20, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = x[i] * sigmoid(x[i]);
+  });
+}
+
+template <typename T>
+void silu_backward(T* dx, const T* x, const T* dy, int64_t n) {
+  parallel_for(n, 24, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const T s = sigmoid(x[i]);
+      dx[i] += dy[i] * s * (T(1) + x[i] * (T(1) - s));
+    }
+  });
+}
+
+template <typename T>
+Var<T> silu(Var<T> x) {
+  Tape<T>& tape = x.tape();
+  Var<T> y = tape.make_output("silu", x.shape(), {x});
+  const int64_t n = x.shape().numel();
+  silu_forward(y.data(), x.data(), n);
+  tape.record("silu", {x}, y, [xd = x.data(), n](const T* dy, T* const* dx) {
+    silu_backward(dx[0], xd, dy, n);
+  });
+  return y;
+}
+
+template void silu_forward<float>(float*, const float*, int64_t);
+template void silu_forward<double>(double*, const double*, int64_t);
+template void silu_backward<float>(float*, const float*, const float*, int64_t);
+template void silu_backward<double>(double*, const double*, const double*, int64_t);
+template Var<float> silu(Var<float>);
+template Var<double> silu(Var<double>);
+
+}  // namespace tapegrad

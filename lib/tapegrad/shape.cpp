@@ -1,0 +1,63 @@
+#include "tapegrad/shape.h"
+
+#include <ostream>
+
+#include "tapegrad/error.h"
+
+namespace tapegrad {
+
+Shape::Shape(std::initializer_list<int64_t> dims) {
+  for (int64_t d : dims) push_back(d);
+}
+
+int64_t Shape::numel() const {
+  int64_t n = 1;
+  for (int i = 0; i < rank_; ++i) n *= dims_[i];
+  return n;
+}
+
+void Shape::push_back(int64_t d) {
+  check(rank_ < kMaxRank, "shape: rank above ", kMaxRank, " is not supported (", str(), " + ", d, ")");
+  check(d >= 0, "shape: negative dimension ", d, " in ", str());
+  dims_[rank_++] = d;
+}
+
+Shape Shape::drop_front(int count) const {
+  check(count >= 0 && count <= rank_, "shape: cannot drop ", count, " dims of ", str());
+  Shape s;
+  for (int i = count; i < rank_; ++i) s.push_back(dims_[i]);
+  return s;
+}
+
+bool Shape::ends_with(const Shape& suffix) const {
+  if (suffix.rank_ > rank_) return false;
+  for (int i = 1; i <= suffix.rank_; ++i)
+    if (dims_[rank_ - i] != suffix.dims_[suffix.rank_ - i]) return false;
+  return true;
+}
+
+int Shape::normalize(int i) const {
+  const int j = i < 0 ? i + rank_ : i;
+  check(j >= 0 && j < rank_, "shape: dimension ", i, " out of range for ", str());
+  return j;
+}
+
+bool Shape::operator==(const Shape& o) const {
+  if (rank_ != o.rank_) return false;
+  for (int i = 0; i < rank_; ++i)
+    if (dims_[i] != o.dims_[i]) return false;
+  return true;
+}
+
+std::string Shape::str() const {
+  std::string s = "(";
+  for (int i = 0; i < rank_; ++i) {
+    if (i) s += ',';
+    s += std::to_string(dims_[i]);
+  }
+  return s + ")";
+}
+
+std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.str(); }
+
+}  // namespace tapegrad

@@ -1,0 +1,147 @@
+#include "tapegrad/tape.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace tapegrad {
+
+template <typename T>
+const typename Tape<T>::Slot& Tape<T>::slot(Var<T> v, const char* who) const {
+  check(v.tape_ == this, who, ": the value belongs to another tape");
+  check(v.generation_ == generation_ && v.id_ >= 0 && v.id_ < static_cast<int32_t>(slots_.size()),
+        who, ": stale value %", v.id_, " (the tape was cleared after it was recorded)");
+  return slots_[v.id_];
+}
+
+template <typename T>
+Var<T> Tape<T>::push_slot(Slot s) {
+  slots_.push_back(s);
+  return Var<T>(this, static_cast<int32_t>(slots_.size() - 1), generation_);
+}
+
+template <typename T>
+Var<T> Tape<T>::constant(TensorView<const T> value) {
+  return push_slot({const_cast<T*>(value.data()), nullptr, value.shape(), false});
+}
+
+template <typename T>
+Var<T> Tape<T>::leaf(TensorView<T> value, TensorView<T> grad) {
+  check(grad.shape() == value.shape(), "leaf: gradient shape ", grad.shape(),
+        " differs from value shape ", value.shape());
+  return push_slot({value.data(), grad.data(), value.shape(), grad_enabled_});
+}
+
+template <typename T>
+Var<T> Tape<T>::param(Parameter<T>& p) {
+  if (!p.requires_grad) return constant(p.value.view());
+  check(p.grad.shape() == p.value.shape(), "param '", p.name, "': gradient shape ", p.grad.shape(),
+        " differs from value shape ", p.value.shape());
+  return leaf(p.value.view(), p.grad.view());
+}
+
+template <typename T>
+Var<T> Tape<T>::make_output(const char* op, Shape shape, std::initializer_list<Var<T>> inputs) {
+  bool requires_grad = false;
+  for (const Var<T>& in : inputs) requires_grad |= slot(in, op).requires_grad;
+  T* data = arena_.allocate<T>(shape.numel());
+  return push_slot({data, nullptr, shape, requires_grad && grad_enabled_});
+}
+
+template <typename T>
+Var<T> Tape<T>::make_alias(const char* op, Var<T> input, Shape shape) {
+  const Slot& in = slot(input, op);
+  check(shape.numel() == in.shape.numel(), op, ": cannot view ", in.shape, " as ", shape);
+  return push_slot({in.data, nullptr, shape, in.requires_grad && grad_enabled_});
+}
+
+template <typename T>
+void Tape<T>::record(const char* op, std::initializer_list<Var<T>> inputs, Var<T> output,
+                     Backward backward) {
+  if (!slot(output, op).requires_grad) return;
+  check(inputs.size() <= kMaxInputs, op, ": ", inputs.size(), " inputs, at most ", kMaxInputs);
+  Node n;
+  n.op = op;
+  for (const Var<T>& in : inputs) {
+    slot(in, op);  // validates: same tape, not stale
+    n.inputs[n.n_inputs++] = in.id_;
+  }
+  n.output = output.id_;
+  n.backward = backward;
+  nodes_.push_back(n);
+}
+
+template <typename T>
+T* Tape<T>::ensure_grad(int32_t id) {
+  Slot& s = slots_[id];
+  if (s.grad == nullptr) {
+    s.grad = arena_.allocate<T>(s.shape.numel());
+    std::fill_n(s.grad, s.shape.numel(), T(0));
+  }
+  return s.grad;
+}
+
+template <typename T>
+void Tape<T>::backward(Var<T> loss) {
+  const Slot& s = slot(loss, "backward");
+  check(s.shape.numel() == 1, "backward: the loss must have one element, got shape ", s.shape,
+        "; for other outputs pass an upstream gradient: backward(output, dy)");
+  const T one = 1;
+  backward(loss, TensorView<const T>(&one, s.shape));
+}
+
+template <typename T>
+void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
+  check(!consumed_, "backward: this tape was already used by backward(); call clear() and record "
+                    "the forward pass again");
+  const Slot& out = slot(output, "backward");
+  check(out.requires_grad, "backward: the output does not require grad (no input requires grad, "
+                           "or it was computed inside a no_grad() scope)");
+  check(upstream.shape() == out.shape, "backward: upstream gradient shape ", upstream.shape(),
+        " differs from output shape ", out.shape);
+  consumed_ = true;
+  T* g = ensure_grad(output.id_);
+  for (int64_t i = 0; i < out.shape.numel(); ++i) g[i] += upstream[i];
+
+  std::array<T*, kMaxInputs> din{};
+  for (auto node = nodes_.rbegin(); node != nodes_.rend(); ++node) {
+    const T* dout = slots_[node->output].grad;
+    if (dout == nullptr) continue;  // no gradient flows through this node
+    for (int i = 0; i < node->n_inputs; ++i)
+      din[i] = slots_[node->inputs[i]].requires_grad ? ensure_grad(node->inputs[i]) : nullptr;
+    node->backward(dout, din.data());
+  }
+}
+
+template <typename T>
+TensorView<T> Tape<T>::grad(Var<T> v) const {
+  const Slot& s = slot(v, "grad");
+  check(s.grad != nullptr, "grad: no gradient reached value %", v.id_, " of shape ", s.shape,
+        s.requires_grad ? " (backward has not run, or the loss does not depend on it)"
+                        : " (it does not require grad)");
+  return {s.grad, s.shape};
+}
+
+template <typename T>
+void Tape<T>::clear() {
+  slots_.clear();
+  nodes_.clear();
+  arena_.reset();
+  ++generation_;
+  consumed_ = false;
+}
+
+template <typename T>
+std::string Tape<T>::dump() const {
+  std::ostringstream os;
+  for (const Node& n : nodes_) {
+    os << '%' << n.output << " = " << n.op << '(';
+    for (int i = 0; i < n.n_inputs; ++i) os << (i ? ", %" : "%") << n.inputs[i];
+    os << ") " << slots_[n.output].shape << '\n';
+  }
+  return os.str();
+}
+
+template class Tape<float>;
+template class Tape<double>;
+
+}  // namespace tapegrad

@@ -1,0 +1,181 @@
+// The tape: a Wengert list for reverse-mode automatic differentiation.
+//
+// Every op appends one Node — its name, the ids of its inputs, the id of its output and a backward
+// closure — to a vector, in the order the forward pass ran. That order is already a topological
+// order, so backward() seeds dL/dL = 1 and walks the vector from the end: no graph search, no
+// recursion. A closure receives the gradient of its node's output and the gradient buffers of its
+// inputs, and *adds* into them (+=), so a value used twice collects both contributions.
+//
+// Memory. Values computed by ops, their gradients and the caches closures point to all come from
+// one Arena. clear() forgets them and keeps the memory, so a training loop that records the same
+// step again and again stops touching the heap after the first steps (closures are stored inline,
+// see InlineFunction). Leaves — parameters and inputs — live outside the tape.
+//
+// Lifetime rules, each enforced with a clear error:
+//   * a Var is valid until the tape is cleared (a stale Var is detected by a generation count);
+//   * backward() consumes the tape: a second backward() on it throws until clear();
+//   * no-grad scopes (tape.no_grad()) record nothing; ops still compute values.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "tapegrad/arena.h"
+#include "tapegrad/error.h"
+#include "tapegrad/inline_function.h"
+#include "tapegrad/parameter.h"
+#include "tapegrad/tensor.h"
+
+namespace tapegrad {
+
+template <typename T>
+class Tape;
+
+// A handle to a value recorded on a tape: which tape, which slot, which generation.
+template <typename T>
+class Var {
+ public:
+  Var() = default;
+
+  Tape<T>& tape() const { return *tape_; }
+  int32_t id() const { return id_; }
+  bool defined() const { return tape_ != nullptr; }
+
+  const Shape& shape() const;
+  T* data() const;
+  TensorView<T> value() const { return {data(), shape()}; }
+  bool requires_grad() const;
+  // The gradient after backward(). Throws if none reached this value.
+  TensorView<T> grad() const;
+
+ private:
+  friend class Tape<T>;
+  Var(Tape<T>* tape, int32_t id, uint32_t generation) : tape_(tape), id_(id), generation_(generation) {}
+  Tape<T>* tape_ = nullptr;
+  int32_t id_ = -1;
+  uint32_t generation_ = 0;
+};
+
+template <typename T>
+class Tape {
+ public:
+  static constexpr int kMaxInputs = 8;
+  static constexpr std::size_t kClosureBytes = 192;
+  // dout: gradient of the node's output. din[i]: gradient buffer of input i, to accumulate into
+  // with +=, or nullptr when input i needs no gradient (skip that work).
+  using Backward = InlineFunction<void(const T* dout, T* const* din), kClosureBytes>;
+
+  Tape() = default;
+  Tape(const Tape&) = delete;
+  Tape& operator=(const Tape&) = delete;
+
+  // ---- leaves: storage owned by the caller, which must outlive this tape's use of it ----
+  // A value with no gradient (data, targets, masks).
+  Var<T> constant(TensorView<const T> value);
+  // A value whose gradient accumulates into `grad` (same shape).
+  Var<T> leaf(TensorView<T> value, TensorView<T> grad);
+  // A parameter: a leaf over p.value / p.grad, or a constant if !p.requires_grad.
+  Var<T> param(Parameter<T>& p);
+
+  // ---- for op implementers ----
+  // A new value in the arena. It requires grad iff grad mode is on and any input does. `op`
+  // names the caller in error messages (inputs from another tape, stale inputs).
+  Var<T> make_output(const char* op, Shape shape, std::initializer_list<Var<T>> inputs);
+  // A new value that shares `input`'s elements under another shape (for reshape/view). Its
+  // gradient is separate; the op's backward adds it into the input's.
+  Var<T> make_alias(const char* op, Var<T> input, Shape shape);
+  // Arena memory for caches a backward closure points to; valid until clear().
+  template <typename U>
+  U* scratch(int64_t n) {
+    return arena_.allocate<U>(n);
+  }
+  // Appends the node producing `output`. Does nothing if `output` needs no gradient.
+  void record(const char* op, std::initializer_list<Var<T>> inputs, Var<T> output, Backward backward);
+
+  // ---- backward ----
+  // Seeds d loss / d loss = 1 (loss must have one element) and runs every node in reverse.
+  void backward(Var<T> loss);
+  // Same with an explicit upstream gradient of `output`'s shape (vector-Jacobian product).
+  void backward(Var<T> output, TensorView<const T> upstream);
+  // Gradient of a value after backward(); throws if no gradient reached it.
+  TensorView<T> grad(Var<T> v) const;
+
+  // Forgets all values and nodes and invalidates their Vars; keeps the memory for reuse.
+  void clear();
+
+  // ---- modes ----
+  class NoGradGuard {
+   public:
+    explicit NoGradGuard(Tape& tape) : tape_(tape), previous_(tape.grad_enabled_) { tape.grad_enabled_ = false; }
+    ~NoGradGuard() { tape_.grad_enabled_ = previous_; }
+    NoGradGuard(const NoGradGuard&) = delete;
+    NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+   private:
+    Tape& tape_;
+    bool previous_;
+  };
+  // While the returned guard lives, ops compute values but record nothing.
+  [[nodiscard]] NoGradGuard no_grad() { return NoGradGuard(*this); }
+  bool grad_enabled() const { return grad_enabled_; }
+
+  // ---- introspection ----
+  int64_t num_nodes() const { return static_cast<int64_t>(nodes_.size()); }
+  int64_t num_values() const { return static_cast<int64_t>(slots_.size()); }
+  const Arena& arena() const { return arena_; }
+  // One line per node: "%4 = matmul(%2, %3) (12,64)". For debugging.
+  std::string dump() const;
+
+ private:
+  friend class Var<T>;
+  struct Slot {
+    T* data = nullptr;
+    T* grad = nullptr;
+    Shape shape;
+    bool requires_grad = false;
+  };
+  struct Node {
+    const char* op = nullptr;
+    std::array<int32_t, kMaxInputs> inputs{};
+    int32_t n_inputs = 0;
+    int32_t output = -1;
+    Backward backward;
+  };
+
+  const Slot& slot(Var<T> v, const char* who) const;
+  Var<T> push_slot(Slot s);
+  T* ensure_grad(int32_t id);
+
+  std::vector<Slot> slots_;
+  std::vector<Node> nodes_;
+  Arena arena_;
+  uint32_t generation_ = 1;
+  bool grad_enabled_ = true;
+  bool consumed_ = false;  // backward() ran since the last clear()
+};
+
+template <typename T>
+const Shape& Var<T>::shape() const {
+  check(tape_ != nullptr, "Var::shape: undefined Var (default-constructed)");
+  return tape_->slot(*this, "Var::shape").shape;
+}
+template <typename T>
+T* Var<T>::data() const {
+  check(tape_ != nullptr, "Var::data: undefined Var (default-constructed)");
+  return tape_->slot(*this, "Var::data").data;
+}
+template <typename T>
+bool Var<T>::requires_grad() const {
+  check(tape_ != nullptr, "Var::requires_grad: undefined Var (default-constructed)");
+  return tape_->slot(*this, "Var::requires_grad").requires_grad;
+}
+template <typename T>
+TensorView<T> Var<T>::grad() const {
+  check(tape_ != nullptr, "Var::grad: undefined Var (default-constructed)");
+  return tape_->grad(*this);
+}
+
+}  // namespace tapegrad

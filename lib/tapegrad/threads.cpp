@@ -1,0 +1,28 @@
+#include "tapegrad/threads.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include "tapegrad/gemm.h"
+
+namespace tapegrad {
+
+namespace {
+int g_threads = 0;  // 0: not configured yet
+}
+
+void set_num_threads(int n) {
+  if (n <= 0) n = omp_get_num_procs();
+  g_threads = n;
+  omp_set_num_threads(n);
+  openblas_set_num_threads(gemm_threading() == GemmThreading::kOpenBlas ? n : 1);
+}
+
+int num_threads() {
+  if (g_threads == 0) set_num_threads(0);
+  return g_threads;
+}
+
+int num_cores() { return omp_get_num_procs(); }
+
+}  // namespace tapegrad

@@ -1,0 +1,1 @@
+#include "tapegrad/tape.h"

@@ -1,0 +1,120 @@
+#include "support.h"
+#include "tapegrad/ops.h"
+
+using namespace tapegrad;
+using namespace tapegrad::testing;
+
+namespace {
+// loss = sum(gelu(x @ w) * x @ w): a small graph with fan-out at the matmul output.
+Var<double> small_graph(Tape<double>& tape, Parameter<double>& x, Parameter<double>& w) {
+  Var<double> h = matmul(tape.param(x), tape.param(w));
+  return sum(mul(gelu(h), h));
+}
+}  // namespace
+
+TEST_CASE("tape: backward of a chain gives the hand-derived gradient", "[tape]") {
+  // y = sum(3 * (a * b)) => dy/da = 3b, dy/db = 3a.
+  Tape<double> tape;
+  Parameter<double> a("a", Tensor<double>::from({1, 2}, {2})), b("b", Tensor<double>::from({5, -1}, {2}));
+  Var<double> va = tape.param(a), vb = tape.param(b);
+  Var<double> y = sum(scale(mul(va, vb), 3.0));
+  CHECK_THAT(y.value(), AllClose<double>({9}));
+  tape.backward(y);
+  CHECK_THAT(a.grad.view(), AllClose<double>({15, -3}));
+  CHECK_THAT(b.grad.view(), AllClose<double>({3, 6}));
+  CHECK(tape.num_nodes() == 3);
+  CHECK(tape.dump() == "%2 = mul(%0, %1) (2)\n%3 = scale(%2) (2)\n%4 = sum(%3) ()\n");
+}
+
+TEST_CASE("tape: intermediate values expose their gradient after backward", "[tape]") {
+  Tape<double> tape;
+  Parameter<double> a("a", Tensor<double>::from({1, 2}, {2}));
+  Var<double> h = scale(tape.param(a), 2.0);
+  tape.backward(sum(mul(h, h)));
+  CHECK_THAT(h.grad(), AllClose<double>({4, 8}));  // d sum(h^2) / dh = 2h
+}
+
+TEST_CASE("tape: parameter gradients accumulate across passes until zero_grad", "[tape]") {
+  Tape<double> tape;
+  Parameter<double> a("a", Tensor<double>::from({1, 2}, {2}));
+  for (int pass = 0; pass < 2; ++pass) {
+    tape.clear();
+    tape.backward(sum(scale(tape.param(a), 5.0)));
+  }
+  CHECK_THAT(a.grad.view(), AllClose<double>({10, 10}));
+  a.zero_grad();
+  tape.clear();
+  tape.backward(sum(scale(tape.param(a), 5.0)));
+  CHECK_THAT(a.grad.view(), AllClose<double>({5, 5}));
+}
+
+TEST_CASE("tape: a no-grad scope computes values and records nothing", "[tape]") {
+  Tape<double> tape;
+  Parameter<double> x("x", Tensor<double>::from({1, 2, 3, 4}, {2, 2}));
+  Parameter<double> w("w", Tensor<double>::from({1, 0, 0, 1}, {2, 2}));
+  Var<double> loss;
+  {
+    auto guard = tape.no_grad();
+    loss = small_graph(tape, x, w);
+    CHECK_FALSE(tape.grad_enabled());
+  }
+  CHECK(tape.grad_enabled());
+  CHECK(tape.num_nodes() == 0);
+  CHECK_FALSE(loss.requires_grad());
+  CHECK(loss.value()[0] > 0);
+  REQUIRE_THROWS_WITH(tape.backward(loss), Catch::Contains("does not require grad"));
+}
+
+TEST_CASE("tape: misuse is reported clearly", "[tape][errors]") {
+  Tape<double> tape, other;
+  Parameter<double> x("x", Tensor<double>::from({1, 2, 3, 4}, {2, 2}));
+  Parameter<double> w("w", Tensor<double>::from({1, 0, 0, 1}, {2, 2}));
+  Var<double> loss = small_graph(tape, x, w);
+  tape.backward(loss);
+
+  SECTION("backward twice on a consumed tape") {
+    REQUIRE_THROWS_WITH(tape.backward(loss), Catch::Contains("already used by backward()"));
+  }
+  SECTION("a Var used after clear()") {
+    tape.clear();
+    REQUIRE_THROWS_WITH(gelu(loss), Catch::Contains("stale value"));
+  }
+  SECTION("operands from two tapes") {
+    Var<double> a = other.param(x);
+    REQUIRE_THROWS_WITH(matmul(a, tape.param(w)), Catch::Contains("different tapes"));
+  }
+  SECTION("backward of a non-scalar without an upstream gradient") {
+    tape.clear();
+    Var<double> h = matmul(tape.param(x), tape.param(w));
+    REQUIRE_THROWS_WITH(tape.backward(h), Catch::Contains("must have one element, got shape (2,2)"));
+  }
+  SECTION("an upstream gradient of the wrong shape") {
+    tape.clear();
+    Var<double> h = matmul(tape.param(x), tape.param(w));
+    const Tensor<double> dy(Shape{4});
+    REQUIRE_THROWS_WITH(tape.backward(h, dy.view()), Catch::Contains("upstream gradient shape (4) differs"));
+  }
+  SECTION("an undefined Var") {
+    Var<double> undefined;
+    REQUIRE_THROWS_WITH(undefined.shape(), Catch::Contains("undefined Var"));
+  }
+}
+
+TEST_CASE("tape: cleared and re-recorded, it reuses its arena (no new blocks)", "[tape]") {
+  Tape<double> tape;
+  Rng rng(1);
+  Parameter<double> x("x", Tensor<double>::randn({64, 32}, rng));
+  Parameter<double> w("w", Tensor<double>::randn({32, 48}, rng));
+  for (int step = 0; step < 3; ++step) {
+    tape.clear();
+    tape.backward(small_graph(tape, x, w));
+  }
+  const int64_t blocks = tape.arena().heap_allocations();
+  const auto capacity = tape.arena().capacity();
+  for (int step = 0; step < 10; ++step) {
+    tape.clear();
+    tape.backward(small_graph(tape, x, w));
+  }
+  CHECK(tape.arena().heap_allocations() == blocks);
+  CHECK(tape.arena().capacity() == capacity);
+}
