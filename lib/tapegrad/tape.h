@@ -44,7 +44,9 @@ class Var {
   int32_t id() const { return id_; }
   bool defined() const { return tape_ != nullptr; }
 
-  const Shape& shape() const;
+  // By value: a reference into the tape's slot vector would dangle as soon as the next op
+  // appends a slot and the vector grows.
+  Shape shape() const;
   T* data() const;
   TensorView<T> value() const { return {data(), shape()}; }
   bool requires_grad() const;
@@ -158,7 +160,7 @@ class Tape {
 };
 
 template <typename T>
-const Shape& Var<T>::shape() const {
+Shape Var<T>::shape() const {
   check(tape_ != nullptr, "Var::shape: undefined Var (default-constructed)");
   return tape_->slot(*this, "Var::shape").shape;
 }

@@ -17,11 +17,10 @@
 #include <vector>
 
 #include "tapegrad/error.h"
+#include "tapegrad/random.h"
 #include "tapegrad/shape.h"
 
 namespace tapegrad {
-
-class Rng;
 
 template <typename T>
 class TensorView {

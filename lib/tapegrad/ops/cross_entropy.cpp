@@ -44,7 +44,7 @@ void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int
 
 template <typename T>
 Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets) {
-  const Shape& s = logits.shape();
+  const Shape s = logits.shape();
   check(s.rank() >= 1 && s.last() > 0, "cross_entropy: logits need a non-empty last dim, got ", s);
   const int64_t V = s.last(), N = s.rows();
   check(N > 0, "cross_entropy: no rows in logits ", s);

@@ -13,7 +13,7 @@ namespace tapegrad {
 
 template <typename T>
 Var<T> embedding(Var<T> weight, std::span<const int32_t> ids, Shape ids_shape) {
-  const Shape& ws = weight.shape();
+  const Shape ws = weight.shape();
   check(ws.rank() == 2, "embedding: weight must be (V, C), got ", ws);
   check(static_cast<int64_t>(ids.size()) == ids_shape.numel(), "embedding: ", ids.size(),
         " ids for ids shape ", ids_shape);

@@ -81,8 +81,8 @@ std::pair<int64_t, int64_t> op_dims(const Shape& s, Trans t) {
 
 template <typename T>
 Var<T> matmul(Var<T> a, Var<T> b, Trans ta, Trans tb) {
-  const Shape& sa = a.shape();
-  const Shape& sb = b.shape();
+  const Shape sa = a.shape();
+  const Shape sb = b.shape();
   // Formats the message only on failure: this runs on every step, and must not allocate.
   const auto fail = [&](const auto&... why) {
     throw Error(cat("matmul: ", sa, ta == Trans::kYes ? "^T" : "", " x ", sb, tb == Trans::kYes ? "^T" : "",

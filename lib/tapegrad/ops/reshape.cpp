@@ -11,7 +11,7 @@ namespace tapegrad {
 
 template <typename T>
 Var<T> reshape(Var<T> x, Shape shape) {
-  const Shape& in = x.shape();
+  const Shape in = x.shape();
   check(shape.numel() == in.numel(), "reshape: cannot reshape ", in, " (", in.numel(), " elements) to ",
         shape, " (", shape.numel(), " elements)");
   Tape<T>& tape = x.tape();
@@ -88,7 +88,7 @@ void transpose_copy(T* dst, const T* src, const Shape& shape, int d0, int d1, bo
 
 template <typename T>
 Var<T> transpose(Var<T> x, int dim0, int dim1) {
-  const Shape& in = x.shape();
+  const Shape in = x.shape();
   check(in.rank() >= 2, "transpose: needs at least 2 dims, got ", in);
   const int d0 = in.normalize(dim0), d1 = in.normalize(dim1);
   Shape out = in;

@@ -43,7 +43,7 @@ void softmax_backward(T* dx, const T* y, const T* dy, int64_t rows, int64_t cols
 
 template <typename T>
 Var<T> softmax(Var<T> x) {
-  const Shape& s = x.shape();
+  const Shape s = x.shape();
   check(s.rank() >= 1 && s.last() > 0, "softmax: needs a non-empty last dimension, got shape ", s);
   Tape<T>& tape = x.tape();
   Var<T> y = tape.make_output("softmax", s, {x});

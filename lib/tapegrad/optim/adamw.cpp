@@ -1,0 +1,64 @@
+#include "tapegrad/optim/adamw.h"
+
+#include <cmath>
+
+#include "tapegrad/parallel.h"
+
+namespace tapegrad {
+
+template <typename T>
+AdamW<T>::AdamW(std::vector<Parameter<T>*> params, AdamWOptions options, const DecayRule& decays)
+    : Optimizer<T>(std::move(params)), options_(options) {
+  check(options.beta1 >= 0 && options.beta1 < 1 && options.beta2 >= 0 && options.beta2 < 1,
+        "AdamW: betas must be in [0, 1), got (", options.beta1, ", ", options.beta2, ")");
+  check(options.eps > 0 && options.weight_decay >= 0, "AdamW: eps must be > 0 and weight decay >= 0");
+  for (Parameter<T>* p : this->params_) {
+    decay_.push_back(decays(*p));
+    m_.emplace_back(p->shape());
+    v_.emplace_back(p->shape());
+  }
+}
+
+template <typename T>
+void AdamW<T>::step(double lr) {
+  const int64_t t = ++this->steps_;
+  const double b1 = options_.beta1, b2 = options_.beta2;
+  // Folding both bias corrections into the step size and eps saves two divisions per element:
+  // m_hat / (sqrt(v_hat) + eps) = (m / c1) / (sqrt(v) / sqrt(c2) + eps)
+  //                            = (sqrt(c2) / c1) m / (sqrt(v) + eps sqrt(c2))
+  const double c1 = 1 - std::pow(b1, static_cast<double>(t));
+  const double c2 = 1 - std::pow(b2, static_cast<double>(t));
+  const T step_size = static_cast<T>(lr * std::sqrt(c2) / c1);
+  const T eps_hat = static_cast<T>(options_.eps * std::sqrt(c2));
+  for (size_t k = 0; k < this->params_.size(); ++k) {
+    Parameter<T>& p = *this->params_[k];
+    T* w = p.value.data();
+    const T* g = p.grad.data();
+    T* m = m_[k].data();
+    T* v = v_[k].data();
+    const T decay = decay_[k] ? static_cast<T>(lr * options_.weight_decay) : T(0);
+    const T tb1 = static_cast<T>(b1), tb2 = static_cast<T>(b2);
+    parallel_for(p.numel(), 8, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        m[i] = tb1 * m[i] + (T(1) - tb1) * g[i];
+        v[i] = tb2 * v[i] + (T(1) - tb2) * g[i] * g[i];
+        w[i] -= step_size * m[i] / (std::sqrt(v[i]) + eps_hat) + decay * w[i];
+      }
+    });
+  }
+}
+
+template <typename T>
+std::vector<std::pair<std::string, Tensor<T>*>> AdamW<T>::state() {
+  std::vector<std::pair<std::string, Tensor<T>*>> s;
+  for (size_t k = 0; k < this->params_.size(); ++k) {
+    s.emplace_back("exp_avg." + this->params_[k]->name, &m_[k]);
+    s.emplace_back("exp_avg_sq." + this->params_[k]->name, &v_[k]);
+  }
+  return s;
+}
+
+template class AdamW<float>;
+template class AdamW<double>;
+
+}  // namespace tapegrad

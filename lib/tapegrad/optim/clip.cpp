@@ -1,0 +1,35 @@
+#include "tapegrad/optim/clip.h"
+
+#include <cmath>
+
+namespace tapegrad {
+
+template <typename T>
+double grad_norm(std::span<Parameter<T>* const> params) {
+  double sq = 0;
+  for (const Parameter<T>* p : params) {
+    const T* g = p->grad.data();
+    for (int64_t i = 0; i < p->numel(); ++i) sq += static_cast<double>(g[i]) * g[i];
+  }
+  return std::sqrt(sq);
+}
+
+template <typename T>
+double clip_grad_norm(std::span<Parameter<T>* const> params, double max_norm) {
+  const double norm = grad_norm(params);
+  if (max_norm > 0 && std::isfinite(norm) && norm > max_norm) {
+    const T factor = static_cast<T>(max_norm / (norm + 1e-6));  // torch's 1e-6 guard
+    for (Parameter<T>* p : params) {
+      T* g = p->grad.data();
+      for (int64_t i = 0; i < p->numel(); ++i) g[i] *= factor;
+    }
+  }
+  return norm;
+}
+
+template double grad_norm<float>(std::span<Parameter<float>* const>);
+template double grad_norm<double>(std::span<Parameter<double>* const>);
+template double clip_grad_norm<float>(std::span<Parameter<float>* const>, double);
+template double clip_grad_norm<double>(std::span<Parameter<double>* const>, double);
+
+}  // namespace tapegrad

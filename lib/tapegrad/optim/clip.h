@@ -1,0 +1,21 @@
+// Global gradient-norm clipping (torch.nn.utils.clip_grad_norm_):
+//   norm = sqrt(sum over all parameters of |g|^2);  if norm > max_norm: g *= max_norm / norm
+// Returns the norm before clipping (what a training log wants). NaN/Inf gradients give a
+// non-finite norm and are left untouched, so the caller can detect the divergence.
+#pragma once
+
+#include <span>
+
+#include "tapegrad/parameter.h"
+
+namespace tapegrad {
+
+// The global L2 norm of the gradients, accumulated in double in a fixed order.
+template <typename T>
+double grad_norm(std::span<Parameter<T>* const> params);
+
+// max_norm <= 0 disables clipping (the norm is still returned).
+template <typename T>
+double clip_grad_norm(std::span<Parameter<T>* const> params, double max_norm);
+
+}  // namespace tapegrad

@@ -1,0 +1,36 @@
+// Optimizer: updates parameters from their accumulated gradients. Subclasses keep per-parameter
+// state (moments) as named tensors so checkpoints can save and restore it exactly.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tapegrad/parameter.h"
+
+namespace tapegrad {
+
+template <typename T>
+class Optimizer {
+ public:
+  explicit Optimizer(std::vector<Parameter<T>*> params) : params_(std::move(params)) {}
+  virtual ~Optimizer() = default;
+
+  // One update with the current gradients at learning rate `lr`.
+  virtual void step(double lr) = 0;
+  // Named state tensors ("exp_avg.blocks.0.attn.qkv.weight", ...), for checkpoints.
+  virtual std::vector<std::pair<std::string, Tensor<T>*>> state() = 0;
+
+  void zero_grad() {
+    for (Parameter<T>* p : params_) p->zero_grad();
+  }
+  int64_t steps() const { return steps_; }
+  void set_steps(int64_t n) { steps_ = n; }
+  const std::vector<Parameter<T>*>& params() const { return params_; }
+
+ protected:
+  std::vector<Parameter<T>*> params_;
+  int64_t steps_ = 0;
+};
+
+}  // namespace tapegrad

@@ -1,0 +1,48 @@
+#include "tapegrad/optim/sgd.h"
+
+#include "tapegrad/parallel.h"
+
+namespace tapegrad {
+
+template <typename T>
+SGD<T>::SGD(std::vector<Parameter<T>*> params, SGDOptions options, const DecayRule& decays)
+    : Optimizer<T>(std::move(params)), options_(options) {
+  check(options.momentum >= 0 && options.momentum < 1, "SGD: momentum must be in [0, 1), got ", options.momentum);
+  check(options.weight_decay >= 0, "SGD: weight decay must be >= 0, got ", options.weight_decay);
+  for (Parameter<T>* p : this->params_) {
+    decay_.push_back(decays(*p));
+    buf_.emplace_back(p->shape());
+  }
+}
+
+template <typename T>
+void SGD<T>::step(double lr) {
+  const bool first = this->steps_++ == 0;
+  const T mu = static_cast<T>(options_.momentum), a = static_cast<T>(lr);
+  for (size_t k = 0; k < this->params_.size(); ++k) {
+    Parameter<T>& p = *this->params_[k];
+    T* w = p.value.data();
+    const T* g = p.grad.data();
+    T* b = buf_[k].data();
+    const T wd = decay_[k] ? static_cast<T>(options_.weight_decay) : T(0);
+    parallel_for(p.numel(), 4, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const T gi = g[i] + wd * w[i];
+        b[i] = first ? gi : mu * b[i] + gi;
+        w[i] -= a * b[i];
+      }
+    });
+  }
+}
+
+template <typename T>
+std::vector<std::pair<std::string, Tensor<T>*>> SGD<T>::state() {
+  std::vector<std::pair<std::string, Tensor<T>*>> s;
+  for (size_t k = 0; k < this->params_.size(); ++k) s.emplace_back("momentum." + this->params_[k]->name, &buf_[k]);
+  return s;
+}
+
+template class SGD<float>;
+template class SGD<double>;
+
+}  // namespace tapegrad

@@ -1,0 +1,34 @@
+// SGD with momentum, as torch.optim.SGD (dampening 0, no Nesterov):
+//   g' = g + wd p          (L2 weight decay through the gradient, where decay applies)
+//   buf = mu buf + g'      (buf = g' on the first step)
+//   p -= lr buf
+#pragma once
+
+#include <functional>
+
+#include "tapegrad/optim/adamw.h"  // decays_if_matrix
+#include "tapegrad/optim/optimizer.h"
+
+namespace tapegrad {
+
+struct SGDOptions {
+  double momentum = 0.9;
+  double weight_decay = 0.0;
+};
+
+template <typename T>
+class SGD : public Optimizer<T> {
+ public:
+  using DecayRule = std::function<bool(const Parameter<T>&)>;
+  SGD(std::vector<Parameter<T>*> params, SGDOptions options = {}, const DecayRule& decays = decays_if_matrix<T>);
+
+  void step(double lr) override;
+  std::vector<std::pair<std::string, Tensor<T>*>> state() override;
+
+ private:
+  SGDOptions options_;
+  std::vector<bool> decay_;
+  std::vector<Tensor<T>> buf_;
+};
+
+}  // namespace tapegrad

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs, with apt, whatever tapegrad needs that this Debian/Ubuntu machine lacks. Idempotent:
+# when everything is present it only asks dpkg (well under a second) and installs nothing.
+#   scripts/install-deps.sh            build, test and lab dependencies
+#   scripts/install-deps.sh --bench    also PyTorch (python3-torch) for bench/compare_pytorch.sh
+set -euo pipefail
+
+packages=(
+  cmake g++ make                 # toolchain
+  libeigen3-dev libopenblas-dev  # Eigen 3.4, OpenBLAS (GEMM)
+  catch2 libbenchmark-dev        # tests, benchmarks
+  libcli11-dev nlohmann-json3-dev
+  python3 python3-matplotlib python3-numpy  # plots (examples/plot_lab.py)
+)
+[[ "${1:-}" == "--bench" ]] && packages+=(python3-torch)
+
+missing=()
+for p in "${packages[@]}"; do
+  [[ "$p" == \#* ]] && continue
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+((${#missing[@]} == 0)) && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+# Refresh the package lists only when an install fails with the current ones.
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+  { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }

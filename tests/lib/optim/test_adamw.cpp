@@ -1,0 +1,38 @@
+#include "support.h"
+#include "tapegrad/optim/adamw.h"
+
+using namespace tapegrad;
+using namespace tapegrad::testing;
+
+TEST_CASE("adamw: three steps match torch.optim.AdamW's update written out by hand", "[optim]") {
+  // One matrix (decays) and one vector (does not), both starting at 1 with the same gradients.
+  Parameter<double> w("w", Tensor<double>::full({1, 1}, 1.0)), b("b", Tensor<double>::full({1}, 1.0));
+  AdamW<double> opt({&w, &b}, {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.1});
+  CHECK(opt.decays(0));
+  CHECK_FALSE(opt.decays(1));
+  const double grads[] = {0.5, -0.25, 2.0};
+  // p = p (1 - lr wd); m, v moments; p -= lr m_hat / (sqrt(v_hat) + eps): evaluated in Python.
+  const double expect_w[] = {0.890000002, 0.854466298687846, 0.778856871522275};
+  const double expect_b[] = {0.900000002, 0.873366298707846, 0.806301534529153};
+  for (int t = 0; t < 3; ++t) {
+    w.grad[0] = b.grad[0] = grads[t];
+    opt.step(0.1);
+    CHECK_THAT(w.value.view(), AllClose<double>({expect_w[t]}, 1e-14, 1e-13));
+    CHECK_THAT(b.value.view(), AllClose<double>({expect_b[t]}, 1e-14, 1e-13));
+  }
+  CHECK(opt.steps() == 3);
+  CHECK(opt.state().size() == 4);
+  CHECK(opt.state()[0].first == "exp_avg.w");
+}
+
+TEST_CASE("adamw: the decay rule is configurable", "[optim]") {
+  Parameter<double> w("w", Tensor<double>::full({1, 1}, 1.0));
+  AdamW<double> opt({&w}, {.weight_decay = 0.5}, [](const Parameter<double>&) { return false; });
+  opt.step(0.1);  // zero gradient, no decay: nothing moves
+  CHECK(w.value[0] == 1.0);
+}
+
+TEST_CASE("adamw: invalid hyperparameters are rejected", "[optim][errors]") {
+  Parameter<double> w("w", Tensor<double>::full({1}, 1.0));
+  REQUIRE_THROWS_WITH(AdamW<double>({&w}, {.beta1 = 1.0}), Catch::Contains("betas must be in [0, 1)"));
+}

@@ -1,0 +1,37 @@
+#include "support.h"
+#include "tapegrad/optim/clip.h"
+#include "tapegrad/optim/schedule.h"
+
+using namespace tapegrad;
+using namespace tapegrad::testing;
+
+TEST_CASE("schedule: linear warmup then cosine to the floor", "[optim]") {
+  const CosineSchedule s{.lr = 1e-3, .min_lr = 1e-4, .warmup = 100, .total = 2000};
+  CHECK_THAT(s.at(0), Catch::Matchers::WithinRel(1e-5, 1e-12));
+  CHECK_THAT(s.at(49), Catch::Matchers::WithinRel(5e-4, 1e-12));
+  CHECK_THAT(s.at(99), Catch::Matchers::WithinRel(1e-3, 1e-12));
+  CHECK_THAT(s.at(100), Catch::Matchers::WithinRel(1e-3, 1e-12));
+  CHECK_THAT(s.at(1050), Catch::Matchers::WithinRel(5.5e-4, 1e-12));  // half way: the mean of lr and min_lr
+  CHECK_THAT(s.at(1999), Catch::Matchers::WithinRel(0.000100000615141408, 1e-10));
+  CHECK_THAT(s.at(5000), Catch::Matchers::WithinRel(1e-4, 1e-12));
+}
+
+TEST_CASE("clip_grad_norm: returns the global norm and rescales above the limit", "[optim]") {
+  Parameter<double> a("a", Tensor<double>(Shape{2})), b("b", Tensor<double>(Shape{1}));
+  a.grad[0] = 3, a.grad[1] = 0, b.grad[0] = 4;  // global norm 5
+  std::vector<Parameter<double>*> ps{&a, &b};
+  CHECK(clip_grad_norm<double>(ps, 10.0) == 5.0);
+  CHECK(a.grad[0] == 3);  // below the limit: untouched
+  CHECK(clip_grad_norm<double>(ps, 1.0) == 5.0);
+  CHECK_THAT(grad_norm<double>(ps), Catch::Matchers::WithinRel(1.0, 1e-6));
+  CHECK_THAT(b.grad[0], Catch::Matchers::WithinRel(0.8, 1e-6));
+}
+
+TEST_CASE("clip_grad_norm: a NaN gradient gives a NaN norm and is not spread", "[optim]") {
+  Parameter<float> a("a", Tensor<float>(Shape{2}));
+  a.grad[0] = std::numeric_limits<float>::quiet_NaN();
+  a.grad[1] = 1;
+  std::vector<Parameter<float>*> ps{&a};
+  CHECK(std::isnan(clip_grad_norm<float>(ps, 1.0)));
+  CHECK(a.grad[1] == 1);
+}
