@@ -120,10 +120,10 @@ void require_precisions_agree(F f, const std::vector<Tensor<double>>& inputs, do
     compare("gradient of input " + std::to_string(i), r32.params[i].grad.view(), r64.params[i].grad.view());
 }
 
-// A random tensor with entries N(0, 1), from a seeded generator.
-inline Tensor<double> randn(Shape shape, uint64_t seed) {
+// A random tensor with entries N(0, std^2), from a seeded generator.
+inline Tensor<double> randn(Shape shape, uint64_t seed, double std = 1.0) {
   Rng rng(seed);
-  return Tensor<double>::randn(shape, rng);
+  return Tensor<double>::randn(shape, rng, std);
 }
 
 }  // namespace tapegrad::testing

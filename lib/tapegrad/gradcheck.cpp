@@ -105,6 +105,7 @@ GradcheckResult gradcheck(std::string_view name, const Fn& f, std::span<Paramete
       ++checked;
     }
     const double rel = max_diff / std::max(max_num, 1e-12);
+    r.inputs.push_back({p.name, p.shape(), rel, max_diff, max_num});
     r.max_rel_error = std::max(r.max_rel_error, rel);
     r.max_abs_error = std::max(r.max_abs_error, max_diff);
     if (worst_ratio > 1 || !r.ok) {

@@ -43,8 +43,17 @@ struct GradcheckOptions {
   int64_t max_elements = 0;       // per input; 0 = every element, else a seeded random sample
 };
 
+struct GradcheckInput {
+  std::string name;
+  Shape shape;
+  double rel_error = 0;    // ||analytic - numeric||_inf / ||numeric||_inf for this input
+  double abs_error = 0;    // ||analytic - numeric||_inf
+  double max_numeric = 0;  // ||numeric||_inf: how large this input's gradient is
+};
+
 struct GradcheckResult {
   bool ok = false;
+  std::vector<GradcheckInput> inputs;  // per input, in order (up to the first failing one)
   // Largest ||analytic - numeric||_inf / ||numeric||_inf over the inputs: a scale-free figure
   // that is ~1e-9 for a correct backward on well-conditioned inputs.
   double max_rel_error = 0;

@@ -40,7 +40,7 @@ Var<T> Tape<T>::param(Parameter<T>& p) {
 }
 
 template <typename T>
-Var<T> Tape<T>::make_output(const char* op, Shape shape, std::initializer_list<Var<T>> inputs) {
+Var<T> Tape<T>::make_output(const char* op, Shape shape, std::span<const Var<T>> inputs) {
   bool requires_grad = false;
   for (const Var<T>& in : inputs) requires_grad |= slot(in, op).requires_grad;
   T* data = arena_.allocate<T>(shape.numel());
@@ -55,8 +55,7 @@ Var<T> Tape<T>::make_alias(const char* op, Var<T> input, Shape shape) {
 }
 
 template <typename T>
-void Tape<T>::record(const char* op, std::initializer_list<Var<T>> inputs, Var<T> output,
-                     Backward backward) {
+void Tape<T>::record(const char* op, std::span<const Var<T>> inputs, Var<T> output, Backward backward) {
   if (!slot(output, op).requires_grad) return;
   check(inputs.size() <= kMaxInputs, op, ": ", inputs.size(), " inputs, at most ", kMaxInputs);
   Node n;

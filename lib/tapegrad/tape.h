@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,7 +86,10 @@ class Tape {
   // ---- for op implementers ----
   // A new value in the arena. It requires grad iff grad mode is on and any input does. `op`
   // names the caller in error messages (inputs from another tape, stale inputs).
-  Var<T> make_output(const char* op, Shape shape, std::initializer_list<Var<T>> inputs);
+  Var<T> make_output(const char* op, Shape shape, std::span<const Var<T>> inputs);
+  Var<T> make_output(const char* op, Shape shape, std::initializer_list<Var<T>> inputs) {
+    return make_output(op, shape, std::span<const Var<T>>(inputs.begin(), inputs.size()));
+  }
   // A new value that shares `input`'s elements under another shape (for reshape/view). Its
   // gradient is separate; the op's backward adds it into the input's.
   Var<T> make_alias(const char* op, Var<T> input, Shape shape);
@@ -95,7 +99,10 @@ class Tape {
     return arena_.allocate<U>(n);
   }
   // Appends the node producing `output`. Does nothing if `output` needs no gradient.
-  void record(const char* op, std::initializer_list<Var<T>> inputs, Var<T> output, Backward backward);
+  void record(const char* op, std::span<const Var<T>> inputs, Var<T> output, Backward backward);
+  void record(const char* op, std::initializer_list<Var<T>> inputs, Var<T> output, Backward backward) {
+    record(op, std::span<const Var<T>>(inputs.begin(), inputs.size()), output, backward);
+  }
 
   // ---- backward ----
   // Seeds d loss / d loss = 1 (loss must have one element) and runs every node in reverse.
@@ -157,6 +164,23 @@ class Tape {
   uint32_t generation_ = 1;
   bool grad_enabled_ = true;
   bool consumed_ = false;  // backward() ran since the last clear()
+};
+
+// The inputs of an op whose trailing inputs are optional (an undefined Var: no bias, no affine
+// weight). Undefined ones are dropped, so put optional inputs last: the indices of the required
+// inputs in the backward's din[] then never shift.
+template <typename T>
+class OpInputs {
+ public:
+  OpInputs(std::initializer_list<Var<T>> vars) {
+    for (const Var<T>& v : vars)
+      if (v.defined()) vars_[n_++] = v;
+  }
+  operator std::span<const Var<T>>() const { return {vars_.data(), static_cast<size_t>(n_)}; }
+
+ private:
+  std::array<Var<T>, Tape<T>::kMaxInputs> vars_{};
+  int n_ = 0;
 };
 
 template <typename T>

@@ -19,18 +19,17 @@ void accumulate(T* dst, const T* src, int64_t n) {
   });
 }
 
-// dst[c] += sum_r src[r, c]; parallel over columns so each sum stays in one thread.
+}  // namespace
+
 template <typename T>
-void accumulate_rows(T* dst, const T* src, int64_t rows, int64_t cols) {
+void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols) {
   parallel_for(cols, rows, [&](int64_t c0, int64_t c1) {
     for (int64_t r = 0; r < rows; ++r) {
-      const T* s = src + r * cols;
-      for (int64_t c = c0; c < c1; ++c) dst[c] += s[c];
+      const T* s = dy + r * cols;
+      for (int64_t c = c0; c < c1; ++c) dbias[c] += s[c];
     }
   });
 }
-
-}  // namespace
 
 template <typename T>
 Var<T> add(Var<T> a, Var<T> b) {
@@ -52,12 +51,14 @@ Var<T> add(Var<T> a, Var<T> b) {
     if (dbig) accumulate(dbig, dy, bc.rows * bc.cols);
     if (dsmall) {
       if (bc.rows == 1) accumulate(dsmall, dy, bc.cols);
-      else accumulate_rows(dsmall, dy, bc.rows, bc.cols);
+      else bias_backward(dsmall, dy, bc.rows, bc.cols);
     }
   });
   return y;
 }
 
+template void bias_backward<float>(float*, const float*, int64_t, int64_t);
+template void bias_backward<double>(double*, const double*, int64_t, int64_t);
 template Var<float> add(Var<float>, Var<float>);
 template Var<double> add(Var<double>, Var<double>);
 

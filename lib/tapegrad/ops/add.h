@@ -8,6 +8,11 @@ namespace tapegrad {
 template <typename T>
 Var<T> add(Var<T> a, Var<T> b);
 
+// Kernel: the backward of a bias broadcast over rows, dbias[c] += sum_r dy[r, c]. Parallel over
+// columns, rows summed in order: deterministic. Also used by the fused nn modules.
+template <typename T>
+void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols);
+
 template <typename T>
 Var<T> operator+(Var<T> a, Var<T> b) {
   return add(a, b);

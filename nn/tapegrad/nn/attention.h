@@ -1,0 +1,65 @@
+// Causal multi-head self-attention, one fused tape node:
+//   qkv = x W_qkv^T + b_qkv                       (B, T, 3C): q | k | v along the last dim
+//   per head h (HS = C / NH columns of q, k, v):
+//     S = q_h k_h^T / sqrt(HS)                    (T, T) attention logits
+//     P = softmax(S + causal mask)                row i sees positions j <= i
+//     y_h = P v_h                                 (T, HS), written into y's columns of head h
+//   out = y W_proj^T + b_proj                     (B, T, C)
+// Heads are read straight out of the qkv buffer with strided GEMMs (leading dimension 3C), so
+// splitting and merging heads costs no copies.
+#pragma once
+
+#include "tapegrad/nn/linear.h"
+#include "tapegrad/nn/module.h"
+
+namespace tapegrad::nn {
+
+struct AttentionDims {
+  int64_t B, T, C, NH;
+  int64_t HS() const { return C / NH; }
+};
+
+// The attention core for all (batch, head) pairs, given qkv (B, T, 3C). Writes the probabilities
+// P (B, NH, T, T; zero above the diagonal) and y (B, T, C). Returns the largest logit S_ij over
+// every visible (i, j) — a stability statistic that costs nothing extra here.
+template <typename T>
+T attention_core_forward(T* att, T* y, const T* qkv, const AttentionDims& d);
+// Backward of the core: dqkv (B, T, 3C) is *overwritten* (every element belongs to exactly one
+// head's q, k or v slice); scratch holds num_threads() * T * T elements.
+template <typename T>
+void attention_core_backward(T* dqkv, T* scratch, const T* dy, const T* qkv, const T* att, const AttentionDims& d);
+
+// One tape node over x (B, T, C); biases both defined or both undefined. If `max_logit` is given,
+// the largest attention logit of this call is stored there.
+template <typename T>
+Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t n_head,
+                             T* max_logit = nullptr);
+
+struct AttentionOptions {
+  int64_t dim = 0;
+  int64_t n_head = 1;
+  bool bias = true;
+};
+
+template <typename T>
+class CausalSelfAttention : public UnaryModule<T> {
+ public:
+  explicit CausalSelfAttention(AttentionOptions options);
+  Var<T> forward(Var<T> x) override;
+
+  Linear<T>& qkv() { return *qkv_; }
+  Linear<T>& proj() { return *proj_; }
+  const AttentionOptions& options() const { return options_; }
+  // Largest attention logit seen by the last forward() (0 before any).
+  T last_max_logit() const { return max_logit_; }
+  std::string type_name() const override { return "CausalSelfAttention"; }
+  std::string options_repr() const override;
+
+ private:
+  AttentionOptions options_;
+  Linear<T>* qkv_;
+  Linear<T>* proj_;
+  T max_logit_ = 0;
+};
+
+}  // namespace tapegrad::nn

@@ -1,0 +1,68 @@
+// DecoderBlock: attention then MLP, each wrapped in a residual connection and a norm.
+//   pre-norm  (default; GPT-2, LLaMA):   X1 = X + Attn(Norm1(X));   X2 = X1 + MLP(Norm2(X1))
+//   post-norm (original Transformer):    X1 = Norm1(X + Attn(X));   X2 = Norm2(X1 + MLP(X1))
+// Pre-norm leaves the residual stream itself un-normalised — the norm regulates only what each
+// sub-layer reads — which is why its scale can drift with depth and why the lab measures it.
+#pragma once
+
+#include <string>
+
+#include "tapegrad/nn/attention.h"
+#include "tapegrad/nn/mlp.h"
+#include "tapegrad/nn/module.h"
+#include "tapegrad/nn/norm.h"
+
+namespace tapegrad::nn {
+
+enum class Placement { kPre, kPost };
+Placement parse_placement(const std::string& name);  // "pre" | "post"; throws otherwise
+std::string to_string(Placement placement);
+
+struct BlockOptions {
+  int64_t dim = 0;
+  int64_t n_head = 1;
+  NormKind norm = NormKind::kLayerNorm;
+  Placement placement = Placement::kPre;
+  MlpKind mlp = MlpKind::kGelu;
+  int64_t mlp_hidden = 0;  // 0: the MLP's default
+  bool bias = true;
+  double norm_eps = 1e-5;
+};
+
+// What one forward pass looked like inside a block, for the lab's instrumentation. RMS values
+// are sqrt(mean(v^2)) over every element of the (B, T, C) tensor.
+struct BlockProbe {
+  double residual_rms = 0;   // RMS of X, the residual stream entering the block
+  double norm_out_rms = 0;   // RMS of what the attention reads: Norm1(X) (pre) or X (post)
+  double max_logit = 0;      // largest attention logit <q, k> / sqrt(HS)
+};
+
+template <typename T>
+class DecoderBlock : public UnaryModule<T> {
+ public:
+  explicit DecoderBlock(BlockOptions options);
+  Var<T> forward(Var<T> x) override;
+  // Also fills `probe` (a few reductions over the activations; off the tape).
+  Var<T> forward(Var<T> x, BlockProbe* probe);
+
+  UnaryModule<T>& norm1() { return *norm1_; }
+  UnaryModule<T>& norm2() { return *norm2_; }
+  CausalSelfAttention<T>& attn() { return *attn_; }
+  MLP<T>& mlp() { return *mlp_; }
+  const BlockOptions& options() const { return options_; }
+  std::string type_name() const override { return "DecoderBlock"; }
+  std::string options_repr() const override;
+
+ private:
+  BlockOptions options_;
+  UnaryModule<T>* norm1_;
+  CausalSelfAttention<T>* attn_;
+  UnaryModule<T>* norm2_;
+  MLP<T>* mlp_;
+};
+
+// sqrt(mean(v^2)) over all elements, accumulated in double.
+template <typename T>
+double rms(TensorView<const T> v);
+
+}  // namespace tapegrad::nn

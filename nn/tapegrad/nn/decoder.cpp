@@ -1,0 +1,80 @@
+#include "tapegrad/nn/decoder.h"
+
+#include <cmath>
+#include <numeric>
+
+#include "tapegrad/ops/add.h"
+#include "tapegrad/ops/cross_entropy.h"
+#include "tapegrad/ops/matmul.h"
+
+namespace tapegrad::nn {
+
+template <typename T>
+Decoder<T>::Decoder(DecoderConfig c, uint64_t seed) : config_(c) {
+  c.validate();
+  wte_ = &this->add_module("wte", std::make_unique<Embedding<T>>(EmbeddingOptions{c.vocab_size, c.dim}));
+  wpe_ = &this->add_module("wpe", std::make_unique<Embedding<T>>(EmbeddingOptions{c.context, c.dim}));
+  auto& list = this->add_module("blocks", std::make_unique<ModuleList<T>>());
+  for (int64_t i = 0; i < c.n_layer; ++i)
+    blocks_.push_back(&list.push_back(std::make_unique<DecoderBlock<T>>(c.block_options())));
+  if (c.final_norm && c.norm != NormKind::kNone) norm_f_ = &this->add_module("norm_f", make_norm<T>(c.norm, c.dim, c.norm_eps));
+  if (!c.tie_head)
+    lm_head_ = &this->add_module("lm_head", std::make_unique<Linear<T>>(LinearOptions{c.dim, c.vocab_size, false}));
+  positions_.resize(static_cast<size_t>(c.context));
+  std::iota(positions_.begin(), positions_.end(), 0);
+  init_weights(seed);
+}
+
+template <typename T>
+void Decoder<T>::init_weights(uint64_t seed) {
+  Rng rng(seed);
+  const double residual_std = config_.init_std / std::sqrt(2.0 * static_cast<double>(config_.n_layer));
+  const auto ends_with = [](const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  for (auto& [name, p] : this->named_parameters()) {
+    const bool is_norm = name.find("norm") != std::string::npos;
+    if (is_norm) {
+      p->value.fill(ends_with(name, ".weight") ? T(1) : T(0));
+    } else if (ends_with(name, ".bias")) {
+      p->value.fill(T(0));
+    } else {
+      const bool residual = ends_with(name, "attn.proj.weight") || ends_with(name, "mlp.proj.weight");
+      p->value = Tensor<T>::randn(p->shape(), rng, residual ? residual_std : config_.init_std);
+    }
+  }
+}
+
+template <typename T>
+typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const int32_t> ids, int64_t B, int64_t Tn,
+                                                std::span<const int32_t> targets, std::span<BlockProbe> probes) {
+  check(B > 0 && Tn > 0, "Decoder: batch and sequence length must be positive, got B=", B, " T=", Tn);
+  check(Tn <= config_.context, "Decoder: sequence length ", Tn, " exceeds the context ", config_.context);
+  check(static_cast<int64_t>(ids.size()) == B * Tn, "Decoder: ", ids.size(), " token ids for B*T = ", B * Tn);
+  check(targets.empty() || targets.size() == ids.size(), "Decoder: ", targets.size(), " targets for ", ids.size(),
+        " token ids");
+  check(probes.empty() || static_cast<int64_t>(probes.size()) == config_.n_layer, "Decoder: ", probes.size(),
+        " probes for ", config_.n_layer, " blocks");
+
+  Var<T> x = add(wte_->forward(tape, ids, {B, Tn}),
+                 wpe_->forward(tape, std::span<const int32_t>(positions_.data(), static_cast<size_t>(Tn)), {Tn}));
+  for (size_t i = 0; i < blocks_.size(); ++i) x = blocks_[i]->forward(x, probes.empty() ? nullptr : &probes[i]);
+  if (norm_f_) x = norm_f_->forward(x);
+  Output out;
+  out.logits = lm_head_ ? lm_head_->forward(x) : matmul(x, tape.param(wte_->weight()), Trans::kNo, Trans::kYes);
+  if (!targets.empty()) out.loss = cross_entropy(out.logits, targets);
+  return out;
+}
+
+template <typename T>
+std::string Decoder<T>::options_repr() const {
+  const auto& c = config_;
+  return cat("vocab=", c.vocab_size, ", context=", c.context, ", layers=", c.n_layer, ", heads=", c.n_head,
+             ", dim=", c.dim, ", norm=", to_string(c.norm), ", placement=", to_string(c.placement),
+             ", mlp=", to_string(c.mlp), ", tie_head=", c.tie_head ? "true" : "false");
+}
+
+template class Decoder<float>;
+template class Decoder<double>;
+
+}  // namespace tapegrad::nn

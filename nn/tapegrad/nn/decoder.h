@@ -1,0 +1,60 @@
+// Decoder: a tiny GPT. Token embedding + learned position embedding, n_layer DecoderBlocks, a
+// final norm, and an LM head (tied to the token embedding by default). forward() returns the
+// logits and, given targets, the mean cross-entropy loss (fused log-softmax).
+//
+// Initialisation (GPT-2, as in nanoGPT), from Rng(seed), parameters visited in registration
+// order: every Linear and Embedding weight ~ N(0, init_std^2); the two residual projections of
+// each block (attn.proj.weight, mlp.proj.weight) ~ N(0, (init_std / sqrt(2 n_layer))^2), so the
+// residual stream's variance does not grow with depth at init; biases 0; norm weights 1, biases 0.
+//
+// Parameter names: wte.weight, wpe.weight, blocks.{i}.norm1.{weight,bias},
+// blocks.{i}.attn.qkv.{weight,bias}, blocks.{i}.attn.proj.{weight,bias}, blocks.{i}.norm2...,
+// blocks.{i}.mlp.fc.{weight,bias}, blocks.{i}.mlp.proj.{weight,bias}, norm_f..., lm_head.weight
+// (untied only). Linear weights are (out, in), as torch.nn.Linear.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "tapegrad/nn/block.h"
+#include "tapegrad/nn/decoder_config.h"
+#include "tapegrad/nn/embedding.h"
+#include "tapegrad/nn/linear.h"
+
+namespace tapegrad::nn {
+
+template <typename T>
+class Decoder : public Module<T> {
+ public:
+  Decoder(DecoderConfig config, uint64_t seed);
+
+  struct Output {
+    Var<T> logits;  // (B, T, V)
+    Var<T> loss;    // scalar; undefined without targets
+  };
+  // ids and targets: B*T token ids, row-major (B, T); they must outlive backward(). `probes`,
+  // if not empty, receives one BlockProbe per block.
+  Output forward(Tape<T>& tape, std::span<const int32_t> ids, int64_t B, int64_t seq_len,
+                 std::span<const int32_t> targets = {}, std::span<BlockProbe> probes = {});
+
+  // Re-draws every parameter as described above.
+  void init_weights(uint64_t seed);
+
+  const DecoderConfig& config() const { return config_; }
+  DecoderBlock<T>& block(int64_t i) { return *blocks_[static_cast<size_t>(i)]; }
+  Embedding<T>& wte() { return *wte_; }
+  Embedding<T>& wpe() { return *wpe_; }
+  std::string type_name() const override { return "Decoder"; }
+  std::string options_repr() const override;
+
+ private:
+  DecoderConfig config_;
+  Embedding<T>* wte_;
+  Embedding<T>* wpe_;
+  std::vector<DecoderBlock<T>*> blocks_;
+  UnaryModule<T>* norm_f_ = nullptr;
+  Linear<T>* lm_head_ = nullptr;
+  std::vector<int32_t> positions_;  // 0, 1, ..., context-1
+};
+
+}  // namespace tapegrad::nn

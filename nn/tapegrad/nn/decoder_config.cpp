@@ -1,0 +1,78 @@
+#include "tapegrad/nn/decoder_config.h"
+
+#include <set>
+
+namespace tapegrad::nn {
+
+void DecoderConfig::validate() const {
+  check(vocab_size > 0, "config: vocab_size must be positive, got ", vocab_size);
+  check(context > 0, "config: context must be positive, got ", context);
+  check(n_layer > 0, "config: n_layer must be positive, got ", n_layer);
+  check(n_head > 0, "config: n_head must be positive, got ", n_head);
+  check(dim > 0, "config: dim must be positive, got ", dim);
+  check(dim % n_head == 0, "config: n_head = ", n_head, " does not divide dim = ", dim);
+  check(mlp_hidden >= 0, "config: mlp_hidden must be >= 0, got ", mlp_hidden);
+  check(norm_eps >= 0, "config: norm_eps must be >= 0, got ", norm_eps);
+  check(init_std > 0, "config: init_std must be positive, got ", init_std);
+}
+
+BlockOptions DecoderConfig::block_options() const {
+  return {dim, n_head, norm, placement, mlp, mlp_hidden, bias, norm_eps};
+}
+
+nlohmann::json to_json(const DecoderConfig& c) {
+  return {{"vocab_size", c.vocab_size}, {"context", c.context},       {"n_layer", c.n_layer},
+          {"n_head", c.n_head},         {"dim", c.dim},               {"norm", to_string(c.norm)},
+          {"placement", to_string(c.placement)}, {"mlp", to_string(c.mlp)}, {"mlp_hidden", c.mlp_hidden},
+          {"tie_head", c.tie_head},     {"bias", c.bias},             {"final_norm", c.final_norm},
+          {"norm_eps", c.norm_eps},     {"init_std", c.init_std}};
+}
+
+namespace {
+
+template <typename V>
+void read(const nlohmann::json& j, const char* key, V& out) {
+  if (!j.contains(key)) return;
+  try {
+    out = j.at(key).get<V>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(cat("config: field '", key, "' has the wrong type (", j.at(key).type_name(), ": ", j.at(key).dump(), ")"));
+  }
+}
+
+DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
+  check(j.is_object(), "config: expected a JSON object, got ", j.type_name());
+  const nlohmann::json known = to_json(c);
+  for (const auto& [key, value] : j.items())
+    check(known.contains(key), "config: unknown field '", key, "'");
+  read(j, "vocab_size", c.vocab_size);
+  read(j, "context", c.context);
+  read(j, "n_layer", c.n_layer);
+  read(j, "n_head", c.n_head);
+  read(j, "dim", c.dim);
+  std::string s;
+  if (j.contains("norm")) read(j, "norm", s), c.norm = parse_norm_kind(s);
+  if (j.contains("placement")) read(j, "placement", s), c.placement = parse_placement(s);
+  if (j.contains("mlp")) read(j, "mlp", s), c.mlp = parse_mlp_kind(s);
+  read(j, "mlp_hidden", c.mlp_hidden);
+  read(j, "tie_head", c.tie_head);
+  read(j, "bias", c.bias);
+  read(j, "final_norm", c.final_norm);
+  read(j, "norm_eps", c.norm_eps);
+  read(j, "init_std", c.init_std);
+  c.validate();
+  return c;
+}
+
+}  // namespace
+
+DecoderConfig decoder_config_from_json(const nlohmann::json& j) {
+  check(j.is_object(), "config: expected a JSON object, got ", j.type_name());
+  const nlohmann::json fields = to_json(DecoderConfig{});  // named: items() would dangle on a temporary
+  for (const auto& [key, value] : fields.items()) check(j.contains(key), "config: missing field '", key, "'");
+  return apply(DecoderConfig{}, j);
+}
+
+DecoderConfig decoder_config_merge(DecoderConfig base, const nlohmann::json& j) { return apply(base, j); }
+
+}  // namespace tapegrad::nn

@@ -1,0 +1,39 @@
+// DecoderConfig: everything that defines a Decoder's architecture, serialisable to JSON
+// (checkpoints store it next to the weights).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "tapegrad/nn/block.h"
+
+namespace tapegrad::nn {
+
+struct DecoderConfig {
+  int64_t vocab_size = 65;
+  int64_t context = 64;  // longest sequence (positions in the learned position table)
+  int64_t n_layer = 4;
+  int64_t n_head = 4;
+  int64_t dim = 128;
+  NormKind norm = NormKind::kLayerNorm;
+  Placement placement = Placement::kPre;
+  MlpKind mlp = MlpKind::kGelu;
+  int64_t mlp_hidden = 0;  // 0: 4 dim (gelu) or ~8/3 dim (swiglu)
+  bool tie_head = true;    // LM head shares the token embedding (as GPT-2)
+  bool bias = true;        // biases in Linear layers (as GPT-2); norms always follow `norm`
+  bool final_norm = true;  // a norm of the same kind before the LM head (skipped for norm=none)
+  double norm_eps = 1e-5;
+  double init_std = 0.02;
+
+  // Throws an Error naming the first invalid field and its value.
+  void validate() const;
+  BlockOptions block_options() const;
+  bool operator==(const DecoderConfig&) const = default;
+};
+
+nlohmann::json to_json(const DecoderConfig& config);
+// Strict: a field that is missing, unknown, or of the wrong type is an error naming it.
+DecoderConfig decoder_config_from_json(const nlohmann::json& j);
+// Lenient: starts from `base` and overrides only the fields present (unknown ones still fail).
+DecoderConfig decoder_config_merge(DecoderConfig base, const nlohmann::json& j);
+
+}  // namespace tapegrad::nn

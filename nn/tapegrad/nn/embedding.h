@@ -1,0 +1,31 @@
+// Embedding: a (num, dim) table of learned vectors, looked up by integer id (torch.nn.Embedding).
+#pragma once
+
+#include <span>
+
+#include "tapegrad/nn/module.h"
+
+namespace tapegrad::nn {
+
+struct EmbeddingOptions {
+  int64_t num = 0;  // rows: vocabulary size, or context length for positions
+  int64_t dim = 0;
+};
+
+template <typename T>
+class Embedding : public Module<T> {
+ public:
+  explicit Embedding(EmbeddingOptions options);
+  // ids of shape `ids_shape` -> ids_shape + (dim). The ids must outlive backward().
+  Var<T> forward(Tape<T>& tape, std::span<const int32_t> ids, Shape ids_shape);
+  Parameter<T>& weight() { return *weight_; }
+  const EmbeddingOptions& options() const { return options_; }
+  std::string type_name() const override { return "Embedding"; }
+  std::string options_repr() const override;
+
+ private:
+  EmbeddingOptions options_;
+  Parameter<T>* weight_;
+};
+
+}  // namespace tapegrad::nn

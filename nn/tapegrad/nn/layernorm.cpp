@@ -1,0 +1,129 @@
+#include "tapegrad/nn/layernorm.h"
+
+#include <cmath>
+
+#include "tapegrad/nn/norm_affine.h"
+#include "tapegrad/parallel.h"
+
+namespace tapegrad::nn {
+
+// Backward. Per row, with r = rstd and n = (x - mean) r:
+//   dn/dx has entries dn_i/dx_j = r (delta_ij - 1/C - n_i n_j / C)
+// (the -1/C from the mean, the n_i n_j term from the variance), so with dn = gamma * dy:
+//   dx_j = sum_i dn_i dn_i/dx_j = r (dn_j - mean(dn) - n_j mean(dn * n))
+// — two row reductions and one pass, never the C x C Jacobian. The parameter gradients are
+// norm_affine_backward's.
+//
+// The variance is computed in two passes (mean first, then the mean of squared deviations),
+// never as E[x^2] - E[x]^2, which cancels catastrophically when |mean| >> std.
+
+template <typename T>
+void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const T* beta, int64_t rows, int64_t C,
+                       T eps) {
+  parallel_for(rows, 6 * C, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + r * C;
+      T* yr = y + r * C;
+      T m = 0;
+      for (int64_t c = 0; c < C; ++c) m += xr[c];
+      m /= static_cast<T>(C);
+      T v = 0;
+      for (int64_t c = 0; c < C; ++c) v += (xr[c] - m) * (xr[c] - m);
+      v /= static_cast<T>(C);
+      const T s = T(1) / std::sqrt(v + eps);
+      for (int64_t c = 0; c < C; ++c) {
+        const T n = (xr[c] - m) * s;
+        yr[c] = gamma ? gamma[c] * n + (beta ? beta[c] : T(0)) : n;
+      }
+      mean[r] = m;
+      rstd[r] = s;
+    }
+  });
+}
+
+template <typename T>
+void layernorm_backward(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, const T* mean, const T* rstd,
+                        const T* gamma, int64_t rows, int64_t C) {
+  if (dx) {
+    parallel_for(rows, 8 * C, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* dyr = dy + r * C;
+        const T* xr = x + r * C;
+        T* dxr = dx + r * C;
+        const T m = mean[r], s = rstd[r];
+        T sum_dn = 0, sum_dn_n = 0;
+        for (int64_t c = 0; c < C; ++c) {
+          const T dn = gamma ? gamma[c] * dyr[c] : dyr[c];
+          sum_dn += dn;
+          sum_dn_n += dn * (xr[c] - m) * s;
+        }
+        const T mean_dn = sum_dn / static_cast<T>(C), mean_dn_n = sum_dn_n / static_cast<T>(C);
+        for (int64_t c = 0; c < C; ++c) {
+          const T dn = gamma ? gamma[c] * dyr[c] : dyr[c];
+          dxr[c] += s * (dn - mean_dn - (xr[c] - m) * s * mean_dn_n);
+        }
+      }
+    });
+  }
+  if (dgamma) norm_affine_backward(dgamma, dbeta, dy, x, mean, rstd, rows, C);
+}
+
+template <typename T>
+Var<T> layer_norm(Var<T> x, Var<T> gamma, Var<T> beta, double eps) {
+  const Shape xs = x.shape();
+  check(xs.rank() >= 1 && xs.last() > 0, "layer_norm: needs a non-empty last dim, got ", xs);
+  const int64_t C = xs.last(), rows = xs.rows();
+  const bool affine = gamma.defined();
+  check(affine == beta.defined(), "layer_norm: gamma and beta must be given together");
+  check(!affine || (gamma.shape() == Shape{C} && beta.shape() == Shape{C}), "layer_norm: gamma ",
+        affine ? gamma.shape() : Shape{}, " and beta ", affine ? beta.shape() : Shape{}, " must be (", C,
+        ") for input ", xs);
+  check(eps >= 0, "layer_norm: eps must be >= 0, got ", eps);
+  Tape<T>& tape = x.tape();
+  const OpInputs<T> inputs{x, gamma, beta};
+  Var<T> y = tape.make_output("layer_norm", xs, inputs);
+  T* mean = tape.template scratch<T>(rows);
+  T* rstd = tape.template scratch<T>(rows);
+  const T* g = affine ? gamma.data() : nullptr;
+  layernorm_forward(y.data(), mean, rstd, x.data(), g, affine ? beta.data() : nullptr, rows, C, static_cast<T>(eps));
+  tape.record("layer_norm", inputs, y, [xd = x.data(), g, mean, rstd, rows, C, affine](const T* dy, T* const* din) {
+    layernorm_backward(din[0], affine ? din[1] : nullptr, affine ? din[2] : nullptr, dy, xd, mean, rstd, g, rows, C);
+  });
+  return y;
+}
+
+template <typename T>
+LayerNorm<T>::LayerNorm(LayerNormOptions o) : options_(o) {
+  check(o.dim > 0, "LayerNorm: dim must be positive, got ", o.dim);
+  if (o.elementwise_affine) {
+    weight_ = &this->add_parameter("weight", Tensor<T>::full({o.dim}, T(1)));
+    bias_ = &this->add_parameter("bias", Tensor<T>(Shape{o.dim}));
+  }
+}
+
+template <typename T>
+Var<T> LayerNorm<T>::forward(Var<T> x) {
+  Tape<T>& tape = x.tape();
+  if (!weight_) return layer_norm(x, Var<T>{}, Var<T>{}, options_.eps);
+  return layer_norm(x, tape.param(*weight_), tape.param(*bias_), options_.eps);
+}
+
+template <typename T>
+std::string LayerNorm<T>::options_repr() const {
+  return cat(options_.dim, ", eps=", options_.eps, ", elementwise_affine=", options_.elementwise_affine ? "true" : "false");
+}
+
+template void layernorm_forward<float>(float*, float*, float*, const float*, const float*, const float*, int64_t,
+                                       int64_t, float);
+template void layernorm_forward<double>(double*, double*, double*, const double*, const double*, const double*,
+                                        int64_t, int64_t, double);
+template void layernorm_backward<float>(float*, float*, float*, const float*, const float*, const float*,
+                                        const float*, const float*, int64_t, int64_t);
+template void layernorm_backward<double>(double*, double*, double*, const double*, const double*, const double*,
+                                         const double*, const double*, int64_t, int64_t);
+template Var<float> layer_norm(Var<float>, Var<float>, Var<float>, double);
+template Var<double> layer_norm(Var<double>, Var<double>, Var<double>, double);
+template class LayerNorm<float>;
+template class LayerNorm<double>;
+
+}  // namespace tapegrad::nn

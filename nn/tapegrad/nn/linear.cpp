@@ -1,0 +1,87 @@
+#include "tapegrad/nn/linear.h"
+
+#include <algorithm>
+
+#include "tapegrad/gemm.h"
+#include "tapegrad/ops/add.h"
+#include "tapegrad/parallel.h"
+
+namespace tapegrad::nn {
+
+// y = x W^T + b over rows r: y[r, o] = sum_i x[r, i] W[o, i] + b[o]
+//   dx = dy W          (rows, in)
+//   dW += dy^T x       (out, in)   — summed over every row in one GEMM with K = rows
+//   db += sum_r dy[r]  (out)
+// Forward writes the bias into y first and lets the GEMM accumulate onto it (beta = 1).
+
+template <typename T>
+void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out) {
+  if (b != nullptr) {
+    parallel_for(rows, out, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) std::copy_n(b, out, y + r * out);
+    });
+  }
+  gemm<T>(Trans::kNo, Trans::kYes, rows, out, in, T(1), x, in, w, in, b ? T(1) : T(0), y, out);
+}
+
+template <typename T>
+void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int64_t rows, int64_t in,
+                     int64_t out) {
+  if (dx) gemm<T>(Trans::kNo, Trans::kNo, rows, in, out, T(1), dy, out, w, in, T(1), dx, in);
+  if (dw) gemm<T>(Trans::kYes, Trans::kNo, out, in, rows, T(1), dy, out, x, in, T(1), dw, in);
+  if (db) bias_backward(db, dy, rows, out);
+}
+
+template <typename T>
+Var<T> linear(Var<T> x, Var<T> w, Var<T> b) {
+  const Shape xs = x.shape(), ws = w.shape();
+  check(ws.rank() == 2, "linear: weight must be (out, in), got ", ws);
+  check(xs.rank() >= 1 && xs.last() == ws[1], "linear: input ", xs, " does not end in in_features = ", ws[1],
+        " of weight ", ws);
+  check(!b.defined() || b.shape() == Shape{ws[0]}, "linear: bias ", b.defined() ? b.shape() : Shape{},
+        " does not match out_features = ", ws[0]);
+  const int64_t rows = xs.rows(), in = ws[1], out = ws[0];
+  Shape ys = xs;
+  ys[-1] = out;
+  Tape<T>& tape = x.tape();
+  const bool has_bias = b.defined();
+  const OpInputs<T> inputs{x, w, b};
+  Var<T> y = tape.make_output("linear", ys, inputs);
+  linear_forward(y.data(), x.data(), w.data(), has_bias ? b.data() : nullptr, rows, in, out);
+  tape.record("linear", inputs, y, [xd = x.data(), wd = w.data(), rows, in, out, has_bias](const T* dy, T* const* din) {
+    linear_backward(din[0], din[1], has_bias ? din[2] : nullptr, dy, xd, wd, rows, in, out);
+  });
+  return y;
+}
+
+template <typename T>
+Linear<T>::Linear(LinearOptions o) : options_(o) {
+  check(o.in > 0 && o.out > 0, "Linear: in and out features must be positive, got in=", o.in, " out=", o.out);
+  weight_ = &this->add_parameter("weight", Tensor<T>(Shape{o.out, o.in}));
+  if (o.bias) bias_ = &this->add_parameter("bias", Tensor<T>(Shape{o.out}));
+}
+
+template <typename T>
+Var<T> Linear<T>::forward(Var<T> x) {
+  Tape<T>& tape = x.tape();
+  return linear(x, tape.param(*weight_), bias_ ? tape.param(*bias_) : Var<T>{});
+}
+
+template <typename T>
+std::string Linear<T>::options_repr() const {
+  return cat("in=", options_.in, ", out=", options_.out, ", bias=", options_.bias ? "true" : "false");
+}
+
+template void linear_forward<float>(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t);
+template void linear_forward<double>(double*, const double*, const double*, const double*, int64_t, int64_t,
+                                     int64_t);
+template void linear_backward<float>(float*, float*, float*, const float*, const float*, const float*, int64_t,
+                                     int64_t, int64_t);
+template void linear_backward<double>(double*, double*, double*, const double*, const double*, const double*,
+                                      int64_t, int64_t, int64_t);
+template Var<float> linear(Var<float>, Var<float>, Var<float>);
+template Var<double> linear(Var<double>, Var<double>, Var<double>);
+template class Linear<float>;
+template class Linear<double>;
+
+}  // namespace tapegrad::nn

@@ -1,0 +1,45 @@
+// Linear: y = x W^T + b, with W stored (out, in) as torch.nn.Linear, x of shape (..., in).
+#pragma once
+
+#include "tapegrad/nn/module.h"
+
+namespace tapegrad::nn {
+
+// Kernels over `rows` rows (all leading dims flattened). backward accumulates into whichever of
+// dx, dw, db is non-null.
+template <typename T>
+void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out);
+template <typename T>
+void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int64_t rows, int64_t in,
+                     int64_t out);
+
+// One tape node. `b` may be an undefined Var (no bias).
+template <typename T>
+Var<T> linear(Var<T> x, Var<T> w, Var<T> b = {});
+
+struct LinearOptions {
+  int64_t in = 0;
+  int64_t out = 0;
+  bool bias = true;
+};
+
+template <typename T>
+class Linear : public UnaryModule<T> {
+ public:
+  // Weights and bias start at zero; the owner initialises them (see Decoder for GPT-2's scheme).
+  explicit Linear(LinearOptions options);
+  Var<T> forward(Var<T> x) override;
+
+  Parameter<T>& weight() { return *weight_; }
+  Parameter<T>* bias() { return bias_; }
+  const LinearOptions& options() const { return options_; }
+  std::string type_name() const override { return "Linear"; }
+  std::string options_repr() const override;
+
+ private:
+  LinearOptions options_;
+  Parameter<T>* weight_;
+  Parameter<T>* bias_ = nullptr;
+};
+
+}  // namespace tapegrad::nn

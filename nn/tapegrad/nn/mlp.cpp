@@ -1,0 +1,140 @@
+#include "tapegrad/nn/mlp.h"
+
+#include <algorithm>
+
+#include "tapegrad/nn/linear.h"
+#include "tapegrad/ops/gelu.h"
+#include "tapegrad/ops/silu.h"
+#include "tapegrad/parallel.h"
+
+namespace tapegrad::nn {
+
+// Backward. In the forward pass h = fc(x), a = act(h), out = proj(a); so now
+//   da = dout W_proj, dW_proj += dout^T a, db_proj += sum dout         (linear_backward)
+//   gelu:   dh = gelu'(h) * da                                         (gelu_backward)
+//   swiglu: a = silu(g) u  =>  dg = da * u * silu'(g),  du = da * silu(g)
+//   dx = dh W_fc, dW_fc += dh^T x, db_fc += sum dh                     (linear_backward)
+// Cached: h and a. Backward's buffers (da, dh) are taken from the arena in forward.
+
+MlpKind parse_mlp_kind(const std::string& name) {
+  if (name == "gelu") return MlpKind::kGelu;
+  if (name == "swiglu") return MlpKind::kSwiGLU;
+  throw Error(cat("unknown mlp '", name, "' (expected gelu or swiglu)"));
+}
+
+std::string to_string(MlpKind kind) { return kind == MlpKind::kGelu ? "gelu" : "swiglu"; }
+
+int64_t default_mlp_hidden(int64_t dim, MlpKind kind) {
+  if (kind == MlpKind::kGelu) return 4 * dim;
+  return ((8 * dim + 2) / 3 + 7) / 8 * 8;
+}
+
+template <typename T>
+void swiglu_forward(T* a, const T* h, int64_t rows, int64_t H) {
+  parallel_for(rows, 20 * H, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* g = h + r * 2 * H;
+      const T* u = g + H;
+      T* ar = a + r * H;
+      for (int64_t i = 0; i < H; ++i) ar[i] = g[i] * sigmoid(g[i]) * u[i];
+    }
+  });
+}
+
+template <typename T>
+void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H) {
+  parallel_for(rows, 24 * H, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* g = h + r * 2 * H;
+      const T* u = g + H;
+      const T* dar = da + r * H;
+      T* dg = dh + r * 2 * H;
+      T* du = dg + H;
+      for (int64_t i = 0; i < H; ++i) {
+        const T s = sigmoid(g[i]);
+        du[i] += dar[i] * g[i] * s;
+        dg[i] += dar[i] * u[i] * s * (T(1) + g[i] * (T(1) - s));
+      }
+    }
+  });
+}
+
+template <typename T>
+Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, MlpKind kind) {
+  const Shape xs = x.shape();
+  check(xs.rank() >= 1, "mlp: input needs at least one dim, got ", xs);
+  const int64_t C = xs.last(), rows = xs.rows();
+  const int64_t width = w_fc.shape()[0];  // H (gelu) or 2H (swiglu)
+  const int64_t H = kind == MlpKind::kGelu ? width : width / 2;
+  check(w_fc.shape() == Shape{width, C} && (kind == MlpKind::kGelu || width % 2 == 0) &&
+            w_proj.shape() == Shape{C, H},
+        "mlp: weights ", w_fc.shape(), " and ", w_proj.shape(), " do not fit input ", xs, " for a ", to_string(kind),
+        " MLP (expected (", kind == MlpKind::kGelu ? "H" : "2H", ",", C, ") and (", C, ",H))");
+  const bool has_bias = b_fc.defined();
+  check(has_bias == b_proj.defined(), "mlp: give both biases or neither");
+  check(!has_bias || (b_fc.shape() == Shape{width} && b_proj.shape() == Shape{C}), "mlp: biases must be (", width,
+        ") and (", C, ")");
+
+  Tape<T>& tape = x.tape();
+  const OpInputs<T> inputs{x, w_fc, w_proj, b_fc, b_proj};
+  Var<T> out = tape.make_output("mlp", xs, inputs);
+  T* h = tape.template scratch<T>(rows * width);
+  T* a = tape.template scratch<T>(rows * H);
+  linear_forward(h, x.data(), w_fc.data(), has_bias ? b_fc.data() : nullptr, rows, C, width);
+  if (kind == MlpKind::kGelu) gelu_forward(a, h, rows * H);
+  else swiglu_forward(a, h, rows, H);
+  linear_forward(out.data(), a, w_proj.data(), has_bias ? b_proj.data() : nullptr, rows, H, C);
+  if (!out.requires_grad()) return out;
+
+  T* da = tape.template scratch<T>(rows * H);
+  T* dh = tape.template scratch<T>(rows * width);
+  tape.record("mlp", inputs, out,
+              [kind, rows, C, H, width, has_bias, xd = x.data(), wf = w_fc.data(), wp = w_proj.data(), h, a, da,
+               dh](const T* dout, T* const* din) {
+                std::fill_n(da, rows * H, T(0));
+                std::fill_n(dh, rows * width, T(0));
+                linear_backward(da, din[2], has_bias ? din[4] : nullptr, dout, a, wp, rows, H, C);
+                if (kind == MlpKind::kGelu) gelu_backward(dh, h, da, rows * H);
+                else swiglu_backward(dh, h, da, rows, H);
+                linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dh, xd, wf, rows, C, width);
+              });
+  return out;
+}
+
+template <typename T>
+MLP<T>::MLP(MlpOptions o) : options_(o) {
+  check(o.dim > 0 && o.hidden >= 0, "MLP: dim must be positive and hidden >= 0, got dim=", o.dim, " hidden=", o.hidden);
+  if (options_.hidden == 0) options_.hidden = default_mlp_hidden(o.dim, o.kind);
+  const int64_t H = options_.hidden, width = o.kind == MlpKind::kGelu ? H : 2 * H;
+  // Dotted names "fc.weight", "proj.weight": the layout torch users expect from nanoGPT's c_fc/c_proj.
+  w_fc_ = &this->add_parameter("fc.weight", Tensor<T>(Shape{width, o.dim}));
+  w_proj_ = &this->add_parameter("proj.weight", Tensor<T>(Shape{o.dim, H}));
+  if (o.bias) {
+    b_fc_ = &this->add_parameter("fc.bias", Tensor<T>(Shape{width}));
+    b_proj_ = &this->add_parameter("proj.bias", Tensor<T>(Shape{o.dim}));
+  }
+}
+
+template <typename T>
+Var<T> MLP<T>::forward(Var<T> x) {
+  Tape<T>& tape = x.tape();
+  return mlp(x, tape.param(*w_fc_), tape.param(*w_proj_), b_fc_ ? tape.param(*b_fc_) : Var<T>{},
+             b_proj_ ? tape.param(*b_proj_) : Var<T>{}, options_.kind);
+}
+
+template <typename T>
+std::string MLP<T>::options_repr() const {
+  return cat("dim=", options_.dim, ", hidden=", options_.hidden, ", kind=", to_string(options_.kind),
+             ", bias=", options_.bias ? "true" : "false");
+}
+
+template void swiglu_forward<float>(float*, const float*, int64_t, int64_t);
+template void swiglu_forward<double>(double*, const double*, int64_t, int64_t);
+template void swiglu_backward<float>(float*, const float*, const float*, int64_t, int64_t);
+template void swiglu_backward<double>(double*, const double*, const double*, int64_t, int64_t);
+template Var<float> mlp(Var<float>, Var<float>, Var<float>, Var<float>, Var<float>, MlpKind);
+template Var<double> mlp(Var<double>, Var<double>, Var<double>, Var<double>, Var<double>, MlpKind);
+template class MLP<float>;
+template class MLP<double>;
+
+}  // namespace tapegrad::nn

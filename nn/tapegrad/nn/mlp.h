@@ -1,0 +1,55 @@
+// The feed-forward half of a transformer block, one fused tape node:
+//   gelu:   out = W_proj gelu(W_fc x + b_fc) + b_proj                   W_fc (H, C), W_proj (C, H)
+//   swiglu: out = W_proj (silu(g) * u) + b_proj,  [g | u] = W_fc x + b_fc   W_fc (2H, C): rows [0, H)
+//           are the gate, rows [H, 2H) the up projection (LLaMA's w1 and w3, stored together so
+//           one GEMM computes both).
+#pragma once
+
+#include <string>
+
+#include "tapegrad/nn/module.h"
+
+namespace tapegrad::nn {
+
+enum class MlpKind { kGelu, kSwiGLU };
+MlpKind parse_mlp_kind(const std::string& name);  // "gelu" | "swiglu"; throws otherwise
+std::string to_string(MlpKind kind);
+
+// SwiGLU's activation over rows of h = [g | u] (2H wide): a = silu(g) * u (H wide), and its
+// backward, accumulating into dh.
+template <typename T>
+void swiglu_forward(T* a, const T* h, int64_t rows, int64_t H);
+template <typename T>
+void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H);
+
+// One tape node. Biases both defined or both undefined.
+template <typename T>
+Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, MlpKind kind);
+
+struct MlpOptions {
+  int64_t dim = 0;
+  int64_t hidden = 0;  // 0: 4 * dim for gelu; for swiglu 8/3 * dim rounded up to a multiple of 8,
+                       // which keeps the parameter count of the gelu MLP (3 C H ~ 8 C^2)
+  MlpKind kind = MlpKind::kGelu;
+  bool bias = true;
+};
+int64_t default_mlp_hidden(int64_t dim, MlpKind kind);
+
+template <typename T>
+class MLP : public UnaryModule<T> {
+ public:
+  explicit MLP(MlpOptions options);
+  Var<T> forward(Var<T> x) override;
+  const MlpOptions& options() const { return options_; }
+  std::string type_name() const override { return "MLP"; }
+  std::string options_repr() const override;
+
+ private:
+  MlpOptions options_;
+  Parameter<T>* w_fc_;
+  Parameter<T>* w_proj_;
+  Parameter<T>* b_fc_ = nullptr;
+  Parameter<T>* b_proj_ = nullptr;
+};
+
+}  // namespace tapegrad::nn

@@ -1,0 +1,105 @@
+// Module: the base of every nn building block. It owns its parameters and its child modules
+// (addresses stay stable: optimizers and tapes hold pointers to parameters), names them with
+// stable dotted paths ("blocks.0.attn.qkv.weight", as torch's named_parameters), and prints a
+// readable summary.
+//
+// A module's computation lives in a functional op — one tape node with a fused forward and a
+// hand-derived backward (e.g. layer_norm in layernorm.h) — and the module only holds the
+// parameters and options, as libtorch's modules sit on torch::nn::functional.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tapegrad/parameter.h"
+#include "tapegrad/tape.h"
+
+namespace tapegrad::nn {
+
+template <typename T>
+class Module {
+ public:
+  Module() = default;
+  Module(const Module&) = delete;  // parameters are referenced by address
+  Module& operator=(const Module&) = delete;
+  virtual ~Module() = default;
+
+  // Type name and options for summaries: "Linear", "in=128, out=384, bias=true".
+  virtual std::string type_name() const = 0;
+  virtual std::string options_repr() const { return ""; }
+
+  // Every parameter, depth-first in registration order (a deterministic order: optimizers and
+  // checkpoints rely on it), with its dotted name.
+  std::vector<Parameter<T>*> parameters();
+  std::vector<std::pair<std::string, Parameter<T>*>> named_parameters();
+  // The parameter with this dotted name, relative to this module ("attn.qkv.weight" on a block);
+  // throws with the list of names if there is none.
+  Parameter<T>& parameter(const std::string& dotted_name);
+  int64_t num_parameters();
+  void zero_grad();
+
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+
+  // A nested, torch-like description:
+  //   Decoder(vocab=65, ...)
+  //     (wte): Embedding(65, 128)
+  //     (blocks): ModuleList(
+  //       (0): DecoderBlock(...)
+  std::string summary() const;
+
+ protected:
+  // Registers a parameter under `name` (its dotted name is prefixed by the parents' names).
+  Parameter<T>& add_parameter(const std::string& name, Tensor<T> value);
+  // Registers and takes ownership of a child module; returns it typed.
+  // Every Parameter's `name` is its full dotted path from the root, kept current as modules are
+  // attached (also when a child gains children after being attached, as a ModuleList does).
+  template <typename M>
+  M& add_module(const std::string& name, std::unique_ptr<M> module) {
+    M& ref = *module;
+    static_cast<Module<T>&>(*module).set_prefix(prefix_ + name + ".");
+    children_.emplace_back(name, std::move(module));
+    return ref;
+  }
+
+ private:
+  void set_prefix(const std::string& prefix);
+  void collect(std::vector<std::pair<std::string, Parameter<T>*>>& out);
+  void describe(std::string& out, int indent) const;
+
+  std::vector<std::pair<std::string, std::unique_ptr<Parameter<T>>>> params_;
+  std::vector<std::pair<std::string, std::unique_ptr<Module<T>>>> children_;
+  std::string prefix_;  // this module's path from the root, with a trailing dot ("blocks.0.")
+  bool training_ = true;
+};
+
+// An ordered list of modules named "0", "1", ... (torch.nn.ModuleList).
+template <typename T>
+class ModuleList : public Module<T> {
+ public:
+  template <typename M>
+  M& push_back(std::unique_ptr<M> module) {
+    M& ref = this->add_module(std::to_string(items_.size()), std::move(module));
+    items_.push_back(&ref);
+    return ref;
+  }
+  size_t size() const { return items_.size(); }
+  Module<T>& operator[](size_t i) const { return *items_[i]; }
+  std::string type_name() const override { return "ModuleList"; }
+
+ private:
+  std::vector<Module<T>*> items_;
+};
+
+// A module that maps one tensor to one tensor (norms, MLPs, attention), so a block can hold
+// "some norm" chosen at run time.
+template <typename T>
+class UnaryModule : public Module<T> {
+ public:
+  virtual Var<T> forward(Var<T> x) = 0;
+};
+
+}  // namespace tapegrad::nn

@@ -1,0 +1,106 @@
+#include "tapegrad/nn/rmsnorm.h"
+
+#include <cmath>
+
+#include "tapegrad/nn/norm_affine.h"
+#include "tapegrad/parallel.h"
+
+namespace tapegrad::nn {
+
+// Backward. Per row, with r = (mean(x^2) + eps)^(-1/2) and n = x r:
+//   dr/dx_j = -r^3 x_j / C,  so  dn_i/dx_j = r delta_ij - x_i r^3 x_j / C = r (delta_ij - n_i n_j / C)
+// and with dn = w * dy:
+//   dx_j = r (dn_j - n_j mean(dn * n))
+// — LayerNorm's formula without the mean(dn) term, because nothing was subtracted.
+
+template <typename T>
+void rmsnorm_forward(T* y, T* rinv, const T* x, const T* weight, int64_t rows, int64_t C, T eps) {
+  parallel_for(rows, 4 * C, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + r * C;
+      T* yr = y + r * C;
+      T ss = 0;
+      for (int64_t c = 0; c < C; ++c) ss += xr[c] * xr[c];
+      const T s = T(1) / std::sqrt(ss / static_cast<T>(C) + eps);
+      if (weight) {
+        for (int64_t c = 0; c < C; ++c) yr[c] = weight[c] * (xr[c] * s);
+      } else {
+        for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] * s;
+      }
+      rinv[r] = s;
+    }
+  });
+}
+
+template <typename T>
+void rmsnorm_backward(T* dx, T* dweight, const T* dy, const T* x, const T* rinv, const T* weight, int64_t rows,
+                      int64_t C) {
+  if (dx) {
+    parallel_for(rows, 6 * C, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* dyr = dy + r * C;
+        const T* xr = x + r * C;
+        T* dxr = dx + r * C;
+        const T s = rinv[r];
+        T sum_dn_n = 0;
+        for (int64_t c = 0; c < C; ++c) sum_dn_n += (weight ? weight[c] * dyr[c] : dyr[c]) * xr[c] * s;
+        const T mean_dn_n = sum_dn_n / static_cast<T>(C);
+        for (int64_t c = 0; c < C; ++c) {
+          const T dn = weight ? weight[c] * dyr[c] : dyr[c];
+          dxr[c] += s * (dn - xr[c] * s * mean_dn_n);
+        }
+      }
+    });
+  }
+  if (dweight) norm_affine_backward<T>(dweight, nullptr, dy, x, nullptr, rinv, rows, C);
+}
+
+template <typename T>
+Var<T> rms_norm(Var<T> x, Var<T> weight, double eps) {
+  const Shape xs = x.shape();
+  check(xs.rank() >= 1 && xs.last() > 0, "rms_norm: needs a non-empty last dim, got ", xs);
+  const int64_t C = xs.last(), rows = xs.rows();
+  const bool affine = weight.defined();
+  check(!affine || weight.shape() == Shape{C}, "rms_norm: weight ", affine ? weight.shape() : Shape{},
+        " must be (", C, ") for input ", xs);
+  check(eps >= 0, "rms_norm: eps must be >= 0, got ", eps);
+  Tape<T>& tape = x.tape();
+  const OpInputs<T> inputs{x, weight};
+  Var<T> y = tape.make_output("rms_norm", xs, inputs);
+  T* rinv = tape.template scratch<T>(rows);
+  const T* w = affine ? weight.data() : nullptr;
+  rmsnorm_forward(y.data(), rinv, x.data(), w, rows, C, static_cast<T>(eps));
+  tape.record("rms_norm", inputs, y, [xd = x.data(), w, rinv, rows, C, affine](const T* dy, T* const* din) {
+    rmsnorm_backward(din[0], affine ? din[1] : nullptr, dy, xd, rinv, w, rows, C);
+  });
+  return y;
+}
+
+template <typename T>
+RMSNorm<T>::RMSNorm(RMSNormOptions o) : options_(o) {
+  check(o.dim > 0, "RMSNorm: dim must be positive, got ", o.dim);
+  if (o.elementwise_affine) weight_ = &this->add_parameter("weight", Tensor<T>::full({o.dim}, T(1)));
+}
+
+template <typename T>
+Var<T> RMSNorm<T>::forward(Var<T> x) {
+  return rms_norm(x, weight_ ? x.tape().param(*weight_) : Var<T>{}, options_.eps);
+}
+
+template <typename T>
+std::string RMSNorm<T>::options_repr() const {
+  return cat(options_.dim, ", eps=", options_.eps, ", elementwise_affine=", options_.elementwise_affine ? "true" : "false");
+}
+
+template void rmsnorm_forward<float>(float*, float*, const float*, const float*, int64_t, int64_t, float);
+template void rmsnorm_forward<double>(double*, double*, const double*, const double*, int64_t, int64_t, double);
+template void rmsnorm_backward<float>(float*, float*, const float*, const float*, const float*, const float*,
+                                      int64_t, int64_t);
+template void rmsnorm_backward<double>(double*, double*, const double*, const double*, const double*,
+                                       const double*, int64_t, int64_t);
+template Var<float> rms_norm(Var<float>, Var<float>, double);
+template Var<double> rms_norm(Var<double>, Var<double>, double);
+template class RMSNorm<float>;
+template class RMSNorm<double>;
+
+}  // namespace tapegrad::nn

@@ -1,0 +1,24 @@
+// Helpers for module tests: randomise a module's parameters (so a gain of exactly 1 cannot hide
+// a missing factor), and gradcheck a module with respect to its input and every parameter.
+#pragma once
+
+#include "support.h"
+#include "tapegrad/nn/module.h"
+
+namespace tapegrad::testing {
+
+inline void randomize(nn::Module<double>& m, uint64_t seed, double std = 0.5, double mean = 0.0) {
+  Rng rng(seed);
+  for (Parameter<double>* p : m.parameters()) p->value = Tensor<double>::randn(p->shape(), rng, std, mean);
+}
+
+// d(module(x)) w.r.t. x and every parameter of the module.
+template <typename Forward>
+GradcheckResult gradcheck_module(const std::string& name, nn::Module<double>& m, Parameter<double>& x,
+                                 Forward forward, GradcheckOptions options = {}) {
+  std::vector<Parameter<double>*> params{&x};
+  for (Parameter<double>* p : m.parameters()) params.push_back(p);
+  return gradcheck(name, [&](Tape<double>& tape) { return forward(tape.param(x)); }, params, options);
+}
+
+}  // namespace tapegrad::testing

@@ -1,0 +1,126 @@
+#include "nn_support.h"
+#include "tapegrad/nn/decoder.h"
+
+using namespace tapegrad;
+using namespace tapegrad::nn;
+using namespace tapegrad::testing;
+
+namespace {
+
+DecoderConfig tiny(NormKind norm, Placement placement) {
+  DecoderConfig c;
+  c.vocab_size = 7, c.context = 5, c.n_layer = 2, c.n_head = 2, c.dim = 6, c.mlp_hidden = 8;
+  c.norm = norm, c.placement = placement;
+  return c;
+}
+
+struct Batch {
+  std::vector<int32_t> ids, targets;
+};
+Batch random_batch(int64_t n, int64_t V, uint64_t seed) {
+  Rng rng(seed);
+  Batch b;
+  for (int64_t i = 0; i < n; ++i) {
+    b.ids.push_back(static_cast<int32_t>(rng.below(V)));
+    b.targets.push_back(static_cast<int32_t>(rng.below(V)));
+  }
+  return b;
+}
+
+void gradcheck_decoder(const DecoderConfig& c, const std::string& name) {
+  Decoder<double> model(c, 1);
+  // Parameters ~ N(0, 0.5^2), far from GPT-2's 0.02: every parameter then has a gradient well
+  // above the finite differences' round-off (~5e-10 absolute here). At 0.3, SwiGLU's product of
+  // two small activations left blocks.1.mlp.fc.weight with gradients ~1e-3 and a relative error
+  // of 7e-7 that was all round-off (it fell to 6e-8 with h = 1e-5).
+  randomize(model, 2, 0.5);
+  const Batch b = random_batch(2 * 4, c.vocab_size, 3);
+  auto f = [&](Tape<double>& tape) { return model.forward(tape, b.ids, 2, 4, b.targets).loss; };
+  require_gradcheck(gradcheck(name, f, model.parameters()));
+}
+
+}  // namespace
+
+TEST_CASE("gradcheck: decoder layernorm pre", "[nn][gradcheck]") {
+  gradcheck_decoder(tiny(NormKind::kLayerNorm, Placement::kPre), "decoder layernorm pre");
+}
+TEST_CASE("gradcheck: decoder layernorm post", "[nn][gradcheck]") {
+  gradcheck_decoder(tiny(NormKind::kLayerNorm, Placement::kPost), "decoder layernorm post");
+}
+TEST_CASE("gradcheck: decoder rmsnorm pre", "[nn][gradcheck]") {
+  gradcheck_decoder(tiny(NormKind::kRMSNorm, Placement::kPre), "decoder rmsnorm pre");
+}
+TEST_CASE("gradcheck: decoder rmsnorm post", "[nn][gradcheck]") {
+  gradcheck_decoder(tiny(NormKind::kRMSNorm, Placement::kPost), "decoder rmsnorm post");
+}
+TEST_CASE("gradcheck: decoder none pre", "[nn][gradcheck]") {
+  gradcheck_decoder(tiny(NormKind::kNone, Placement::kPre), "decoder none pre");
+}
+TEST_CASE("gradcheck: decoder none post", "[nn][gradcheck]") {
+  gradcheck_decoder(tiny(NormKind::kNone, Placement::kPost), "decoder none post");
+}
+TEST_CASE("gradcheck: decoder untied head, swiglu, no bias", "[nn][gradcheck]") {
+  DecoderConfig c = tiny(NormKind::kRMSNorm, Placement::kPre);
+  c.tie_head = false, c.mlp = MlpKind::kSwiGLU, c.bias = false;
+  gradcheck_decoder(c, "decoder untied swiglu");
+}
+
+TEST_CASE("decoder: GPT-2 initialisation and a loss of ln(V) at init", "[nn]") {
+  DecoderConfig c;  // the default: L4 H4 C128, V65, T64
+  Decoder<float> model(c, 42);
+  auto std_of = [](const Tensor<float>& t) {
+    double ss = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) ss += static_cast<double>(t[i]) * t[i];
+    return std::sqrt(ss / t.numel());
+  };
+  CHECK_THAT(std_of(model.parameter("blocks.0.attn.qkv.weight").value), Catch::Matchers::WithinRel(0.02, 0.02));
+  CHECK_THAT(std_of(model.parameter("blocks.3.mlp.proj.weight").value),
+             Catch::Matchers::WithinRel(0.02 / std::sqrt(8.0), 0.02));
+  CHECK(model.parameter("blocks.0.norm1.weight").value[5] == 1.f);
+  CHECK(model.parameter("blocks.0.attn.qkv.bias").value[5] == 0.f);
+  // Same seed, same weights; another seed, other weights.
+  Decoder<float> again(c, 42), other(c, 43);
+  CHECK(again.parameter("wte.weight").value[17] == model.parameter("wte.weight").value[17]);
+  CHECK(other.parameter("wte.weight").value[17] != model.parameter("wte.weight").value[17]);
+
+  Tape<float> tape;
+  const Batch b = random_batch(4 * 64, 65, 1);
+  auto out = model.forward(tape, b.ids, 4, 64, b.targets);
+  CHECK(out.logits.shape() == Shape{4, 64, 65});
+  CHECK_THAT(out.loss.value()[0], Catch::Matchers::WithinAbs(std::log(65.0), 0.05));  // 4.174
+  CHECK(model.num_parameters() == 65 * 128 + 64 * 128 + 4 * (4 * 128 + 3 * 128 * 128 + 3 * 128 + 128 * 128 + 128 +
+                                                             2 * 128 * 512 + 512 + 128) + 2 * 128);
+}
+
+TEST_CASE("decoder: config JSON round-trip, strict parsing, clear errors", "[nn]") {
+  DecoderConfig c = tiny(NormKind::kRMSNorm, Placement::kPost);
+  c.mlp = MlpKind::kSwiGLU;
+  CHECK(decoder_config_from_json(to_json(c)) == c);
+  auto j = to_json(c);
+  j.erase("n_head");
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: missing field 'n_head'");
+  j = to_json(c);
+  j["heads"] = 3;
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: unknown field 'heads'");
+  j = to_json(c);
+  j["norm"] = "batchnorm";
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "unknown norm 'batchnorm' (expected layernorm, rmsnorm or none)");
+  j = to_json(c);
+  j["dim"] = "wide";
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), Catch::StartsWith("config: field 'dim' has the wrong type"));
+  j = to_json(c);
+  j["n_head"] = 4;
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: n_head = 4 does not divide dim = 6");
+  CHECK(decoder_config_merge(c, {{"n_layer", 3}}).n_layer == 3);
+}
+
+TEST_CASE("decoder: bad batches are named", "[nn][errors]") {
+  Decoder<float> model(tiny(NormKind::kLayerNorm, Placement::kPre), 1);
+  Tape<float> tape;
+  const Batch b = random_batch(12, 7, 1);
+  REQUIRE_THROWS_WITH(model.forward(tape, b.ids, 2, 6), "Decoder: sequence length 6 exceeds the context 5");
+  REQUIRE_THROWS_WITH(model.forward(tape, b.ids, 2, 5), "Decoder: 12 token ids for B*T = 10");
+  std::vector<int32_t> bad(10, 0);
+  bad[3] = 7;
+  REQUIRE_THROWS_WITH(model.forward(tape, bad, 2, 5), Catch::Contains("id 7 at position 3 is out of range"));
+}

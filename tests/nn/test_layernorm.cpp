@@ -1,0 +1,77 @@
+#include "nn_support.h"
+#include "tapegrad/nn/layernorm.h"
+
+using namespace tapegrad;
+using namespace tapegrad::nn;
+using namespace tapegrad::testing;
+
+namespace {
+std::pair<double, double> mean_and_rms(TensorView<const double> v, int64_t begin, int64_t n) {
+  double s = 0, ss = 0;
+  for (int64_t i = begin; i < begin + n; ++i) s += v[i], ss += v[i] * v[i];
+  return {s / n, std::sqrt(ss / n)};
+}
+}  // namespace
+
+TEST_CASE("layernorm: the seed's numbers for x = [1, 2, 3, 4], eps = 0", "[nn][seed]") {
+  LayerNorm<double> ln({.dim = 4, .eps = 0.0});
+  Tape<double> tape;
+  const auto x = Tensor<double>::from({1, 2, 3, 4}, {4});
+  Var<double> y = ln.forward(tape.constant(x));
+  // (x - 2.5) / sqrt(1.25): [-1.342, -0.447, 0.447, 1.342]
+  CHECK_THAT(y.value(), AllClose<double>({-1.3416407864998738, -0.4472135954999579, 0.4472135954999579,
+                                          1.3416407864998738}, 1e-15, 1e-14));
+  CHECK_THAT(y.value(), AllClose<double>({-1.342, -0.447, 0.447, 1.342}, 5e-4, 0));
+  const auto [mean, r] = mean_and_rms(y.value(), 0, 4);
+  CHECK_THAT(mean, Catch::Matchers::WithinAbs(0.0, 1e-15));
+  CHECK_THAT(r, Catch::Matchers::WithinAbs(1.0, 1e-15));
+}
+
+TEST_CASE("layernorm: output has mean 0 and RMS 1 for any input scale", "[nn]") {
+  const double scale = GENERATE(0.01, 1.0, 1000.0);
+  const double eps = GENERATE(0.0, 1e-5);
+  LayerNorm<double> ln({.dim = 32, .eps = eps});
+  Tape<double> tape;
+  Tensor<double> x = randn({5, 32}, 7);
+  for (int64_t i = 0; i < x.numel(); ++i) x[i] = scale * x[i] + 3 * scale;  // off-centre too
+  Var<double> y = ln.forward(tape.constant(x));
+  for (int r = 0; r < 5; ++r) {
+    const auto [mean, rms] = mean_and_rms(y.value(), r * 32, 32);
+    CHECK_THAT(mean, Catch::Matchers::WithinAbs(0.0, 1e-12));
+    // RMS = sqrt(var / (var + eps)): exactly 1 without eps; with eps = 1e-5, visibly below 1 only
+    // when the row's variance is comparable to eps (0.95 at scale 0.01).
+    const auto [xmean, xrms] = mean_and_rms(x.view(), r * 32, 32);
+    const double var = xrms * xrms - xmean * xmean;
+    CHECK_THAT(rms, Catch::Matchers::WithinRel(std::sqrt(var / (var + eps)), 1e-9));
+    if (eps == 0) CHECK_THAT(rms, Catch::Matchers::WithinAbs(1.0, 1e-12));
+  }
+}
+
+TEST_CASE("layernorm: the two-pass variance survives a huge mean", "[nn]") {
+  // E[x^2] - E[x]^2 in float would lose every digit here: mean 1e4, std 1.
+  LayerNorm<float> ln({.dim = 4, .eps = 0.0});
+  Tape<float> tape;
+  const auto x = Tensor<float>::from({1e4f + 1, 1e4f + 2, 1e4f + 3, 1e4f + 4}, {4});
+  CHECK_THAT(ln.forward(tape.constant(x)).value(), AllClose<float>({-1.342, -0.447, 0.447, 1.342}, 1e-3, 0));
+}
+
+TEST_CASE("gradcheck: layernorm", "[nn][gradcheck]") {
+  const bool affine = GENERATE(true, false);
+  const Shape xs = GENERATE(Shape{1, 3}, Shape{4, 7}, Shape{2, 3, 16}, Shape{1, 1, 1, 5});
+  LayerNorm<double> ln({.dim = xs[-1], .eps = 1e-5, .elementwise_affine = affine});
+  randomize(ln, 1, 0.5, 1.0);
+  Parameter<double> x("x", randn(xs, 2));
+  require_gradcheck(gradcheck_module("layernorm", ln, x, [&](Var<double> v) { return ln.forward(v); }));
+}
+
+TEST_CASE("layernorm: float32 agrees with float64", "[nn][precision]") {
+  require_precisions_agree([](auto&, auto in) { return layer_norm(in[0], in[1], in[2]); },
+                           {randn({6, 10, 64}, 3), randn({64}, 4), randn({64}, 5)}, 2e-6);
+}
+
+TEST_CASE("layernorm: a gain of the wrong size is named", "[nn][errors]") {
+  Tape<float> tape;
+  const Tensor<float> x(Shape{2, 4}), g(Shape{3}), b(Shape{3});
+  REQUIRE_THROWS_WITH(layer_norm(tape.constant(x), tape.constant(g), tape.constant(b)),
+                      "layer_norm: gamma (3) and beta (3) must be (4) for input (2,4)");
+}
