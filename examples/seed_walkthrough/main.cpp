@@ -1,0 +1,17 @@
+// seed_walkthrough: prints the data flow of the explanation tapegrad grew from, from a Chinese
+// sentence to a pre-norm block, each stage computed with tapegrad's modules.
+//   build/examples/seed_walkthrough [--seed N]
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "walkthrough.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Walk through tokens -> embeddings -> LayerNorm/RMSNorm -> a pre-norm block"};
+  uint64_t seed = 7;
+  app.add_option("--seed", seed, "seed of the block's random weights");
+  CLI11_PARSE(app, argc, argv);
+  const auto w = tapegrad::walkthrough::run_seed_walkthrough(seed);
+  std::fputs(tapegrad::walkthrough::render(w).c_str(), stdout);
+  return 0;
+}
