@@ -1,0 +1,88 @@
+// eval_lm: the loss and perplexity of a checkpoint on a text file, and optionally the gradients
+// of the loss on one batch, to compare tapegrad against another framework.
+//   build/examples/eval_lm --checkpoint runs/demo --data some.txt
+//   build/examples/eval_lm --checkpoint runs/demo --data some.txt --dump-grads grads.safetensors
+//
+// The loss covers the whole file: non-overlapping windows of ctx tokens, each predicting its next
+// tokens (the final partial window included), weighted by tokens. --dump-grads takes the first
+// --batch windows as the batch; their token ids are stored in the file's metadata ("ids",
+// "targets", as JSON) with the loss, so the same batch can be fed to PyTorch.
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+
+#include "checkpoint.h"
+#include "cli.h"
+#include "tapegrad/io/file.h"
+#include "tapegrad/io/safetensors.h"
+#include "tapegrad/threads.h"
+
+using namespace tapegrad;
+using namespace tapegrad::lm;
+
+int main(int argc, char** argv) {
+  CLI::App app{"Evaluate a tapegrad checkpoint on a text file", "eval_lm"};
+  std::string dir, data, dump;
+  int64_t batch = 0;
+  int threads = 0;
+  app.add_option("--checkpoint", dir, "run directory written by train_lm")->required();
+  app.add_option("--data", data, "UTF-8 text file to evaluate on")->required();
+  app.add_option("--dump-grads", dump, "write the gradients of the loss on one batch to this .safetensors file");
+  app.add_option("--batch", batch, "windows in the --dump-grads batch (default: the run's batch)")->check(CLI::PositiveNumber);
+  app.add_option("--threads", threads, "threads (0: one per core)")->check(CLI::NonNegativeNumber);
+  return run_cli(app, argc, argv, [&] {
+    set_num_threads(threads);
+    LoadedModel m = load_model(dir);
+    const std::string text = io::read_file(data);
+    check(!text.empty(), "'", data, "' is empty");
+    std::vector<int32_t> tokens;
+    try {
+      tokens = m.tokenizer->encode(text);
+    } catch (const Error& e) {
+      throw Error(cat("'", data, "' cannot be encoded with this checkpoint's tokenizer: ", e.what()));
+    }
+    const int64_t ctx = m.model->config().context, n = static_cast<int64_t>(tokens.size());
+    check(n >= 2, "'", data, "' holds ", n, " token(s); at least 2 are needed to predict one");
+    Tape<float> tape;
+    double total = 0;
+    int64_t predicted = 0, windows = 0;
+    for (int64_t start = 0; start + 1 < n; start += ctx) {
+      const int64_t T = std::min(ctx, n - 1 - start);
+      const std::span<const int32_t> ids(tokens.data() + start, static_cast<size_t>(T));
+      const std::span<const int32_t> targets(tokens.data() + start + 1, static_cast<size_t>(T));
+      tape.clear();
+      auto guard = tape.no_grad();
+      total += m.model->forward(tape, ids, 1, T, targets).loss.value()[0] * static_cast<double>(T);
+      predicted += T;
+      ++windows;
+    }
+    const double loss = total / static_cast<double>(predicted);
+    std::printf("loss %.4f  perplexity %.3f  (%lld tokens predicted in %lld windows of up to %lld)\n", loss,
+                std::exp(loss), static_cast<long long>(predicted), static_cast<long long>(windows),
+                static_cast<long long>(ctx));
+
+    if (!dump.empty()) {
+      const int64_t B = batch > 0 ? batch : m.config.batch;
+      check(n >= B * ctx + 1, "--dump-grads needs ", B, " windows of ", ctx, " + 1 tokens (", B * ctx + 1,
+            ") but '", data, "' has ", n, " tokens; pass a smaller --batch");
+      std::vector<int32_t> ids, targets;
+      for (int64_t b = 0; b < B; ++b) {
+        ids.insert(ids.end(), tokens.begin() + b * ctx, tokens.begin() + b * ctx + ctx);
+        targets.insert(targets.end(), tokens.begin() + b * ctx + 1, tokens.begin() + b * ctx + ctx + 1);
+      }
+      tape.clear();
+      m.model->zero_grad();
+      const auto out = m.model->forward(tape, ids, B, ctx, targets);
+      tape.backward(out.loss);
+      io::NamedTensors<float> grads;
+      for (auto& [name, p] : m.model->named_parameters()) grads.emplace_back(name, p->grad.view());
+      io::save_safetensors<float>(dump, grads,
+                                  {{"loss", std::to_string(out.loss.value()[0])},
+                                   {"batch", std::to_string(B)}, {"ctx", std::to_string(ctx)},
+                                   {"ids", nlohmann::json(ids).dump()}, {"targets", nlohmann::json(targets).dump()}});
+      std::printf("gradients of the loss %.6f on a (%lld, %lld) batch written to %s\n", out.loss.value()[0],
+                  static_cast<long long>(B), static_cast<long long>(ctx), dump.c_str());
+    }
+    return 0;
+  });
+}

@@ -1,0 +1,182 @@
+#include "checkpoint.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "tapegrad/io/file.h"
+#include "tapegrad/io/safetensors.h"
+#include "tapegrad/io/sha256.h"
+
+namespace tapegrad::lm {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+const char* const kModel = "model.safetensors";
+const char* const kOptimizer = "optimizer.safetensors";
+const char* const kJson = "checkpoint.json";
+
+std::string path_in(const std::string& dir, const std::string& name) { return (fs::path(dir) / name).string(); }
+
+std::string hex_u64(uint64_t v) {
+  char b[20];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+uint64_t parse_hex_u64(const nlohmann::json& j, const std::string& what) {
+  check(j.is_string() && j.get<std::string>().size() == 16, what, ": expected a 16-digit hex string");
+  return std::stoull(j.get<std::string>(), nullptr, 16);
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  const std::string bytes = io::read_file(path);
+  try {
+    return nlohmann::json::parse(bytes);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(cat(path, ": not valid JSON (", e.what(), ")"));
+  }
+}
+
+// Finishes an interrupted commit, or discards the leftovers of an interrupted write.
+void recover(const std::string& dir) {
+  const std::string json_new = path_in(dir, std::string(kJson) + ".new");
+  std::error_code ec;
+  if (fs::exists(json_new, ec)) {
+    const nlohmann::json j = read_json_file(json_new);
+    bool complete = j.contains("files") && j["files"].is_object();
+    for (const char* f : {kModel, kOptimizer}) {
+      if (!complete) break;
+      const std::string fresh = path_in(dir, std::string(f) + ".new");
+      const std::string current = fs::exists(fresh, ec) ? fresh : path_in(dir, f);
+      complete = fs::exists(current, ec) && j["files"].value(f, "") == io::sha256_hex(io::read_file(current));
+    }
+    if (complete) {
+      for (const char* f : {kModel, kOptimizer, kJson}) {
+        const std::string fresh = path_in(dir, std::string(f) + ".new");
+        if (fs::exists(fresh, ec)) fs::rename(fresh, path_in(dir, f));
+      }
+      return;
+    }
+  }
+  for (const char* f : {kModel, kOptimizer, kJson}) fs::remove(path_in(dir, std::string(f) + ".new"), ec);
+}
+
+void check_hashes(const std::string& dir, const nlohmann::json& j) {
+  check(j.contains("files") && j["files"].is_object(), path_in(dir, kJson), ": missing 'files'");
+  for (const char* f : {kModel, kOptimizer}) {
+    const std::string p = path_in(dir, f);
+    const std::string expect = j["files"].value(f, "");
+    check(io::sha256_hex(io::read_file(p)) == expect, p, ": contents do not match the SHA-256 recorded in ",
+          kJson, " (the file was modified or corrupted)");
+  }
+}
+
+nlohmann::json open_checkpoint(const std::string& dir) {
+  std::error_code ec;
+  check(fs::is_directory(dir, ec), "checkpoint directory '", dir, "' does not exist");
+  recover(dir);
+  const std::string json_path = path_in(dir, kJson);
+  check(fs::exists(json_path, ec), "no checkpoint in '", dir, "' (", kJson, " is missing)");
+  nlohmann::json j = read_json_file(json_path);
+  check(j.is_object() && j.value("format", "") == "tapegrad-checkpoint" && j.value("version", 0) == kFormatVersion,
+        json_path, ": not a tapegrad checkpoint (format version ", kFormatVersion, " expected)");
+  for (const char* key : {"step", "model", "train", "tokenizer", "optimizer", "data", "files"})
+    check(j.contains(key), json_path, ": missing field '", key, "'");
+  check_hashes(dir, j);
+  return j;
+}
+
+}  // namespace
+
+void load_parameters(const std::string& path, const std::vector<std::pair<std::string, Tensor<float>*>>& targets) {
+  const io::Safetensors st = io::Safetensors::load(path);
+  std::set<std::string> expected;
+  for (const auto& [name, t] : targets) {
+    expected.insert(name);
+    check(st.contains(name), path, ": tensor '", name, "' is missing");
+    const auto& e = st.entry(name);
+    check(e.dtype == "F32", path, ": tensor '", name, "' is ", e.dtype, ", expected F32");
+    check(e.shape == t->shape(), path, ": tensor '", name, "' has shape ", e.shape, " but the config needs ", t->shape());
+  }
+  for (const auto& e : st.entries())
+    check(expected.count(e.name), path, ": unexpected tensor '", e.name, "' (not part of this model's config)");
+  for (const auto& [name, t] : targets) *t = st.get<float>(name);
+}
+
+void save_checkpoint(Trainer& trainer, const std::string& dir) {
+  io::ensure_writable_directory(dir);
+  io::NamedTensors<float> weights, moments;
+  for (auto& [name, p] : trainer.model().named_parameters()) weights.emplace_back(name, p->value.view());
+  for (auto& [name, t] : trainer.optimizer().state()) moments.emplace_back(name, t->view());
+  const std::map<std::string, std::string> meta{{"format", "tapegrad"}, {"step", std::to_string(trainer.step())}};
+  const std::string model_bytes = io::serialize_safetensors(weights, meta);
+  const std::string opt_bytes = io::serialize_safetensors(moments, meta);
+
+  nlohmann::json rng = nlohmann::json::array();
+  for (uint64_t w : trainer.sampler().rng().state()) rng.push_back(hex_u64(w));
+  const nlohmann::json j = {
+      {"format", "tapegrad-checkpoint"},
+      {"version", kFormatVersion},
+      {"step", trainer.step()},
+      {"model", nn::to_json(trainer.model().config())},
+      {"train", to_json(trainer.config())},
+      {"tokenizer", trainer.tokenizer().to_json()},
+      {"optimizer", {{"type", trainer.config().optimizer}, {"steps", trainer.optimizer().steps()}, {"file", kOptimizer}}},
+      {"data", {{"batch_rng", rng}, {"batches_drawn", trainer.step()}}},
+      {"files", {{kModel, io::sha256_hex(model_bytes)}, {kOptimizer, io::sha256_hex(opt_bytes)}}}};
+  // Phase 1: every file complete under a temporary name. Phase 2: rename into place, json last.
+  io::write_file_atomic(path_in(dir, std::string(kModel) + ".new"), model_bytes);
+  io::write_file_atomic(path_in(dir, std::string(kOptimizer) + ".new"), opt_bytes);
+  io::write_file_atomic(path_in(dir, std::string(kJson) + ".new"), j.dump(2) + "\n");
+  for (const char* f : {kModel, kOptimizer, kJson}) fs::rename(path_in(dir, std::string(f) + ".new"), path_in(dir, f));
+}
+
+LoadedModel load_model(const std::string& dir) {
+  LoadedModel m;
+  m.checkpoint = open_checkpoint(dir);
+  m.config = train_config_from_json(m.checkpoint["train"]);
+  m.tokenizer = text::tokenizer_from_json(m.checkpoint["tokenizer"]);
+  const nn::DecoderConfig mc = nn::decoder_config_from_json(m.checkpoint["model"]);
+  check(mc.vocab_size == m.tokenizer->vocab_size(), path_in(dir, kJson), ": model vocab_size ", mc.vocab_size,
+        " differs from the tokenizer's ", m.tokenizer->vocab_size());
+  m.model = std::make_unique<nn::Decoder<float>>(mc, 0);
+  std::vector<std::pair<std::string, Tensor<float>*>> targets;
+  for (auto& [name, p] : m.model->named_parameters()) targets.emplace_back(name, &p->value);
+  load_parameters(path_in(dir, kModel), targets);
+  return m;
+}
+
+std::unique_ptr<Trainer> resume_trainer(const std::string& dir, int64_t steps_override, int threads_override) {
+  const nlohmann::json j = open_checkpoint(dir);
+  TrainConfig config = train_config_from_json(j["train"]);
+  if (steps_override > 0) config.steps = steps_override;
+  if (threads_override >= 0) config.threads = threads_override;
+  std::shared_ptr<text::Tokenizer> tokenizer = text::tokenizer_from_json(j["tokenizer"]);
+  const std::string text = load_text(config.data);
+  auto trainer = std::make_unique<Trainer>(config, tokenizer, make_token_data(config, *tokenizer, text));
+  check(nn::decoder_config_from_json(j["model"]) == trainer->model().config(), path_in(dir, kJson),
+        ": the model config does not match the training config");
+
+  std::vector<std::pair<std::string, Tensor<float>*>> weights, moments;
+  for (auto& [name, p] : trainer->model().named_parameters()) weights.emplace_back(name, &p->value);
+  for (auto& [name, t] : trainer->optimizer().state()) moments.emplace_back(name, t);
+  load_parameters(path_in(dir, kModel), weights);
+  load_parameters(path_in(dir, kOptimizer), moments);
+
+  const int64_t step = j["step"].get<int64_t>();
+  check(step >= 0, path_in(dir, kJson), ": negative step");
+  trainer->set_step(step);
+  trainer->optimizer().set_steps(j["optimizer"].value("steps", step));
+  const auto& rng = j["data"]["batch_rng"];
+  check(rng.is_array() && rng.size() == 4, path_in(dir, kJson), ": data.batch_rng must hold 4 words");
+  Rng::State state;
+  for (size_t i = 0; i < 4; ++i) state[i] = parse_hex_u64(rng[i], "checkpoint.json data.batch_rng");
+  trainer->sampler().rng().set_state(state);
+  return trainer;
+}
+
+}  // namespace tapegrad::lm

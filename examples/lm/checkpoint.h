@@ -1,0 +1,43 @@
+// Checkpoints: a run directory holds
+//   model.safetensors      the weights, named as Decoder::named_parameters() (PyTorch layouts)
+//   optimizer.safetensors  the optimizer's moments ("exp_avg.<param>", "exp_avg_sq.<param>")
+//   checkpoint.json        model config, training config, tokenizer, step, the batch generator's
+//                          state (the data position) and the SHA-256 of both .safetensors files
+//
+// Saving is crash-safe although three files change: each is first written (atomically) as
+// "<name>.new", then the three are renamed into place, checkpoint.json last. Loading finishes a
+// commit that a crash interrupted (all .new files present and matching the new checkpoint.json)
+// and otherwise ignores the leftovers; then it verifies both hashes, every tensor's name, dtype
+// and shape against the config, so a damaged or mismatched checkpoint is an error, never garbage.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tapegrad/nn/decoder.h"
+#include "tapegrad/text/tokenizer.h"
+#include "trainer.h"
+
+namespace tapegrad::lm {
+
+void save_checkpoint(Trainer& trainer, const std::string& dir);
+
+// A trainer in the state of the checkpoint in `dir`: same config (with optional overrides of
+// steps and threads), tokenizer, weights, optimizer moments, step and data position.
+std::unique_ptr<Trainer> resume_trainer(const std::string& dir, int64_t steps_override = 0, int threads_override = -1);
+
+// The model and tokenizer only (for sampling and evaluation).
+struct LoadedModel {
+  nlohmann::json checkpoint;  // the parsed checkpoint.json
+  TrainConfig config;
+  std::shared_ptr<text::Tokenizer> tokenizer;
+  std::unique_ptr<nn::Decoder<float>> model;
+};
+LoadedModel load_model(const std::string& dir);
+
+// Copies tensors from a safetensors file into parameters, requiring an exact match of names,
+// dtypes and shapes. `what` names the file in errors.
+void load_parameters(const std::string& path, const std::vector<std::pair<std::string, Tensor<float>*>>& targets);
+
+}  // namespace tapegrad::lm

@@ -1,0 +1,83 @@
+#include "cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "tapegrad/error.h"
+
+namespace tapegrad::lm {
+
+namespace {
+
+// CLI11 reads TOML/INI by default; this reads a flat JSON object whose keys are flag names.
+class JsonConfig : public CLI::Config {
+ public:
+  std::string to_config(const CLI::App* app, bool default_also, bool, std::string) const override {
+    nlohmann::ordered_json j;
+    for (const CLI::Option* opt : app->get_options({})) {
+      if (opt->get_lnames().empty() || opt->get_configurable() == false) continue;
+      const std::string name = opt->get_lnames()[0];
+      if (opt->count() > 0) j[name] = opt->as<std::string>();
+      else if (default_also && !opt->get_default_str().empty()) j[name] = opt->get_default_str();
+    }
+    return j.dump(2);
+  }
+
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(input);
+    } catch (const nlohmann::json::exception& e) {
+      throw CLI::ConversionError(std::string("config file is not valid JSON: ") + e.what());
+    }
+    if (!j.is_object()) throw CLI::ConversionError("config file must hold a JSON object of flag names to values");
+    std::vector<CLI::ConfigItem> items;
+    for (const auto& [key, value] : j.items()) {
+      CLI::ConfigItem item;
+      item.name = key;
+      if (value.is_string()) item.inputs = {value.get<std::string>()};
+      else if (value.is_boolean()) item.inputs = {value.get<bool>() ? "true" : "false"};
+      else if (value.is_number()) item.inputs = {value.dump()};
+      else throw CLI::ConversionError("config key '" + key + "' must be a string, number or boolean");
+      items.push_back(std::move(item));
+    }
+    return items;
+  }
+};
+
+}  // namespace
+
+void use_json_config(CLI::App& app) {
+  app.config_formatter(std::make_shared<JsonConfig>());
+  app.allow_config_extras(CLI::config_extras_mode::error);
+}
+
+int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "%s: error: %s (see --help)\n", app.get_name().c_str(), e.what());
+    return 2;
+  }
+  try {
+    return body();
+  } catch (const tapegrad::Error& e) {
+    std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: error: out of memory\n", app.get_name().c_str());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
+    return 1;
+  }
+}
+
+}  // namespace tapegrad::lm

@@ -1,0 +1,21 @@
+// Command-line plumbing shared by the programs: parse with CLI11 and turn every failure into one
+// line on stderr and a conventional exit status — 2 for usage errors (unknown flag, missing or
+// bad value), 1 for runtime errors (a file that cannot be read, a diverged run) — never an
+// uncaught exception, a core dump or a stack of text.
+#pragma once
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace tapegrad::lm {
+
+// Parses argv into `app`, then runs `body`. Returns the process exit status.
+int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
+
+// JSON config files for CLI11's --config: {"flag-name": value, ...}.
+void use_json_config(CLI::App& app);
+
+}  // namespace tapegrad::lm

@@ -1,0 +1,20 @@
+// Where a training step's time goes, on paper: the FLOP model of a Decoder step, and a quick
+// measurement of this machine's GEMM throughput to compare it with.
+//
+// Per token, forward + backward = 3x the forward's multiply-adds (x2 FLOPs each):
+//   6 * (matmul weights: per layer qkv 3C^2 + proj C^2 + MLP 2CH (gelu) or 3CH (swiglu); head CV)
+//   + 12 * L * T * C   (attention scores q k^T and the weighted sum P v, as computed: full T x T)
+// Element-wise work (norms, softmax, GELU, AdamW) is left out: it is memory-bound, not FLOPs.
+#pragma once
+
+#include "tapegrad/nn/decoder_config.h"
+
+namespace tapegrad::lm {
+
+double flops_per_step(const nn::DecoderConfig& config, int64_t batch, int64_t T);
+
+// GFLOP/s of tapegrad::gemm on a (B*T, 3C, C)-shaped float product with the current threads;
+// takes ~0.1 s.
+double measure_gemm_gflops(const nn::DecoderConfig& config, int64_t batch, int64_t T);
+
+}  // namespace tapegrad::lm

@@ -1,0 +1,149 @@
+#include "train_config.h"
+
+#include <CLI/CLI.hpp>
+
+#include "cli.h"
+#include "tapegrad/error.h"
+
+namespace tapegrad::lm {
+
+nn::DecoderConfig TrainConfig::model(int64_t vocab) const {
+  nn::DecoderConfig m;
+  m.vocab_size = vocab;
+  m.context = ctx;
+  m.n_layer = layers;
+  m.n_head = heads;
+  m.dim = dim;
+  m.norm = nn::parse_norm_kind(norm);
+  m.placement = nn::parse_placement(placement);
+  m.mlp = nn::parse_mlp_kind(mlp);
+  m.tie_head = tie_head;
+  m.bias = bias;
+  return m;
+}
+
+void TrainConfig::validate() const {
+  const auto positive = [](const char* flag, auto v) { check(v > 0, "--", flag, " must be positive, got ", v); };
+  positive("layers", layers), positive("heads", heads), positive("dim", dim), positive("ctx", ctx);
+  positive("batch", batch), positive("steps", steps), positive("lr", lr), positive("eval-iters", eval_iters);
+  check(dim % heads == 0, "--heads ", heads, " does not divide --dim ", dim);
+  check(min_lr >= 0 && min_lr <= lr, "--min-lr must be in [0, --lr], got ", min_lr);
+  check(warmup >= 0, "--warmup must be >= 0, got ", warmup);
+  check(weight_decay >= 0, "--weight-decay must be >= 0, got ", weight_decay);
+  check(beta1 >= 0 && beta1 < 1, "--beta1 must be in [0, 1), got ", beta1);
+  check(beta2 >= 0 && beta2 < 1, "--beta2 must be in [0, 1), got ", beta2);
+  check(momentum >= 0 && momentum < 1, "--momentum must be in [0, 1), got ", momentum);
+  check(clip >= 0, "--clip must be >= 0 (0 disables clipping), got ", clip);
+  check(threads >= 0, "--threads must be >= 0 (0: one per core), got ", threads);
+  check(eval_every >= 0 && checkpoint_every >= 0, "--eval-every and --checkpoint-every must be >= 0");
+  check(val_fraction > 0 && val_fraction < 1, "--val-fraction must be in (0, 1), got ", val_fraction);
+  check(tokenizer == "char" || tokenizer == "bpe", "--tokenizer must be char or bpe, got '", tokenizer, "'");
+  check(tokenizer != "bpe" || vocab_size >= 256, "--vocab-size ", vocab_size,
+        " is smaller than the 256-byte alphabet of the bpe tokenizer");
+  check(optimizer == "adamw" || optimizer == "sgd", "--optimizer must be adamw or sgd, got '", optimizer, "'");
+  nn::parse_norm_kind(norm), nn::parse_placement(placement), nn::parse_mlp_kind(mlp);
+}
+
+nlohmann::json to_json(const TrainConfig& c) {
+  return {{"data", c.data},
+          {"tokenizer", c.tokenizer},
+          {"vocab-size", c.vocab_size},
+          {"val-fraction", c.val_fraction},
+          {"layers", c.layers},
+          {"heads", c.heads},
+          {"dim", c.dim},
+          {"ctx", c.ctx},
+          {"norm", c.norm},
+          {"placement", c.placement},
+          {"mlp", c.mlp},
+          {"tie-head", c.tie_head},
+          {"bias", c.bias},
+          {"optimizer", c.optimizer},
+          {"batch", c.batch},
+          {"steps", c.steps},
+          {"warmup", c.warmup},
+          {"lr", c.lr},
+          {"min-lr", c.min_lr},
+          {"weight-decay", c.weight_decay},
+          {"beta1", c.beta1},
+          {"beta2", c.beta2},
+          {"momentum", c.momentum},
+          {"clip", c.clip},
+          {"seed", c.seed},
+          {"threads", c.threads},
+          {"eval-every", c.eval_every},
+          {"eval-iters", c.eval_iters},
+          {"checkpoint-every", c.checkpoint_every},
+          {"instrument", c.instrument}};
+}
+
+namespace {
+template <typename V>
+void read(const nlohmann::json& j, const char* key, V& out) {
+  if (!j.contains(key)) return;
+  try {
+    out = j.at(key).get<V>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(cat("training config: '", key, "' has the wrong type (", j.at(key).dump(), ")"));
+  }
+}
+}  // namespace
+
+TrainConfig train_config_from_json(const nlohmann::json& j) {
+  check(j.is_object(), "training config: expected a JSON object");
+  TrainConfig c;
+  const nlohmann::json known = to_json(c);
+  for (const auto& [key, value] : j.items()) check(known.contains(key), "training config: unknown key '", key, "'");
+  read(j, "data", c.data), read(j, "tokenizer", c.tokenizer), read(j, "vocab-size", c.vocab_size);
+  read(j, "val-fraction", c.val_fraction), read(j, "layers", c.layers), read(j, "heads", c.heads);
+  read(j, "dim", c.dim), read(j, "ctx", c.ctx), read(j, "norm", c.norm), read(j, "placement", c.placement);
+  read(j, "mlp", c.mlp), read(j, "tie-head", c.tie_head), read(j, "bias", c.bias);
+  read(j, "optimizer", c.optimizer), read(j, "batch", c.batch), read(j, "steps", c.steps);
+  read(j, "warmup", c.warmup), read(j, "lr", c.lr), read(j, "min-lr", c.min_lr);
+  read(j, "weight-decay", c.weight_decay), read(j, "beta1", c.beta1), read(j, "beta2", c.beta2);
+  read(j, "momentum", c.momentum), read(j, "clip", c.clip), read(j, "seed", c.seed), read(j, "threads", c.threads);
+  read(j, "eval-every", c.eval_every), read(j, "eval-iters", c.eval_iters);
+  read(j, "checkpoint-every", c.checkpoint_every), read(j, "instrument", c.instrument);
+  c.validate();
+  return c;
+}
+
+void add_train_flags(CLI::App& app, TrainConfig& c) {
+  use_json_config(app);
+  app.set_config("--config", "", "JSON file of flag values, e.g. a run's config.json (flags given here win)");
+  app.add_option("--data", c.data, "UTF-8 text file to train on (default: the embedded corpus)")->group("Data");
+  app.add_option("--tokenizer", c.tokenizer, "char or bpe")->check(CLI::IsMember({"char", "bpe"}))->group("Data");
+  app.add_option("--vocab-size", c.vocab_size, "BPE vocabulary size (>= 256)")->group("Data");
+  app.add_option("--val-fraction", c.val_fraction, "last fraction of the text held out for validation")->group("Data");
+  app.add_option("--layers", c.layers, "transformer blocks")->group("Model");
+  app.add_option("--heads", c.heads, "attention heads (must divide --dim)")->group("Model");
+  app.add_option("--dim", c.dim, "model width C")->group("Model");
+  app.add_option("--ctx", c.ctx, "context length T")->group("Model");
+  app.add_option("--norm", c.norm, "layernorm, rmsnorm or none")
+      ->check(CLI::IsMember({"layernorm", "rmsnorm", "none"}))->group("Model");
+  app.add_option("--placement", c.placement, "pre or post")->check(CLI::IsMember({"pre", "post"}))->group("Model");
+  app.add_option("--mlp", c.mlp, "gelu or swiglu")->check(CLI::IsMember({"gelu", "swiglu"}))->group("Model");
+  app.add_flag("--tie-head,!--no-tie-head", c.tie_head, "share the token embedding with the LM head")->group("Model");
+  app.add_flag("--bias,!--no-bias", c.bias, "biases in the linear layers")->group("Model");
+  app.add_option("--optimizer", c.optimizer, "adamw or sgd")->check(CLI::IsMember({"adamw", "sgd"}))->group("Training");
+  app.add_option("--batch", c.batch, "sequences per step B")->group("Training");
+  app.add_option("--steps", c.steps, "training steps")->group("Training");
+  app.add_option("--lr", c.lr, "peak learning rate")->group("Training");
+  app.add_option("--min-lr", c.min_lr, "learning rate at the end of the cosine decay")->group("Training");
+  app.add_option("--warmup", c.warmup, "linear warmup steps")->group("Training");
+  app.add_option("--weight-decay", c.weight_decay, "decoupled weight decay (matrices only)")->group("Training");
+  app.add_option("--beta1", c.beta1, "AdamW beta1")->group("Training");
+  app.add_option("--beta2", c.beta2, "AdamW beta2")->group("Training");
+  app.add_option("--momentum", c.momentum, "SGD momentum")->group("Training");
+  app.add_option("--clip", c.clip, "global gradient-norm clip (0: off)")->group("Training");
+  app.add_option("--seed", c.seed, "seed of the initialisation and the batches")->group("Training");
+  app.add_option("--threads", c.threads, "threads (0: one per core)")->group("Training");
+  app.add_option("--eval-every", c.eval_every, "steps between evaluations (0: none)")->group("Evaluation");
+  app.add_option("--eval-iters", c.eval_iters, "batches per evaluation")->group("Evaluation");
+  app.add_option("--checkpoint-every", c.checkpoint_every, "steps between checkpoints (0: only at the end)")
+      ->group("Evaluation");
+  app.add_flag("--instrument", c.instrument, "log per-layer residual/norm RMS, max logit, grad norms")
+      ->group("Evaluation");
+}
+
+}  // namespace tapegrad::lm

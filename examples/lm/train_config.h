@@ -1,0 +1,53 @@
+// TrainConfig: every knob of a training run. The command-line flags of train_lm, the keys of its
+// --config JSON file and of the config.json it writes are the same names (`--min-lr` <-> "min-lr"),
+// so a run's config.json fed back with --config reproduces it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tapegrad/nn/decoder_config.h"
+
+namespace CLI {
+class App;
+}
+
+namespace tapegrad::lm {
+
+struct TrainConfig {
+  // data
+  std::string data;               // a UTF-8 text file; empty: the embedded corpus
+  std::string tokenizer = "char";  // char | bpe
+  int64_t vocab_size = 512;        // bpe only
+  double val_fraction = 0.1;
+  // model (vocab_size comes from the tokenizer)
+  int64_t layers = 4, heads = 4, dim = 128, ctx = 64;
+  std::string norm = "layernorm", placement = "pre", mlp = "gelu";
+  bool tie_head = true;
+  bool bias = true;
+  // optimisation
+  std::string optimizer = "adamw";  // adamw | sgd
+  int64_t batch = 12, steps = 2000, warmup = 100;
+  double lr = 1e-3, min_lr = 1e-4, weight_decay = 0.1, beta1 = 0.9, beta2 = 0.99, momentum = 0.9, clip = 1.0;
+  uint64_t seed = 1337;
+  int threads = 0;  // 0: one per core
+  // evaluation, logging, checkpoints
+  int64_t eval_every = 250;  // 0: no evaluation
+  int64_t eval_iters = 200;
+  int64_t checkpoint_every = 500;  // 0: only at the end
+  bool instrument = false;         // per-layer statistics in metrics.jsonl (see the lab)
+
+  nn::DecoderConfig model(int64_t vocab) const;
+  // Throws an Error naming the flag and value for anything out of range or inconsistent.
+  void validate() const;
+};
+
+nlohmann::json to_json(const TrainConfig& c);
+// Keys as the flags; unknown keys and wrong types are errors naming the key.
+TrainConfig train_config_from_json(const nlohmann::json& j);
+
+// Registers every field as a flag on `app` (bound to `c`, defaults = c's values), and --config
+// FILE (JSON, same keys; flags on the command line win).
+void add_train_flags(CLI::App& app, TrainConfig& c);
+
+}  // namespace tapegrad::lm

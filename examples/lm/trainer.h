@@ -1,0 +1,82 @@
+// Trainer: one language-model training run — the model, its optimizer and schedule, the batch
+// stream — advanced one step at a time, so train_lm, the lab and the tests drive it the same way.
+//
+// Determinism: the model is initialised from Rng(seed) and batches are drawn from their own
+// generator seeded from `seed`; with the same seed and thread count, two runs produce the same
+// losses bit for bit, and a run resumed from a checkpoint continues exactly as if never stopped.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "data.h"
+#include "tapegrad/nn/decoder.h"
+#include "tapegrad/optim/optimizer.h"
+#include "tapegrad/optim/schedule.h"
+#include "tapegrad/text/tokenizer.h"
+#include "train_config.h"
+
+namespace tapegrad::lm {
+
+struct StepResult {
+  int64_t step = 0;  // the step just taken, from 1
+  double loss = 0, lr = 0, grad_norm = 0, step_ms = 0, tokens_per_s = 0;
+  bool finite = true;  // false: NaN/Inf in the loss or the gradients; the update was skipped
+};
+
+struct EvalResult {
+  double val_loss = 0, train_loss = 0;
+};
+
+class Trainer {
+ public:
+  Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenizer> tokenizer,
+          std::shared_ptr<const TokenData> data);
+
+  StepResult train_step();
+  // Mean loss over config.eval_iters batches of each split. The batches are the same at every
+  // evaluation (a fixed seed), so successive evaluations — and runs with other norms — compare
+  // on identical text.
+  EvalResult evaluate();
+  // Mean loss of the model on the given batch, without recording a backward pass.
+  double loss_on(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T);
+
+  int64_t step() const { return step_; }
+  void set_step(int64_t s) { step_ = s; }
+  TrainConfig& config() { return config_; }
+  const TrainConfig& config() const { return config_; }
+  nn::Decoder<float>& model() { return *model_; }
+  Optimizer<float>& optimizer() { return *optimizer_; }
+  const text::Tokenizer& tokenizer() const { return *tokenizer_; }
+  const std::shared_ptr<const text::Tokenizer>& tokenizer_ptr() const { return tokenizer_; }
+  BatchSampler& sampler() { return sampler_; }
+  const std::vector<Parameter<float>*>& params() const { return params_; }
+  Tape<float>& tape() { return tape_; }
+
+ private:
+  double mean_loss(std::span<const int32_t> split, uint64_t seed);
+
+  TrainConfig config_;
+  std::shared_ptr<const text::Tokenizer> tokenizer_;
+  std::shared_ptr<const TokenData> data_;
+  std::unique_ptr<nn::Decoder<float>> model_;
+  std::vector<Parameter<float>*> params_;
+  std::unique_ptr<Optimizer<float>> optimizer_;
+  CosineSchedule schedule_;
+  BatchSampler sampler_;
+  Tape<float> tape_;
+  std::vector<int32_t> ids_, targets_;
+  int64_t step_ = 0;
+};
+
+// Reads the training text: `path`, or the embedded corpus when empty. Errors name the file.
+std::string load_text(const std::string& path);
+// Builds the tokenizer the config asks for from `text`.
+std::shared_ptr<text::Tokenizer> build_tokenizer(const TrainConfig& config, const std::string& text,
+                                                 const std::string& what);
+// Encodes `text` and splits it (90/10 by default).
+std::shared_ptr<TokenData> make_token_data(const TrainConfig& config, const text::Tokenizer& tokenizer,
+                                           const std::string& text);
+
+}  // namespace tapegrad::lm

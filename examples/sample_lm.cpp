@@ -1,0 +1,61 @@
+// sample_lm: generate text from a train_lm checkpoint.
+//   build/examples/sample_lm --checkpoint runs/demo --prompt "ROMEO:" --tokens 300 --temperature 0.8 --top-k 40
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "checkpoint.h"
+#include "cli.h"
+#include "sampling.h"
+#include "tapegrad/threads.h"
+
+using namespace tapegrad;
+using namespace tapegrad::lm;
+
+int main(int argc, char** argv) {
+  CLI::App app{"Generate text from a tapegrad checkpoint", "sample_lm"};
+  std::string dir, prompt = "\n";
+  int64_t tokens = 300;
+  SamplingOptions o;
+  uint64_t seed = 1;
+  int threads = 1;
+  app.add_option("--checkpoint", dir, "run directory written by train_lm")->required();
+  app.add_option("--prompt", prompt, "text to continue (every character must be known to the tokenizer)");
+  app.add_option("--tokens", tokens, "tokens to generate")->check(CLI::PositiveNumber);
+  app.add_option("--temperature", o.temperature, "0: greedy; < 1 sharper, > 1 flatter")->check(CLI::Range(0.0, 100.0));
+  app.add_option("--top-k", o.top_k, "sample among the k most likely tokens (0: all)")->check(CLI::NonNegativeNumber);
+  app.add_option("--top-p", o.top_p, "nucleus: the smallest set of tokens with probability >= p")
+      ->check(CLI::Range(0.0, 1.0, "a probability in [0, 1]"));
+  app.add_option("--seed", seed, "sampling seed");
+  app.add_option("--threads", threads, "threads (0: one per core)")->check(CLI::NonNegativeNumber);
+  return run_cli(app, argc, argv, [&] {
+    check(o.top_p > 0, "--top-p must be > 0");
+    set_num_threads(threads);
+    LoadedModel m = load_model(dir);
+    check(!prompt.empty(), "--prompt is empty; give at least one character");
+    std::vector<int32_t> ids;
+    try {
+      ids = m.tokenizer->encode(prompt);
+    } catch (const Error& e) {
+      throw Error(cat("the prompt cannot be encoded: ", e.what()));
+    }
+    const int64_t ctx = m.model->config().context, V = m.model->config().vocab_size;
+    Rng rng(seed);
+    Tape<float> tape;
+    std::vector<std::pair<double, int32_t>> scratch;
+    std::fwrite(prompt.data(), 1, prompt.size(), stdout);
+    for (int64_t i = 0; i < tokens; ++i) {
+      const int64_t T = std::min<int64_t>(ctx, static_cast<int64_t>(ids.size()));
+      const std::span<const int32_t> window(ids.data() + ids.size() - T, static_cast<size_t>(T));
+      tape.clear();
+      auto guard = tape.no_grad();
+      const auto out = m.model->forward(tape, window, 1, T);
+      const std::span<const float> last(out.logits.data() + (T - 1) * V, static_cast<size_t>(V));
+      ids.push_back(sample_token(last, o, rng, scratch));
+      const std::string piece = m.tokenizer->decode(std::span<const int32_t>(&ids.back(), 1));
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+    }
+    std::fputs("\n", stdout);
+    return 0;
+  });
+}

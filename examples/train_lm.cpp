@@ -1,0 +1,131 @@
+// train_lm: train a tiny decoder-only transformer on UTF-8 text (the embedded corpus by default).
+//
+//   build/examples/train_lm --out runs/demo                       # defaults: L4 H4 C128 T64 B12, 2000 steps
+//   build/examples/train_lm --data ../shared/data/tinyshakespeare.txt --norm rmsnorm --out runs/rms
+//   build/examples/train_lm --resume runs/demo --steps 3000       # continue (bitwise as if never stopped)
+//
+// Writes to --out: config.json (every flag; feed it back with --config), metrics.jsonl (one line
+// per step, one per evaluation), and a checkpoint (model.safetensors, optimizer.safetensors,
+// checkpoint.json) every --checkpoint-every steps and at the end. Ctrl-C saves a checkpoint and
+// exits; `--resume DIR` continues from it.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <filesystem>
+
+#include "checkpoint.h"
+#include "cli.h"
+#include "flops.h"
+#include "run_log.h"
+#include "tapegrad/io/file.h"
+#include "tapegrad/threads.h"
+#include "trainer.h"
+
+using namespace tapegrad;
+using namespace tapegrad::lm;
+
+namespace {
+
+nlohmann::json step_line(const StepResult& s, double flops) {
+  return {{"step", s.step},           {"loss", s.loss},     {"lr", s.lr},
+          {"grad_norm", s.grad_norm}, {"step_ms", s.step_ms}, {"tokens_per_s", s.tokens_per_s},
+          {"gflops_per_s", flops / (s.step_ms / 1000.0) / 1e9}};
+}
+
+std::string fmt(const char* f, double a, double b = 0, double c = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, a, b, c);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Train a tiny decoder-only transformer (tapegrad)", "train_lm"};
+  TrainConfig config;
+  std::string out = "runs/train_lm", resume;
+  add_train_flags(app, config);
+  app.add_option("--out", out, "output directory (config, metrics, checkpoints)");
+  app.add_option("--resume", resume, "continue the run saved in this directory (its config is used; "
+                                     "--steps and --threads may be changed)");
+  return run_cli(app, argc, argv, [&]() -> int {
+    std::unique_ptr<Trainer> trainer;
+    if (!resume.empty()) {
+      for (const char* flag : {"--data", "--tokenizer", "--layers", "--dim", "--heads", "--ctx", "--norm", "--lr",
+                               "--batch", "--seed", "--config", "--out"})
+        check(app.count(flag) == 0, "--resume uses the saved run's settings; ", flag,
+              " cannot be changed (only --steps and --threads can)");
+      trainer = resume_trainer(resume, app.count("--steps") ? config.steps : 0,
+                               app.count("--threads") ? config.threads : -1);
+      out = resume;
+      check(trainer->step() < trainer->config().steps, "the run in '", resume, "' already finished its ",
+            trainer->config().steps, " steps; pass --steps N with a larger N to continue it");
+    } else {
+      config.validate();
+      io::ensure_writable_directory(out);
+      const std::string what = config.data.empty() ? std::string("embedded corpus") : config.data;
+      const std::string text = load_text(config.data);
+      auto tokenizer = build_tokenizer(config, text, what);
+      trainer = std::make_unique<Trainer>(config, tokenizer, make_token_data(config, *tokenizer, text));
+      io::write_file_atomic(out + "/config.json", to_json(trainer->config()).dump(2) + "\n");
+    }
+    const TrainConfig& c = trainer->config();
+    auto& model = trainer->model();
+    const double flops = flops_per_step(model.config(), c.batch, c.ctx);
+    const double gemm_peak = measure_gemm_gflops(model.config(), c.batch, c.ctx);
+    std::fprintf(stderr, "%s\n%lld parameters, vocab %lld (%s tokenizer), %d threads; %.2f GFLOP/step, GEMM peak %.0f GFLOP/s\n",
+                 model.summary().substr(0, model.summary().find('\n')).c_str(),
+                 static_cast<long long>(model.num_parameters()), static_cast<long long>(trainer->tokenizer().vocab_size()),
+                 c.tokenizer.c_str(), num_threads(), flops / 1e9, gemm_peak);
+    if (!resume.empty()) std::fprintf(stderr, "resuming at step %lld of %lld\n", static_cast<long long>(trainer->step()),
+                                      static_cast<long long>(c.steps));
+
+    MetricsLog metrics(out, resume.empty() ? -1 : trainer->step());
+    Progress progress(trainer->step(), c.steps, isatty(STDERR_FILENO) != 0);
+    install_stop_handlers();
+    const auto evaluate = [&](int64_t step) {
+      const EvalResult e = trainer->evaluate();
+      metrics.write({{"step", step}, {"val_loss", e.val_loss}, {"train_loss", e.train_loss}});
+      progress.message(fmt("step %5.0f: train loss %.4f, val loss %.4f", static_cast<double>(step), e.train_loss, e.val_loss));
+      return e;
+    };
+    const auto checkpoint = [&] { save_checkpoint(*trainer, out); };
+
+    double ms_sum = 0, tok_sum = 0;
+    int64_t timed = 0;
+    while (trainer->step() < c.steps) {
+      const StepResult s = trainer->train_step();
+      if (!s.finite) {
+        progress.finish();
+        metrics.write({{"step", s.step}, {"loss", s.loss}, {"grad_norm", s.grad_norm}, {"diverged", true}});
+        throw Error(cat("training diverged at step ", s.step, ": loss ", s.loss, ", gradient norm ", s.grad_norm,
+                        "; the weights were not updated with it and the last checkpoint in '", out,
+                        "' is intact (try a lower --lr or a --clip)"));
+      }
+      metrics.write(step_line(s, flops));
+      if (s.step > 1) ms_sum += s.step_ms, tok_sum += s.tokens_per_s, ++timed;  // step 1 includes warm-up
+      progress.update(s.step, s.loss, s.tokens_per_s);
+      const bool last = s.step == c.steps;
+      if (c.eval_every > 0 && (s.step % c.eval_every == 0 || last)) evaluate(s.step);
+      if (!last && c.checkpoint_every > 0 && s.step % c.checkpoint_every == 0) checkpoint();
+      if (const int sig = stop_signal()) {
+        checkpoint();
+        progress.finish();
+        std::fprintf(stderr, "stopped by signal %d at step %lld; checkpoint saved in '%s' (continue with --resume %s)\n",
+                     sig, static_cast<long long>(s.step), out.c_str(), out.c_str());
+        return 128 + sig;
+      }
+    }
+    checkpoint();
+    progress.finish();
+    if (timed > 0) {
+      const double ms = ms_sum / static_cast<double>(timed);
+      std::fprintf(stderr, "done: %lld steps, %.1f ms/step, %.0f tokens/s, %.1f GFLOP/s (%.0f%% of the GEMM peak)\n",
+                   static_cast<long long>(c.steps), ms, tok_sum / static_cast<double>(timed), flops / (ms / 1000) / 1e9,
+                   100 * flops / (ms / 1000) / 1e9 / gemm_peak);
+    }
+    std::fprintf(stderr, "checkpoint: %s/{model.safetensors,optimizer.safetensors,checkpoint.json}\n", out.c_str());
+    return 0;
+  });
+}

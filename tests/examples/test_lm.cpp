@@ -1,0 +1,184 @@
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "checkpoint.h"
+#include "corpus.h"
+#include "data.h"
+#include "sampling.h"
+#include "support.h"
+#include "tapegrad/io/file.h"
+#include "tapegrad/io/sha256.h"
+#include "tapegrad/optim/adamw.h"
+#include "tapegrad/text/char_tokenizer.h"
+#include "tapegrad/text/utf8.h"
+#include "trainer.h"
+
+using namespace tapegrad;
+using namespace tapegrad::lm;
+namespace fs = std::filesystem;
+
+namespace {
+
+TrainConfig tiny_config() {
+  TrainConfig c;
+  c.layers = 2, c.heads = 2, c.dim = 16, c.ctx = 16, c.batch = 4, c.steps = 40, c.warmup = 5;
+  c.eval_iters = 2, c.threads = 2;
+  return c;
+}
+
+std::unique_ptr<Trainer> make_trainer(const TrainConfig& c) {
+  const std::string& text = default_corpus();
+  auto tok = build_tokenizer(c, text, "corpus");
+  return std::make_unique<Trainer>(c, tok, make_token_data(c, *tok, text));
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("tapegrad_test_" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("corpus: the embedded corpus is the project's own, >= 100 KB, English and Chinese, pinned", "[train]") {
+  const std::string& c = default_corpus();
+  CHECK(c.size() >= 100'000);
+  CHECK(text::is_valid(c));
+  CHECK(c.find("乒乓球拍卖完了。") != std::string::npos);
+  CHECK(c.find("== Tale 1 ==") == 0);
+  // The same bytes on every machine and every build: changing the generator changes this hash.
+  CHECK(io::sha256_hex(c) == "95a3157307145d790efa51422ad63c4513e23d7dce11b1887f3b6c57de1f0ae0");
+}
+
+TEST_CASE("data: 90/10 split by position; windows with next-token targets; seeded", "[train]") {
+  std::vector<int32_t> tokens(100);
+  for (int i = 0; i < 100; ++i) tokens[i] = i;
+  const TokenData d = split_tokens(tokens, 0.1, 8);
+  CHECK(d.train.size() == 90);
+  CHECK(d.val.front() == 90);
+  BatchSampler a(d.train, 3, 8, 42), b(d.train, 3, 8, 42);
+  std::vector<int32_t> ids, targets, ids2, targets2;
+  a.next(ids, targets);
+  b.next(ids2, targets2);
+  CHECK(ids == ids2);
+  for (size_t i = 0; i < ids.size(); ++i) CHECK(targets[i] == ids[i] + 1);
+  REQUIRE_THROWS_WITH(split_tokens(tokens, 0.1, 64),
+                      Catch::Contains("90 for training and 10 for validation, but each part needs at least context + 1 = 65"));
+}
+
+TEST_CASE("train: a small model overfits one batch to near-zero loss", "[train]") {
+  nn::DecoderConfig mc;
+  mc.vocab_size = 20, mc.context = 16, mc.n_layer = 2, mc.n_head = 2, mc.dim = 32;
+  nn::Decoder<float> model(mc, 3);
+  AdamW<float> opt(model.parameters(), {.weight_decay = 0.0});
+  Rng rng(5);
+  std::vector<int32_t> ids(4 * 16), targets(4 * 16);
+  for (auto& v : ids) v = static_cast<int32_t>(rng.below(20));
+  for (auto& v : targets) v = static_cast<int32_t>(rng.below(20));
+  Tape<float> tape;
+  double first = 0, loss = 0;
+  for (int step = 0; step < 300; ++step) {
+    tape.clear();
+    opt.zero_grad();
+    auto out = model.forward(tape, ids, 4, 16, targets);
+    loss = out.loss.value()[0];
+    if (step == 0) first = loss;
+    tape.backward(out.loss);
+    opt.step(3e-3);
+  }
+  CHECK_THAT(first, Catch::Matchers::WithinAbs(std::log(20.0), 0.05));
+  CHECK(loss < 0.05);
+}
+
+TEST_CASE("train: same seed and threads, bitwise-identical losses; another seed differs", "[train]") {
+  auto a = make_trainer(tiny_config()), b = make_trainer(tiny_config());
+  TrainConfig other = tiny_config();
+  other.seed = 7;
+  auto c = make_trainer(other);
+  for (int i = 0; i < 10; ++i) {
+    const double la = a->train_step().loss, lb = b->train_step().loss;
+    REQUIRE(la == lb);
+    if (i == 9) CHECK(c->train_step().loss != la);
+    else c->train_step();
+  }
+}
+
+TEST_CASE("checkpoint: resume gives bitwise the losses of an uninterrupted run", "[train]") {
+  const fs::path dir = fresh_dir("resume");
+  auto straight = make_trainer(tiny_config());
+  std::vector<double> expect;
+  for (int i = 0; i < 16; ++i) expect.push_back(straight->train_step().loss);
+
+  auto first = make_trainer(tiny_config());
+  for (int i = 0; i < 8; ++i) REQUIRE(first->train_step().loss == expect[i]);
+  save_checkpoint(*first, dir.string());
+  first.reset();
+  auto resumed = resume_trainer(dir.string());
+  CHECK(resumed->step() == 8);
+  for (int i = 8; i < 16; ++i) REQUIRE(resumed->train_step().loss == expect[i]);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("checkpoint: round trip of weights and optimizer state; damage is detected", "[train][errors]") {
+  const fs::path dir = fresh_dir("roundtrip");
+  auto t = make_trainer(tiny_config());
+  for (int i = 0; i < 3; ++i) t->train_step();
+  save_checkpoint(*t, dir.string());
+  LoadedModel m = load_model(dir.string());
+  for (auto& [name, p] : t->model().named_parameters()) {
+    const auto& q = m.model->parameter(name).value;
+    REQUIRE(std::equal(p->value.data(), p->value.data() + p->numel(), q.data()));
+  }
+  CHECK(m.tokenizer->to_json() == t->tokenizer().to_json());
+
+  SECTION("a modified weight file fails its hash") {
+    std::string bytes = io::read_file((dir / "model.safetensors").string());
+    bytes[bytes.size() - 1] ^= 1;
+    io::write_file_atomic((dir / "model.safetensors").string(), bytes);
+    REQUIRE_THROWS_WITH(load_model(dir.string()), Catch::Contains("do not match the SHA-256 recorded in checkpoint.json"));
+  }
+  SECTION("a config that disagrees with the weights' shapes") {
+    auto j = nlohmann::json::parse(io::read_file((dir / "checkpoint.json").string()));
+    j["model"]["dim"] = 32, j["train"]["dim"] = 32;
+    io::write_file_atomic((dir / "checkpoint.json").string(), j.dump());
+    REQUIRE_THROWS_WITH(load_model(dir.string()), Catch::Contains("has shape (") && Catch::Contains("but the config needs ("));
+  }
+  SECTION("a config with an extra field") {
+    auto j = nlohmann::json::parse(io::read_file((dir / "checkpoint.json").string()));
+    j["model"]["dropout"] = 0.1;
+    io::write_file_atomic((dir / "checkpoint.json").string(), j.dump());
+    REQUIRE_THROWS_WITH(load_model(dir.string()), "config: unknown field 'dropout'");
+  }
+  SECTION("a save interrupted after its files were complete is rolled forward") {
+    for (int i = 0; i < 2; ++i) t->train_step();
+    save_checkpoint(*t, (dir / "next").string());  // the state a later save would write
+    for (const char* f : {"model.safetensors", "optimizer.safetensors"})
+      fs::copy_file(dir / "next" / f, dir / (std::string(f) + ".new"));
+    fs::copy_file(dir / "next" / "checkpoint.json", dir / "checkpoint.json.new");
+    fs::rename(dir / "model.safetensors.new", dir / "model.safetensors");  // killed after the first rename
+    auto r = resume_trainer(dir.string());
+    CHECK(r->step() == 5);
+    CHECK_FALSE(fs::exists(dir / "checkpoint.json.new"));
+  }
+  SECTION("a save interrupted while writing leaves the previous checkpoint usable") {
+    io::write_file_atomic((dir / "model.safetensors.new").string(), "partial");
+    CHECK(resume_trainer(dir.string())->step() == 3);
+    CHECK_FALSE(fs::exists(dir / "model.safetensors.new"));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sampling: temperature 0 and top-k 1 are greedy; top-p keeps the nucleus; seeded", "[train]") {
+  const std::vector<float> logits{0.0f, 2.0f, 1.0f, -1.0f};
+  std::vector<std::pair<double, int32_t>> scratch;
+  Rng rng(1);
+  CHECK(sample_token(logits, {.temperature = 0}, rng, scratch) == 1);
+  for (int i = 0; i < 20; ++i) CHECK(sample_token(logits, {.temperature = 1, .top_k = 1}, rng, scratch) == 1);
+  // p = softmax = [0.087, 0.644, 0.237, 0.032]: top_p 0.7 keeps tokens 1 and 2 only.
+  std::set<int32_t> seen;
+  for (int i = 0; i < 200; ++i) seen.insert(sample_token(logits, {.temperature = 1, .top_p = 0.7}, rng, scratch));
+  CHECK(seen == std::set<int32_t>{1, 2});
+  Rng a(9), b(9);
+  for (int i = 0; i < 20; ++i) CHECK(sample_token(logits, {}, a, scratch) == sample_token(logits, {}, b, scratch));
+}
