@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "checkpoint.h"
 #include "cli.h"
@@ -45,19 +46,30 @@ int main(int argc, char** argv) {
   CLI::App app{"Train a tiny decoder-only transformer (tapegrad)", "train_lm"};
   TrainConfig config;
   std::string out = "runs/train_lm", resume;
+  int64_t stop_after = 0;
   add_train_flags(app, config);
   app.add_option("--out", out, "output directory (config, metrics, checkpoints)");
   app.add_option("--resume", resume, "continue the run saved in this directory (its config is used; "
                                      "--steps and --threads may be changed)");
+  app.add_option("--stop-after", stop_after, "stop after this step with a checkpoint, as if interrupted "
+                                             "(the schedule still spans --steps; continue with --resume)")
+      ->check(CLI::PositiveNumber);
   return run_cli(app, argc, argv, [&]() -> int {
     std::unique_ptr<Trainer> trainer;
     if (!resume.empty()) {
-      for (const char* flag : {"--data", "--tokenizer", "--layers", "--dim", "--heads", "--ctx", "--norm", "--lr",
-                               "--batch", "--seed", "--config", "--out"})
-        check(app.count(flag) == 0, "--resume uses the saved run's settings; ", flag,
-              " cannot be changed (only --steps and --threads can)");
-      trainer = resume_trainer(resume, app.count("--steps") ? config.steps : 0,
-                               app.count("--threads") ? config.threads : -1);
+      const std::set<std::string> adjustable{"--resume", "--steps", "--threads", "--eval-every", "--eval-iters",
+                                             "--checkpoint-every", "--stop-after"};
+      for (const CLI::Option* opt : app.get_options())
+        check(opt->count() == 0 || adjustable.count(opt->get_name()), "--resume continues the saved run with its own "
+              "settings; ", opt->get_name(), " cannot be changed (--steps, --threads, --eval-every, --eval-iters, "
+              "--checkpoint-every and --stop-after can)");
+      ResumeOverrides o;
+      if (app.count("--steps")) o.steps = config.steps;
+      if (app.count("--threads")) o.threads = config.threads;
+      if (app.count("--eval-every")) o.eval_every = config.eval_every;
+      if (app.count("--eval-iters")) o.eval_iters = config.eval_iters;
+      if (app.count("--checkpoint-every")) o.checkpoint_every = config.checkpoint_every;
+      trainer = resume_trainer(resume, o);
       out = resume;
       check(trainer->step() < trainer->config().steps, "the run in '", resume, "' already finished its ",
             trainer->config().steps, " steps; pass --steps N with a larger N to continue it");
@@ -74,8 +86,8 @@ int main(int argc, char** argv) {
     auto& model = trainer->model();
     const double flops = flops_per_step(model.config(), c.batch, c.ctx);
     const double gemm_peak = measure_gemm_gflops(model.config(), c.batch, c.ctx);
-    std::fprintf(stderr, "%s\n%lld parameters, vocab %lld (%s tokenizer), %d threads; %.2f GFLOP/step, GEMM peak %.0f GFLOP/s\n",
-                 model.summary().substr(0, model.summary().find('\n')).c_str(),
+    std::fprintf(stderr, "%s(%s)\n%lld parameters, vocab %lld (%s tokenizer), %d threads; %.2f GFLOP/step, GEMM peak %.0f GFLOP/s\n",
+                 model.type_name().c_str(), model.options_repr().c_str(),
                  static_cast<long long>(model.num_parameters()), static_cast<long long>(trainer->tokenizer().vocab_size()),
                  c.tokenizer.c_str(), num_threads(), flops / 1e9, gemm_peak);
     if (!resume.empty()) std::fprintf(stderr, "resuming at step %lld of %lld\n", static_cast<long long>(trainer->step()),
@@ -109,6 +121,13 @@ int main(int argc, char** argv) {
       const bool last = s.step == c.steps;
       if (c.eval_every > 0 && (s.step % c.eval_every == 0 || last)) evaluate(s.step);
       if (!last && c.checkpoint_every > 0 && s.step % c.checkpoint_every == 0) checkpoint();
+      if (stop_after > 0 && s.step >= stop_after && !last) {
+        checkpoint();
+        progress.finish();
+        std::fprintf(stderr, "stopped after step %lld as asked; checkpoint saved in '%s' (continue with --resume %s)\n",
+                     static_cast<long long>(s.step), out.c_str(), out.c_str());
+        return 0;
+      }
       if (const int sig = stop_signal()) {
         checkpoint();
         progress.finish();

@@ -150,11 +150,14 @@ LoadedModel load_model(const std::string& dir) {
   return m;
 }
 
-std::unique_ptr<Trainer> resume_trainer(const std::string& dir, int64_t steps_override, int threads_override) {
+std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOverrides& o) {
   const nlohmann::json j = open_checkpoint(dir);
   TrainConfig config = train_config_from_json(j["train"]);
-  if (steps_override > 0) config.steps = steps_override;
-  if (threads_override >= 0) config.threads = threads_override;
+  config.steps = o.steps.value_or(config.steps);
+  config.eval_every = o.eval_every.value_or(config.eval_every);
+  config.eval_iters = o.eval_iters.value_or(config.eval_iters);
+  config.checkpoint_every = o.checkpoint_every.value_or(config.checkpoint_every);
+  config.threads = o.threads.value_or(config.threads);
   std::shared_ptr<text::Tokenizer> tokenizer = text::tokenizer_from_json(j["tokenizer"]);
   const std::string text = load_text(config.data);
   auto trainer = std::make_unique<Trainer>(config, tokenizer, make_token_data(config, *tokenizer, text));

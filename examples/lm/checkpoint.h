@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "tapegrad/nn/decoder.h"
@@ -23,9 +24,17 @@ namespace tapegrad::lm {
 
 void save_checkpoint(Trainer& trainer, const std::string& dir);
 
-// A trainer in the state of the checkpoint in `dir`: same config (with optional overrides of
-// steps and threads), tokenizer, weights, optimizer moments, step and data position.
-std::unique_ptr<Trainer> resume_trainer(const std::string& dir, int64_t steps_override = 0, int threads_override = -1);
+// What may change when a run is resumed: the length of the run, and settings that do not touch
+// the training trajectory. (The thread count changes nothing but speed, except that bitwise
+// reproduction of the losses needs the same count.) Unset fields keep the saved values.
+struct ResumeOverrides {
+  std::optional<int64_t> steps, eval_every, eval_iters, checkpoint_every;
+  std::optional<int> threads;
+};
+
+// A trainer in the state of the checkpoint in `dir`: same config (with the overrides),
+// tokenizer, weights, optimizer moments, step and data position.
+std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOverrides& overrides = {});
 
 // The model and tokenizer only (for sampling and evaluation).
 struct LoadedModel {

@@ -68,6 +68,9 @@ int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
   }
   try {
     return body();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: error: %s (see --help)\n", app.get_name().c_str(), e.what());
+    return 2;
   } catch (const tapegrad::Error& e) {
     std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
     return 1;

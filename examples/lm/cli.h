@@ -6,11 +6,20 @@
 
 #include <functional>
 
+#include "tapegrad/error.h"
+
 namespace CLI {
 class App;
 }
 
 namespace tapegrad::lm {
+
+// A bad flag value or combination found after parsing (e.g. --heads that does not divide --dim):
+// reported like a parse error, with exit status 2.
+class UsageError : public tapegrad::Error {
+ public:
+  using tapegrad::Error::Error;
+};
 
 // Parses argv into `app`, then runs `body`. Returns the process exit status.
 int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& body);

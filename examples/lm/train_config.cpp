@@ -22,26 +22,38 @@ nn::DecoderConfig TrainConfig::model(int64_t vocab) const {
   return m;
 }
 
+namespace {
+// check() for flag values: a failure is a usage error (exit status 2).
+template <typename... Args>
+void check_flag(bool ok, Args&&... args) {
+  if (!ok) throw UsageError(cat(std::forward<Args>(args)...));
+}
+}  // namespace
+
 void TrainConfig::validate() const {
-  const auto positive = [](const char* flag, auto v) { check(v > 0, "--", flag, " must be positive, got ", v); };
+  const auto positive = [](const char* flag, auto v) { check_flag(v > 0, "--", flag, " must be positive, got ", v); };
   positive("layers", layers), positive("heads", heads), positive("dim", dim), positive("ctx", ctx);
   positive("batch", batch), positive("steps", steps), positive("lr", lr), positive("eval-iters", eval_iters);
-  check(dim % heads == 0, "--heads ", heads, " does not divide --dim ", dim);
-  check(min_lr >= 0 && min_lr <= lr, "--min-lr must be in [0, --lr], got ", min_lr);
-  check(warmup >= 0, "--warmup must be >= 0, got ", warmup);
-  check(weight_decay >= 0, "--weight-decay must be >= 0, got ", weight_decay);
-  check(beta1 >= 0 && beta1 < 1, "--beta1 must be in [0, 1), got ", beta1);
-  check(beta2 >= 0 && beta2 < 1, "--beta2 must be in [0, 1), got ", beta2);
-  check(momentum >= 0 && momentum < 1, "--momentum must be in [0, 1), got ", momentum);
-  check(clip >= 0, "--clip must be >= 0 (0 disables clipping), got ", clip);
-  check(threads >= 0, "--threads must be >= 0 (0: one per core), got ", threads);
-  check(eval_every >= 0 && checkpoint_every >= 0, "--eval-every and --checkpoint-every must be >= 0");
-  check(val_fraction > 0 && val_fraction < 1, "--val-fraction must be in (0, 1), got ", val_fraction);
-  check(tokenizer == "char" || tokenizer == "bpe", "--tokenizer must be char or bpe, got '", tokenizer, "'");
-  check(tokenizer != "bpe" || vocab_size >= 256, "--vocab-size ", vocab_size,
+  check_flag(dim % heads == 0, "--heads ", heads, " does not divide --dim ", dim);
+  check_flag(min_lr >= 0 && min_lr <= lr, "--min-lr must be in [0, --lr], got ", min_lr);
+  check_flag(warmup >= 0, "--warmup must be >= 0, got ", warmup);
+  check_flag(weight_decay >= 0, "--weight-decay must be >= 0, got ", weight_decay);
+  check_flag(beta1 >= 0 && beta1 < 1, "--beta1 must be in [0, 1), got ", beta1);
+  check_flag(beta2 >= 0 && beta2 < 1, "--beta2 must be in [0, 1), got ", beta2);
+  check_flag(momentum >= 0 && momentum < 1, "--momentum must be in [0, 1), got ", momentum);
+  check_flag(clip >= 0, "--clip must be >= 0 (0 disables clipping), got ", clip);
+  check_flag(threads >= 0, "--threads must be >= 0 (0: one per core), got ", threads);
+  check_flag(eval_every >= 0 && checkpoint_every >= 0, "--eval-every and --checkpoint-every must be >= 0");
+  check_flag(val_fraction > 0 && val_fraction < 1, "--val-fraction must be in (0, 1), got ", val_fraction);
+  check_flag(tokenizer == "char" || tokenizer == "bpe", "--tokenizer must be char or bpe, got '", tokenizer, "'");
+  check_flag(tokenizer != "bpe" || vocab_size >= 256, "--vocab-size ", vocab_size,
         " is smaller than the 256-byte alphabet of the bpe tokenizer");
-  check(optimizer == "adamw" || optimizer == "sgd", "--optimizer must be adamw or sgd, got '", optimizer, "'");
-  nn::parse_norm_kind(norm), nn::parse_placement(placement), nn::parse_mlp_kind(mlp);
+  check_flag(optimizer == "adamw" || optimizer == "sgd", "--optimizer must be adamw or sgd, got '", optimizer, "'");
+  try {
+    nn::parse_norm_kind(norm), nn::parse_placement(placement), nn::parse_mlp_kind(mlp);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
 }
 
 nlohmann::json to_json(const TrainConfig& c) {

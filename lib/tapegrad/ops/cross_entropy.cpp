@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "tapegrad/parallel.h"
+#include "tapegrad/vmath.h"
 
 namespace tapegrad {
 
@@ -12,15 +13,24 @@ namespace tapegrad {
 //   dz_ij += (dloss / N) (exp(z_ij - lse_i) - [j == t_i])
 // Recomputing p from z and lse in backward costs one exp per logit and saves an (N, V) buffer.
 
+// Rows are processed in chunks of V <= kMaxStackV with a stack buffer for exp(); wider
+// vocabularies fall back to a scalar loop.
+constexpr int64_t kMaxStackV = 4096;
+
 template <typename T>
 double cross_entropy_forward(T* lse, const T* logits, const int32_t* targets, int64_t N, int64_t V) {
   parallel_for(N, 3 * V, [&](int64_t r0, int64_t r1) {
+    T buf[kMaxStackV];
     for (int64_t i = r0; i < r1; ++i) {
       const T* z = logits + i * V;
       T mx = z[0];
       for (int64_t j = 1; j < V; ++j) mx = std::max(mx, z[j]);
       T total = 0;
-      for (int64_t j = 0; j < V; ++j) total += std::exp(z[j] - mx);
+      if (V <= kMaxStackV) {
+        total = vmath::exp_shifted_sum(buf, z, mx, V);
+      } else {
+        for (int64_t j = 0; j < V; ++j) total += std::exp(z[j] - mx);
+      }
       lse[i] = mx + std::log(total);
     }
   });
@@ -33,10 +43,16 @@ template <typename T>
 void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int32_t* targets, int64_t N,
                             int64_t V, T scale) {
   parallel_for(N, 3 * V, [&](int64_t r0, int64_t r1) {
+    T buf[kMaxStackV];
     for (int64_t i = r0; i < r1; ++i) {
       const T* z = logits + i * V;
       T* dz = dlogits + i * V;
-      for (int64_t j = 0; j < V; ++j) dz[j] += scale * std::exp(z[j] - lse[i]);
+      if (V <= kMaxStackV) {
+        vmath::exp_shifted_sum(buf, z, lse[i], V);
+        for (int64_t j = 0; j < V; ++j) dz[j] += scale * buf[j];
+      } else {
+        for (int64_t j = 0; j < V; ++j) dz[j] += scale * std::exp(z[j] - lse[i]);
+      }
       dz[targets[i]] -= scale;
     }
   });

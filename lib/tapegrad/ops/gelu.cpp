@@ -1,8 +1,10 @@
 #include "tapegrad/ops/gelu.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "tapegrad/parallel.h"
+#include "tapegrad/vmath.h"
 
 namespace tapegrad {
 
@@ -15,13 +17,20 @@ constexpr double kSqrt2OverPi = 0.7978845608028654;
 constexpr double kCubic = 0.044715;
 }  // namespace
 
+// Both kernels work through blocks of kBlock elements so that tanh runs as one vectorised call
+// (vmath.h) over a small stack buffer, with no allocation.
+constexpr int64_t kBlock = 256;
+
 template <typename T>
 void gelu_forward(T* y, const T* x, int64_t n) {
   parallel_for(n, 20, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const T v = x[i];
-      const T u = T(kSqrt2OverPi) * (v + T(kCubic) * v * v * v);
-      y[i] = T(0.5) * v * (T(1) + std::tanh(u));
+    T u[kBlock];
+    for (int64_t b = begin; b < end; b += kBlock) {
+      const int64_t m = std::min(kBlock, end - b);
+      const T* xb = x + b;
+      for (int64_t i = 0; i < m; ++i) u[i] = T(kSqrt2OverPi) * (xb[i] + T(kCubic) * xb[i] * xb[i] * xb[i]);
+      vmath::tanh(u, u, m);
+      for (int64_t i = 0; i < m; ++i) y[b + i] = T(0.5) * xb[i] * (T(1) + u[i]);
     }
   });
 }
@@ -29,12 +38,17 @@ void gelu_forward(T* y, const T* x, int64_t n) {
 template <typename T>
 void gelu_backward(T* dx, const T* x, const T* dy, int64_t n) {
   parallel_for(n, 24, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const T v = x[i];
-      const T u = T(kSqrt2OverPi) * (v + T(kCubic) * v * v * v);
-      const T t = std::tanh(u);
-      const T du = T(kSqrt2OverPi) * (T(1) + T(3 * kCubic) * v * v);
-      dx[i] += dy[i] * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * du);
+    T t[kBlock];
+    for (int64_t b = begin; b < end; b += kBlock) {
+      const int64_t m = std::min(kBlock, end - b);
+      const T* xb = x + b;
+      for (int64_t i = 0; i < m; ++i) t[i] = T(kSqrt2OverPi) * (xb[i] + T(kCubic) * xb[i] * xb[i] * xb[i]);
+      vmath::tanh(t, t, m);
+      for (int64_t i = 0; i < m; ++i) {
+        const T v = xb[i];
+        const T du = T(kSqrt2OverPi) * (T(1) + T(3 * kCubic) * v * v);
+        dx[b + i] += dy[b + i] * (T(0.5) * (T(1) + t[i]) + T(0.5) * v * (T(1) - t[i] * t[i]) * du);
+      }
     }
   });
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "tapegrad/parallel.h"
+#include "tapegrad/vmath.h"
 
 namespace tapegrad {
 
@@ -19,9 +20,7 @@ void softmax_forward(T* y, const T* x, int64_t rows, int64_t cols) {
       T* yr = y + r * cols;
       T mx = xr[0];
       for (int64_t j = 1; j < cols; ++j) mx = std::max(mx, xr[j]);
-      T total = 0;
-      for (int64_t j = 0; j < cols; ++j) total += (yr[j] = std::exp(xr[j] - mx));
-      const T inv = T(1) / total;
+      const T inv = T(1) / vmath::exp_shifted_sum(yr, xr, mx, cols);
       for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
     }
   });

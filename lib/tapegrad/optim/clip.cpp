@@ -2,15 +2,14 @@
 
 #include <cmath>
 
+#include "tapegrad/vmath.h"
+
 namespace tapegrad {
 
 template <typename T>
 double grad_norm(std::span<Parameter<T>* const> params) {
-  double sq = 0;
-  for (const Parameter<T>* p : params) {
-    const T* g = p->grad.data();
-    for (int64_t i = 0; i < p->numel(); ++i) sq += static_cast<double>(g[i]) * g[i];
-  }
+  double sq = 0;  // parameters in order, each summed by one vectorised reduction: deterministic
+  for (const Parameter<T>* p : params) sq += vmath::sum_squares(p->grad.data(), p->numel());
   return std::sqrt(sq);
 }
 

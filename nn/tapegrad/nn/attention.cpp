@@ -8,6 +8,7 @@
 
 #include "tapegrad/gemm.h"
 #include "tapegrad/parallel.h"
+#include "tapegrad/vmath.h"
 
 namespace tapegrad::nn {
 
@@ -51,9 +52,7 @@ T attention_core_forward(T* att, T* y, const T* qkv, const AttentionDims& d) {
         T mx = row[0];
         for (int64_t j = 1; j <= i; ++j) mx = std::max(mx, row[j]);
         thread_max = std::max(thread_max, mx);
-        T total = 0;
-        for (int64_t j = 0; j <= i; ++j) total += (row[j] = std::exp(row[j] - mx));
-        const T inv = T(1) / total;
+        const T inv = T(1) / vmath::exp_shifted_sum(row, row, mx, i + 1);
         for (int64_t j = 0; j <= i; ++j) row[j] *= inv;
         std::fill(row + i + 1, row + Tn, T(0));
       }
