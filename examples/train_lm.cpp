@@ -17,6 +17,7 @@
 
 #include "checkpoint.h"
 #include "cli.h"
+#include "divergence.h"
 #include "flops.h"
 #include "run_log.h"
 #include "tapegrad/io/file.h"
@@ -28,10 +29,23 @@ using namespace tapegrad::lm;
 
 namespace {
 
-nlohmann::json step_line(const StepResult& s, double flops) {
-  return {{"step", s.step},           {"loss", s.loss},     {"lr", s.lr},
-          {"grad_norm", s.grad_norm}, {"step_ms", s.step_ms}, {"tokens_per_s", s.tokens_per_s},
-          {"gflops_per_s", flops / (s.step_ms / 1000.0) / 1e9}};
+// One metrics.jsonl line; with --instrument also the per-layer statistics (see instrument.h).
+nlohmann::json step_line(const StepResult& s, double flops, const StepStats* stats) {
+  nlohmann::json j = {{"step", s.step},           {"loss", s.loss},       {"lr", s.lr},
+                      {"grad_norm", s.grad_norm}, {"step_ms", s.step_ms}, {"tokens_per_s", s.tokens_per_s},
+                      {"gflops_per_s", flops / (s.step_ms / 1000.0) / 1e9}};
+  if (stats) {
+    j["update_ratio"] = stats->update_ratio;
+    j["logit_mean"] = stats->logit_mean;
+    j["logit_max"] = stats->logit_max;
+    j["final_residual_rms"] = stats->final_residual_rms;
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& l : stats->layers)
+      layers.push_back({{"residual_rms", l.residual_rms}, {"norm_out_rms", l.norm_out_rms}, {"max_logit", l.max_logit},
+                        {"grad_norm", l.grad_norm}, {"update_ratio", l.update_ratio}});
+    j["layers"] = layers;
+  }
+  return j;
 }
 
 std::string fmt(const char* f, double a, double b = 0, double c = 0) {
@@ -110,12 +124,16 @@ int main(int argc, char** argv) {
       const StepResult s = trainer->train_step();
       if (!s.finite) {
         progress.finish();
-        metrics.write({{"step", s.step}, {"loss", s.loss}, {"grad_norm", s.grad_norm}, {"diverged", true}});
-        throw Error(cat("training diverged at step ", s.step, ": loss ", s.loss, ", gradient norm ", s.grad_norm,
-                        "; the weights were not updated with it and the last checkpoint in '", out,
-                        "' is intact (try a lower --lr or a --clip)"));
+        // Name the first non-finite quantity (with --instrument, down to the layer).
+        const auto d = DivergenceDetector(1e300, 0).check(s, trainer->last_stats());
+        metrics.write({{"step", s.step}, {"loss", s.loss}, {"grad_norm", s.grad_norm}, {"diverged", true},
+                       {"divergence", d ? d->quantity : "loss"}});
+        throw Error(cat("training diverged at step ", s.step, ": ", d ? d->detail : "non-finite loss", " (loss ", s.loss,
+                        ", gradient norm ", s.grad_norm, "); the weights were not updated with it and the last "
+                        "checkpoint in '", out, "' is intact (try a lower --lr",
+                        trainer->last_stats() ? ")" : ", or --instrument to see which layer)"));
       }
-      metrics.write(step_line(s, flops));
+      metrics.write(step_line(s, flops, trainer->last_stats()));
       if (s.step > 1) ms_sum += s.step_ms, tok_sum += s.tokens_per_s, ++timed;  // step 1 includes warm-up
       progress.update(s.step, s.loss, s.tokens_per_s);
       const bool last = s.step == c.steps;

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# THE MAIN COMMAND: installs what is missing, builds, and runs the main job.
-#   bash scripts/lab.sh
+# THE MAIN COMMAND: installs what is missing, builds, and runs the norm-stability lab's default
+# sweep (LayerNorm vs RMSNorm vs no norm, 5 learning rates x 2 seeds on the embedded corpus,
+# about 3 minutes on 2 cores), leaving report.md, runs.csv, curves.csv and plots in runs/lab.
+#   bash scripts/lab.sh                       # default sweep
+#   bash scripts/lab.sh --out runs/x --lr 1e-3 3e-3 --seed 1 2 3     # any compare_norms flags
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/install-deps.sh"
-TAPEGRAD_TARGETS="spiral_mlp" "$root/scripts/build.sh" -DTAPEGRAD_BUILD_EXAMPLES=ON
+TAPEGRAD_TARGETS="compare_norms train_lm sample_lm eval_lm seed_walkthrough" \
+  "$root/scripts/build.sh" -DTAPEGRAD_BUILD_EXAMPLES=ON
 build="${TAPEGRAD_BUILD_DIR:-$root/build}"
-"$build/examples/spiral_mlp" "$@"
+cd "$root"
+exec "$build/examples/compare_norms" "$@"

@@ -120,41 +120,50 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
   return c;
 }
 
-void add_train_flags(CLI::App& app, TrainConfig& c) {
+void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>& skip) {
+  // Each flag is added through `opt`/`flag`, which honour `skip` and return a dummy option otherwise
+  // discarded, so the chain of ->check()/->group() calls below stays readable.
+  CLI::App sink;
+  const auto opt = [&](const std::string& name, auto& value, const std::string& help) {
+    return skip.count(name) ? sink.add_option("--" + name, value, help) : app.add_option("--" + name, value, help);
+  };
+  const auto flag = [&](const std::string& name, const std::string& names, bool& value, const std::string& help) {
+    return skip.count(name) ? sink.add_flag(names, value, help) : app.add_flag(names, value, help);
+  };
   use_json_config(app);
   app.set_config("--config", "", "JSON file of flag values, e.g. a run's config.json (flags given here win)");
-  app.add_option("--data", c.data, "UTF-8 text file to train on (default: the embedded corpus)")->group("Data");
-  app.add_option("--tokenizer", c.tokenizer, "char or bpe")->check(CLI::IsMember({"char", "bpe"}))->group("Data");
-  app.add_option("--vocab-size", c.vocab_size, "BPE vocabulary size (>= 256)")->group("Data");
-  app.add_option("--val-fraction", c.val_fraction, "last fraction of the text held out for validation")->group("Data");
-  app.add_option("--layers", c.layers, "transformer blocks")->group("Model");
-  app.add_option("--heads", c.heads, "attention heads (must divide --dim)")->group("Model");
-  app.add_option("--dim", c.dim, "model width C")->group("Model");
-  app.add_option("--ctx", c.ctx, "context length T")->group("Model");
-  app.add_option("--norm", c.norm, "layernorm, rmsnorm or none")
+  opt("data", c.data, "UTF-8 text file to train on (default: the embedded corpus)")->group("Data");
+  opt("tokenizer", c.tokenizer, "char or bpe")->check(CLI::IsMember({"char", "bpe"}))->group("Data");
+  opt("vocab-size", c.vocab_size, "BPE vocabulary size (>= 256)")->group("Data");
+  opt("val-fraction", c.val_fraction, "last fraction of the text held out for validation")->group("Data");
+  opt("layers", c.layers, "transformer blocks")->group("Model");
+  opt("heads", c.heads, "attention heads (must divide --dim)")->group("Model");
+  opt("dim", c.dim, "model width C")->group("Model");
+  opt("ctx", c.ctx, "context length T")->group("Model");
+  opt("norm", c.norm, "layernorm, rmsnorm or none")
       ->check(CLI::IsMember({"layernorm", "rmsnorm", "none"}))->group("Model");
-  app.add_option("--placement", c.placement, "pre or post")->check(CLI::IsMember({"pre", "post"}))->group("Model");
-  app.add_option("--mlp", c.mlp, "gelu or swiglu")->check(CLI::IsMember({"gelu", "swiglu"}))->group("Model");
-  app.add_flag("--tie-head,!--no-tie-head", c.tie_head, "share the token embedding with the LM head")->group("Model");
-  app.add_flag("--bias,!--no-bias", c.bias, "biases in the linear layers")->group("Model");
-  app.add_option("--optimizer", c.optimizer, "adamw or sgd")->check(CLI::IsMember({"adamw", "sgd"}))->group("Training");
-  app.add_option("--batch", c.batch, "sequences per step B")->group("Training");
-  app.add_option("--steps", c.steps, "training steps")->group("Training");
-  app.add_option("--lr", c.lr, "peak learning rate")->group("Training");
-  app.add_option("--min-lr", c.min_lr, "learning rate at the end of the cosine decay")->group("Training");
-  app.add_option("--warmup", c.warmup, "linear warmup steps")->group("Training");
-  app.add_option("--weight-decay", c.weight_decay, "decoupled weight decay (matrices only)")->group("Training");
-  app.add_option("--beta1", c.beta1, "AdamW beta1")->group("Training");
-  app.add_option("--beta2", c.beta2, "AdamW beta2")->group("Training");
-  app.add_option("--momentum", c.momentum, "SGD momentum")->group("Training");
-  app.add_option("--clip", c.clip, "global gradient-norm clip (0: off)")->group("Training");
-  app.add_option("--seed", c.seed, "seed of the initialisation and the batches")->group("Training");
-  app.add_option("--threads", c.threads, "threads (0: one per core)")->group("Training");
-  app.add_option("--eval-every", c.eval_every, "steps between evaluations (0: none)")->group("Evaluation");
-  app.add_option("--eval-iters", c.eval_iters, "batches per evaluation")->group("Evaluation");
-  app.add_option("--checkpoint-every", c.checkpoint_every, "steps between checkpoints (0: only at the end)")
+  opt("placement", c.placement, "pre or post")->check(CLI::IsMember({"pre", "post"}))->group("Model");
+  opt("mlp", c.mlp, "gelu or swiglu")->check(CLI::IsMember({"gelu", "swiglu"}))->group("Model");
+  flag("tie-head", "--tie-head,!--no-tie-head", c.tie_head, "share the token embedding with the LM head")->group("Model");
+  flag("bias", "--bias,!--no-bias", c.bias, "biases in the linear layers")->group("Model");
+  opt("optimizer", c.optimizer, "adamw or sgd")->check(CLI::IsMember({"adamw", "sgd"}))->group("Training");
+  opt("batch", c.batch, "sequences per step B")->group("Training");
+  opt("steps", c.steps, "training steps")->group("Training");
+  opt("lr", c.lr, "peak learning rate")->group("Training");
+  opt("min-lr", c.min_lr, "learning rate at the end of the cosine decay")->group("Training");
+  opt("warmup", c.warmup, "linear warmup steps")->group("Training");
+  opt("weight-decay", c.weight_decay, "decoupled weight decay (matrices only)")->group("Training");
+  opt("beta1", c.beta1, "AdamW beta1")->group("Training");
+  opt("beta2", c.beta2, "AdamW beta2")->group("Training");
+  opt("momentum", c.momentum, "SGD momentum")->group("Training");
+  opt("clip", c.clip, "global gradient-norm clip (0: off)")->group("Training");
+  opt("seed", c.seed, "seed of the initialisation and the batches")->group("Training");
+  opt("threads", c.threads, "threads (0: one per core)")->group("Training");
+  opt("eval-every", c.eval_every, "steps between evaluations (0: none)")->group("Evaluation");
+  opt("eval-iters", c.eval_iters, "batches per evaluation")->group("Evaluation");
+  opt("checkpoint-every", c.checkpoint_every, "steps between checkpoints (0: only at the end)")
       ->group("Evaluation");
-  app.add_flag("--instrument", c.instrument, "log per-layer residual/norm RMS, max logit, grad norms")
+  flag("instrument", "--instrument", c.instrument, "log per-layer residual/norm RMS, max logit, grad norms")
       ->group("Evaluation");
 }
 

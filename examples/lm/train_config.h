@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "tapegrad/nn/decoder_config.h"
@@ -47,7 +48,8 @@ nlohmann::json to_json(const TrainConfig& c);
 TrainConfig train_config_from_json(const nlohmann::json& j);
 
 // Registers every field as a flag on `app` (bound to `c`, defaults = c's values), and --config
-// FILE (JSON, same keys; flags on the command line win).
-void add_train_flags(CLI::App& app, TrainConfig& c);
+// FILE (JSON, same keys; flags on the command line win). Flags named in `skip` ("norm", "lr",
+// ...) are left out, for programs that define them differently (the lab's sweep axes).
+void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>& skip = {});
 
 }  // namespace tapegrad::lm

@@ -41,6 +41,7 @@ Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenize
     optimizer_ = std::make_unique<SGD<float>>(params_, SGDOptions{.momentum = config_.momentum, .weight_decay = config_.weight_decay});
   }
   schedule_ = {config_.lr, config_.min_lr, config_.warmup, config_.steps};
+  if (config_.instrument) instrument_ = std::make_unique<Instrument>(*model_);
 }
 
 StepResult Trainer::train_step() {
@@ -48,14 +49,20 @@ StepResult Trainer::train_step() {
   sampler_.next(ids_, targets_);
   tape_.clear();
   optimizer_->zero_grad();
-  auto out = model_->forward(tape_, ids_, config_.batch, config_.ctx, targets_);
+  auto out = model_->forward(tape_, ids_, config_.batch, config_.ctx, targets_,
+                             instrument_ ? instrument_->probe() : nullptr);
   StepResult r;
   r.loss = out.loss.value()[0];
   tape_.backward(out.loss);
-  r.grad_norm = clip_grad_norm<float>(params_, config_.clip);
+  if (instrument_) instrument_->after_backward();
+  r.grad_norm = last_grad_norm_ = clip_grad_norm<float>(params_, config_.clip);
   r.lr = schedule_.at(step_);
   r.finite = std::isfinite(r.loss) && std::isfinite(r.grad_norm);
-  if (r.finite) optimizer_->step(r.lr);  // never write NaN/Inf into the weights
+  if (r.finite) {  // never write NaN/Inf into the weights
+    if (instrument_) instrument_->before_update();
+    optimizer_->step(r.lr);
+    if (instrument_) instrument_->after_update();
+  }
   r.step = ++step_;
   r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   r.tokens_per_s = static_cast<double>(config_.batch * config_.ctx) / (r.step_ms / 1000.0);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "data.h"
+#include "instrument.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/optim/optimizer.h"
 #include "tapegrad/optim/schedule.h"
@@ -51,6 +52,9 @@ class Trainer {
   const text::Tokenizer& tokenizer() const { return *tokenizer_; }
   const std::shared_ptr<const text::Tokenizer>& tokenizer_ptr() const { return tokenizer_; }
   BatchSampler& sampler() { return sampler_; }
+  // The statistics of the last step (config.instrument), or null when not instrumenting.
+  const StepStats* last_stats() const { return instrument_ ? &instrument_->stats() : nullptr; }
+  double last_global_grad_norm() const { return last_grad_norm_; }  // before clipping
   const std::vector<Parameter<float>*>& params() const { return params_; }
   Tape<float>& tape() { return tape_; }
 
@@ -67,6 +71,8 @@ class Trainer {
   BatchSampler sampler_;
   Tape<float> tape_;
   std::vector<int32_t> ids_, targets_;
+  std::unique_ptr<Instrument> instrument_;
+  double last_grad_norm_ = 0;
   int64_t step_ = 0;
 };
 

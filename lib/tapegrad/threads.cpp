@@ -3,12 +3,16 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <atomic>
+
 #include "tapegrad/gemm.h"
 
 namespace tapegrad {
 
 namespace {
-int g_threads = 0;  // 0: not configured yet
+// 0: not configured yet. Atomic because the lab trains runs on several threads at once (each
+// setting the same value).
+std::atomic<int> g_threads{0};
 }
 
 void set_num_threads(int n) {

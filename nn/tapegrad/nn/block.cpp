@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tapegrad/ops/add.h"
+#include "tapegrad/vmath.h"
 
 namespace tapegrad::nn {
 
@@ -19,9 +20,7 @@ std::string to_string(Placement p) { return p == Placement::kPre ? "pre" : "post
 
 template <typename T>
 double rms(TensorView<const T> v) {
-  double ss = 0;
-  for (int64_t i = 0; i < v.numel(); ++i) ss += static_cast<double>(v[i]) * v[i];
-  return v.numel() ? std::sqrt(ss / static_cast<double>(v.numel())) : 0.0;
+  return v.numel() ? std::sqrt(vmath::sum_squares(v.data(), v.numel()) / static_cast<double>(v.numel())) : 0.0;
 }
 
 template <typename T>

@@ -1,6 +1,7 @@
 #include "tapegrad/nn/decoder.h"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "tapegrad/ops/add.h"
@@ -47,21 +48,28 @@ void Decoder<T>::init_weights(uint64_t seed) {
 
 template <typename T>
 typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const int32_t> ids, int64_t B, int64_t Tn,
-                                                std::span<const int32_t> targets, std::span<BlockProbe> probes) {
+                                                std::span<const int32_t> targets, DecoderProbe* probe) {
   check(B > 0 && Tn > 0, "Decoder: batch and sequence length must be positive, got B=", B, " T=", Tn);
   check(Tn <= config_.context, "Decoder: sequence length ", Tn, " exceeds the context ", config_.context);
   check(static_cast<int64_t>(ids.size()) == B * Tn, "Decoder: ", ids.size(), " token ids for B*T = ", B * Tn);
   check(targets.empty() || targets.size() == ids.size(), "Decoder: ", targets.size(), " targets for ", ids.size(),
         " token ids");
-  check(probes.empty() || static_cast<int64_t>(probes.size()) == config_.n_layer, "Decoder: ", probes.size(),
-        " probes for ", config_.n_layer, " blocks");
+  if (probe) probe->blocks.resize(blocks_.size());  // no allocation once sized
 
   Var<T> x = add(wte_->forward(tape, ids, {B, Tn}),
                  wpe_->forward(tape, std::span<const int32_t>(positions_.data(), static_cast<size_t>(Tn)), {Tn}));
-  for (size_t i = 0; i < blocks_.size(); ++i) x = blocks_[i]->forward(x, probes.empty() ? nullptr : &probes[i]);
+  for (size_t i = 0; i < blocks_.size(); ++i) x = blocks_[i]->forward(x, probe ? &probe->blocks[i] : nullptr);
+  if (probe) probe->final_residual_rms = rms<T>(x.value());
   if (norm_f_) x = norm_f_->forward(x);
   Output out;
   out.logits = lm_head_ ? lm_head_->forward(x) : matmul(x, tape.param(wte_->weight()), Trans::kNo, Trans::kYes);
+  if (probe) {
+    const TensorView<const T> z = out.logits.value();
+    double sum = 0, mx = -std::numeric_limits<double>::infinity();
+    for (int64_t i = 0; i < z.numel(); ++i) sum += z[i], mx = std::max(mx, static_cast<double>(z[i]));
+    probe->logit_mean = sum / static_cast<double>(z.numel());
+    probe->logit_max = mx;
+  }
   if (!targets.empty()) out.loss = cross_entropy(out.logits, targets);
   return out;
 }

@@ -23,6 +23,13 @@
 
 namespace tapegrad::nn {
 
+// What a forward pass looked like, for the lab's instrumentation (a few reductions, off the tape).
+struct DecoderProbe {
+  std::vector<BlockProbe> blocks;  // one per block; sized by forward()
+  double final_residual_rms = 0;   // the residual stream after the last block
+  double logit_mean = 0, logit_max = 0;
+};
+
 template <typename T>
 class Decoder : public Module<T> {
  public:
@@ -32,10 +39,10 @@ class Decoder : public Module<T> {
     Var<T> logits;  // (B, T, V)
     Var<T> loss;    // scalar; undefined without targets
   };
-  // ids and targets: B*T token ids, row-major (B, T); they must outlive backward(). `probes`,
-  // if not empty, receives one BlockProbe per block.
+  // ids and targets: B*T token ids, row-major (B, T); they must outlive backward(). `probe`, if
+  // given, receives the statistics of this pass.
   Output forward(Tape<T>& tape, std::span<const int32_t> ids, int64_t B, int64_t seq_len,
-                 std::span<const int32_t> targets = {}, std::span<BlockProbe> probes = {});
+                 std::span<const int32_t> targets = {}, DecoderProbe* probe = nullptr);
 
   // Re-draws every parameter as described above.
   void init_weights(uint64_t seed);

@@ -1,0 +1,167 @@
+// compare_norms: the norm-stability lab. Trains the same tiny decoder with LayerNorm, RMSNorm and
+// no norm (x placement x learning rate x seed x depth x warmup), instrumented, and writes
+// runs.csv, curves.csv, report.md and plots to --out.
+//
+//   build/examples/compare_norms                                    # the default sweep (~5 min, 2 cores)
+//   build/examples/compare_norms --lr 1e-3 3e-3 1e-2 --seed 1 2 3 --layers 4 8 --out runs/deep
+//   build/examples/compare_norms --placement pre post --warmup 0 100 --data ../shared/data/tinyshakespeare.txt
+//
+// Same data, initialisation seed and batches for every norm (paired comparison). Runs already in
+// --out/runs.csv are skipped, so an interrupted sweep continues where it stopped.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli.h"
+#include "report.h"
+#include "run_log.h"
+#include "sweep.h"
+#include "tapegrad/io/file.h"
+#include "tapegrad/threads.h"
+
+using namespace tapegrad;
+using namespace tapegrad::lab;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string self_dir() {
+  std::error_code ec;
+  const auto exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+// The first Python that can import matplotlib. Debian's packages are seen by /usr/bin/python3,
+// which may not be the python3 first on PATH.
+std::string find_python(const std::string& preferred) {
+  std::vector<std::string> candidates;
+  if (!preferred.empty()) candidates.push_back(preferred);
+  candidates.insert(candidates.end(), {"/usr/bin/python3", "python3"});
+  for (const auto& py : candidates)
+    if (std::system((py + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) return py;
+  return "";
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"The norm-stability lab: LayerNorm vs RMSNorm vs no norm, across learning rates", "compare_norms"};
+  SweepOptions o;
+  // Lab defaults: short runs of the L4 H4 C128 T64 model at batch 8, five learning rates from
+  // 1e-3 (every norm trains) to 1e-1 (where the normalised models give out too), two seeds.
+  o.base.steps = 300;
+  o.base.warmup = 30;
+  o.base.eval_iters = 10;
+  o.base.batch = 8;
+  o.lrs = {1e-3, 3e-3, 1e-2, 3e-2, 1e-1};
+  o.seeds = {1, 2};
+  o.jobs = num_cores();
+  o.out = "runs/lab";
+  std::string python;
+  bool plot = true;
+  lm::add_train_flags(app, o.base, {"norm", "placement", "lr", "min-lr", "seed", "layers", "warmup", "eval-every",
+                                    "checkpoint-every", "instrument"});
+  app.add_option("--norm", o.norms, "norms to compare")->check(CLI::IsMember({"layernorm", "rmsnorm", "none"}))
+      ->group("Sweep");
+  app.add_option("--placement", o.placements, "pre and/or post")->check(CLI::IsMember({"pre", "post"}))->group("Sweep");
+  app.add_option("--lr", o.lrs, "learning-rate grid (peak lr of each run)")->check(CLI::PositiveNumber)->group("Sweep");
+  app.add_option("--seed", o.seeds, "seeds (initialisation and batches)")->group("Sweep");
+  app.add_option("--layers", o.depths, "depths")->check(CLI::PositiveNumber)->group("Sweep");
+  app.add_option("--warmup", o.warmups, "warmup lengths (default: 30)")->check(CLI::NonNegativeNumber)->group("Sweep");
+  app.add_option("--min-lr-ratio", o.min_lr_ratio, "each run decays to lr * ratio")->check(CLI::Range(0.0, 1.0))
+      ->group("Sweep");
+  app.add_option("--divergence-factor", o.divergence_factor,
+                 "a run diverged when, after warmup, its loss exceeds this x its first loss (or is NaN/Inf)")
+      ->check(CLI::Range(1.0, 1e9))->group("Sweep");
+  app.add_option("--evals", o.evals, "evaluations per run (the last at the final step)")->check(CLI::NonNegativeNumber)
+      ->group("Sweep");
+  app.add_option("--jobs", o.jobs, "runs trained at once; each uses cores/jobs threads")->check(CLI::PositiveNumber)
+      ->group("Sweep");
+  app.add_option("--out", o.out, "output directory");
+  app.add_flag("--plot,!--no-plot", plot, "draw the plots with matplotlib (examples/plot_lab.py)");
+  app.add_option("--python", python, "Python interpreter for the plots (default: the first that imports matplotlib)");
+
+  return lm::run_cli(app, argc, argv, [&] {
+    for (const std::string& n : o.norms) o.base.norm = n, o.base.validate();  // fail fast on bad settings
+    o.base.norm = "layernorm";
+    check(!o.lrs.empty() && !o.seeds.empty() && !o.depths.empty() && !o.norms.empty() && !o.placements.empty(),
+          "every sweep axis needs at least one value");
+    const auto t0 = std::chrono::steady_clock::now();
+    lm::install_stop_handlers();
+    const size_t total = expand(o).size();
+    std::fprintf(stderr, "compare_norms: %zu runs (%zu norms x %zu placements x %zu lrs x %zu seeds x %zu depths x %zu warmups), "
+                 "%lld steps each, %d at a time -> %s\n", total, o.norms.size(), o.placements.size(), o.lrs.size(),
+                 o.seeds.size(), o.depths.size(), std::max<size_t>(1, o.warmups.size()),
+                 static_cast<long long>(o.base.steps), o.jobs, o.out.c_str());
+    const auto runs = run_sweep(o, [](const RunRecord& r, bool skipped, int done, int n) {
+      char status[160];
+      if (r.diverged)
+        std::snprintf(status, sizeof status, "DIVERGED at step %lld (%s, %s)", static_cast<long long>(r.divergence_step),
+                      r.divergence_cause.c_str(), r.divergence_quantity.c_str());
+      else
+        std::snprintf(status, sizeof status, "val %.3f, peak residual RMS %.2f, max logit %.1f", r.final_val_loss,
+                      r.peak_residual_rms, r.peak_max_logit);
+      std::fprintf(stderr, "[%3d/%d] %-40s %s%s\n", done, n, r.spec.id().c_str(), status,
+                   skipped ? "  (done earlier)" : (" " + std::to_string(static_cast<int>(r.wall_s + 0.5)) + " s").c_str());
+    });
+    if (lm::stop_signal()) {
+      std::fprintf(stderr, "interrupted: %zu of %zu runs are in %s/runs.csv; run the same command again to continue\n",
+                   runs.size(), total, o.out.c_str());
+      return 128 + lm::stop_signal();
+    }
+    Summary summary = summarize(runs);
+    summary.jobs = o.jobs;
+
+    ReportContext ctx;
+    ctx.data = o.base.data.empty() ? "the embedded corpus (tapegrad tales)" : o.base.data;
+    ctx.model = "C" + std::to_string(o.base.dim) + " H" + std::to_string(o.base.heads) + " T" + std::to_string(o.base.ctx) +
+                " B" + std::to_string(o.base.batch) + ", " + std::to_string(o.base.steps) + " steps, AdamW, warmup then cosine to lr x " +
+                std::to_string(o.min_lr_ratio).substr(0, 4);
+    ctx.command = "compare_norms";
+    for (int i = 1; i < argc; ++i) ctx.command += std::string(" ") + argv[i];
+    std::string plot_note;
+    if (plot) {
+      const std::string py = find_python(python);
+      const std::string script = self_dir() + "/plot_lab.py";
+      if (py.empty()) {
+        plot_note = "plots skipped: no Python with matplotlib (Debian: apt-get install python3-matplotlib)";
+      } else if (!fs::exists(script)) {
+        plot_note = "plots skipped: " + script + " is missing";
+      } else if (std::system((py + " " + script + " " + o.out + " --reference-lr " + std::to_string(summary.reference_lr) +
+                              " >&2").c_str()) != 0) {
+        plot_note = "plots failed (see the messages above)";
+      }
+      const std::vector<std::pair<std::string, std::string>> known{
+          {"plots/loss_vs_lr.png", "Final validation loss vs learning rate (mean ± std over seeds; × = diverged)"},
+          {"plots/loss_curves.png", "Training loss at the reference learning rate"},
+          {"plots/residual_rms.png", "Scale drift: RMS of the residual stream entering each block, and what the norm hands the sub-layer"},
+          {"plots/max_logit.png", "Largest attention logit per step"},
+          {"plots/grad_norm.png", "Global gradient norm per step"}};
+      for (const auto& [file, caption] : known)
+        if (fs::exists(o.out + "/" + file)) ctx.plots.emplace_back(file, caption);
+    }
+    ctx.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    io::write_file_atomic(o.out + "/report.md", report_markdown(summary, runs, ctx));
+
+    std::printf("\n%s\n", console_summary(summary).c_str());
+    std::printf("report:  %s/report.md\n", o.out.c_str());
+    std::printf("data:    %s/runs.csv, %s/curves.csv\n", o.out.c_str(), o.out.c_str());
+    if (!ctx.plots.empty()) {
+      std::vector<std::string> files;
+      for (const auto& [file, caption] : ctx.plots) files.push_back(o.out + "/" + file);
+      std::printf("plots:   %s\n", joined(files).c_str());
+    }
+    if (!plot_note.empty()) std::printf("%s\n", plot_note.c_str());
+    std::printf("time:    %.0f s\n", ctx.wall_s);
+    return 0;
+  });
+}

@@ -1,0 +1,316 @@
+#include "report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace tapegrad::lab {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string f(const char* fmt, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+std::string lr_str(double lr) { return f("%g", lr); }
+
+double median(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+const Group* find(const Summary& s, const std::string& norm, const std::string& placement, int64_t depth,
+                  int64_t warmup) {
+  for (const auto& g : s.groups)
+    if (g.norm == norm && g.placement == placement && g.depth == depth && g.warmup == warmup) return &g;
+  return nullptr;
+}
+
+std::string cell_text(const LrCell& c) {
+  if (c.runs == 0) return "";
+  if (c.diverged == c.runs) return "diverged (" + std::to_string(c.diverged) + "/" + std::to_string(c.runs) + ")";
+  std::string s = f("%.3f", c.mean) + (c.runs - c.diverged > 1 ? " ± " + f("%.3f", c.std) : "");
+  if (c.diverged) s += " (" + std::to_string(c.diverged) + "/" + std::to_string(c.runs) + " diverged)";
+  return s;
+}
+
+}  // namespace
+
+std::string Group::label() const {
+  std::string s = norm + "/" + placement;
+  return s;
+}
+
+double lr_sensitivity(const std::vector<double>& capped) {
+  if (capped.empty()) return kNaN;
+  const double best = *std::min_element(capped.begin(), capped.end());
+  double sum = 0;
+  for (double c : capped) sum += c - best;
+  return sum / static_cast<double>(capped.size());
+}
+
+Summary summarize(const std::vector<RunRecord>& runs) {
+  Summary s;
+  using Key = std::tuple<std::string, int64_t, int64_t, std::string>;  // placement, depth, warmup, norm
+  std::map<Key, std::vector<const RunRecord*>> by_group;
+  std::vector<Key> order;
+  std::set<int64_t> depths, warmups;
+  for (const auto& r : runs) {
+    const Key k{r.spec.placement, r.spec.depth, r.spec.warmup, r.spec.norm};
+    if (!by_group.count(k)) order.push_back(k);
+    by_group[k].push_back(&r);
+    depths.insert(r.spec.depth), warmups.insert(r.spec.warmup);
+  }
+  s.varied_depth = depths.size() > 1, s.varied_warmup = warmups.size() > 1;
+
+  for (const auto& k : order) {
+    Group g;
+    std::tie(g.placement, g.depth, g.warmup, g.norm) = k;
+    std::map<double, std::vector<const RunRecord*>> by_lr;
+    double init = 0, ms = 0;
+    int timed = 0;
+    for (const RunRecord* r : by_group[k]) {
+      by_lr[r->spec.lr].push_back(r);
+      init += r->initial_loss;
+      if (std::isfinite(r->step_ms)) ms += r->step_ms, ++timed;
+      ++g.runs;
+      g.diverged += r->diverged;
+    }
+    g.initial_loss = init / g.runs;
+    g.step_ms = timed ? ms / timed : kNaN;
+    g.best_loss = kNaN;
+    std::vector<double> capped;
+    for (const auto& [lr, rs] : by_lr) {
+      LrCell c;
+      c.lr = lr;
+      std::vector<double> ok;
+      double cap = 0;
+      for (const RunRecord* r : rs) {
+        ++c.runs;
+        const bool bad = r->diverged || !std::isfinite(r->final_val_loss);
+        c.diverged += bad;
+        if (!bad) ok.push_back(r->final_val_loss);
+        cap += bad ? r->initial_loss : std::min(r->final_val_loss, r->initial_loss);
+      }
+      c.capped = cap / c.runs;
+      c.mean = c.std = kNaN;
+      if (!ok.empty()) {
+        double m = 0, v = 0;
+        for (double x : ok) m += x;
+        m /= static_cast<double>(ok.size());
+        for (double x : ok) v += (x - m) * (x - m);
+        c.mean = m;
+        c.std = ok.size() > 1 ? std::sqrt(v / static_cast<double>(ok.size() - 1)) : 0.0;
+      }
+      if (c.diverged == 0) {
+        g.largest_stable_lr = std::max(g.largest_stable_lr, lr);
+        if (!(c.mean >= g.best_loss)) g.best_loss = c.mean, g.best_lr = lr;
+      }
+      capped.push_back(c.capped);
+      g.cells.push_back(c);
+    }
+    g.lr_sensitivity = lr_sensitivity(capped);
+    s.groups.push_back(std::move(g));
+  }
+
+  // Reference LR: the largest LR stable in every group.
+  std::set<double> lrs;
+  for (const auto& r : runs) lrs.insert(r.spec.lr);
+  s.reference_lr = lrs.empty() ? 0 : *lrs.begin();
+  for (double lr : lrs) {
+    bool all_stable = true;
+    for (const auto& g : s.groups)
+      for (const auto& c : g.cells)
+        if (c.lr == lr && c.diverged) all_stable = false;
+    if (all_stable) s.reference_lr = lr;
+  }
+  for (auto& g : s.groups) {
+    std::vector<double> peak, logit, fin;
+    for (const auto& r : runs)
+      if (r.spec.norm == g.norm && r.spec.placement == g.placement && r.spec.depth == g.depth &&
+          r.spec.warmup == g.warmup && r.spec.lr == s.reference_lr) {
+        peak.push_back(r.peak_residual_rms), logit.push_back(r.peak_max_logit), fin.push_back(r.final_residual_rms);
+      }
+    g.ref_peak_residual_rms = median(peak), g.ref_peak_max_logit = median(logit), g.ref_final_residual_rms = median(fin);
+  }
+  return s;
+}
+
+std::string reading(const Summary& s) {
+  std::string out;
+  std::set<std::tuple<std::string, int64_t, int64_t>> configs;  // placement, depth, warmup
+  for (const auto& g : s.groups) configs.insert({g.placement, g.depth, g.warmup});
+  for (const auto& [placement, depth, warmup] : configs) {
+    const Group* ln = find(s, "layernorm", placement, depth, warmup);
+    const Group* rms = find(s, "rmsnorm", placement, depth, warmup);
+    const Group* none = find(s, "none", placement, depth, warmup);
+    const std::string where = placement + "-norm" + (s.varied_depth ? ", " + std::to_string(depth) + " layers" : "") +
+                              (s.varied_warmup ? ", warmup " + std::to_string(warmup) : "");
+    if (ln && rms && std::isfinite(ln->best_loss) && std::isfinite(rms->best_loss)) {
+      const double d = rms->best_loss - ln->best_loss;
+      double noise = 0;
+      for (const Group* g : {ln, rms})
+        for (const auto& c : g->cells)
+          if (c.lr == g->best_lr && std::isfinite(c.std)) noise = std::max(noise, c.std);
+      std::string verdict;
+      if (std::abs(d) <= std::max(noise, 0.01)) verdict = "the same within seed noise";
+      else verdict = (d < 0 ? "RMSNorm lower by " : "LayerNorm lower by ") + f("%.3f", std::abs(d));
+      out += "- **LayerNorm vs RMSNorm (" + where + ")**: best validation loss " + f("%.3f", ln->best_loss) + " (lr " +
+             lr_str(ln->best_lr) + ") vs " + f("%.3f", rms->best_loss) + " (lr " + lr_str(rms->best_lr) + "): " +
+             verdict + ". ";
+      if (std::isfinite(ln->step_ms) && std::isfinite(rms->step_ms)) {
+        const double ratio = rms->step_ms / ln->step_ms;
+        out += "An RMSNorm step took " + f("%.2f", ratio) + "x the time of a LayerNorm step (" + f("%.1f", rms->step_ms) +
+               " vs " + f("%.1f", ln->step_ms) + " ms)";
+        if (ratio < 0.98) out += ": faster, as its one reduction per row (LayerNorm needs two) predicts, though norms are a small part of a step dominated by matrix products.";
+        else if (ratio <= 1.02) out += ": no measurable difference, norms being a small part of a step dominated by matrix products.";
+        else out += ": slower here, against expectation — most likely timing noise (see bench/ for a controlled measurement).";
+        if (s.jobs > 1) out += " (Runs trained " + std::to_string(s.jobs) + " at a time, which adds timing noise; use --jobs 1 to compare speed.)";
+      }
+      out += "\n";
+    }
+    if (none) {
+      const Group* norm = ln ? ln : rms;
+      out += "- **Without a norm (" + where + ")**: " + std::to_string(none->diverged) + " of " +
+             std::to_string(none->runs) + " runs diverged";
+      for (const Group* g : {ln, rms})
+        if (g) out += ", " + (g->norm == "layernorm" ? std::string("LayerNorm ") : std::string("RMSNorm ")) +
+                      std::to_string(g->diverged) + " of " + std::to_string(g->runs);
+      out += ". ";
+      if (norm && none->largest_stable_lr < norm->largest_stable_lr)
+        out += "The largest learning rate it survived was " + (none->largest_stable_lr > 0 ? lr_str(none->largest_stable_lr) : std::string("none of the grid")) +
+               ", against " + lr_str(norm->largest_stable_lr) + " with " + (norm == ln ? "LayerNorm" : "RMSNorm") + ". ";
+      if (norm && std::isfinite(none->lr_sensitivity) && std::isfinite(norm->lr_sensitivity))
+        out += "Its LR sensitivity (Wortsman et al.) was " + f("%.3f", none->lr_sensitivity) + " against " +
+               f("%.3f", norm->lr_sensitivity) + (none->lr_sensitivity > norm->lr_sensitivity * 1.2
+                                                      ? ": its final loss depends much more on the learning rate."
+                                                      : ": no clearer dependence on the learning rate at this scale.");
+      out += "\n";
+      if (norm && std::isfinite(none->ref_peak_residual_rms) && std::isfinite(norm->ref_peak_residual_rms)) {
+        out += "- **Scale drift (" + where + ", lr " + lr_str(s.reference_lr) + ")**: the residual stream's RMS peaked at " +
+               f("%.2f", none->ref_peak_residual_rms) + " without a norm";
+        for (const Group* g : {ln, rms})
+          if (g && std::isfinite(g->ref_peak_residual_rms))
+            out += ", " + f("%.2f", g->ref_peak_residual_rms) + " with " + (g == ln ? "LayerNorm" : "RMSNorm");
+        out += placement == "pre"
+                   ? ". In pre-norm the stream itself is never normalised; the norm hands each sub-layer a copy rescaled "
+                     "to RMS 1, which is what keeps the sub-layers' inputs steady as the stream grows."
+                   : ". In post-norm every block's output is normalised, so the stream stays at RMS ~1.";
+        if (std::isfinite(none->ref_peak_max_logit) && std::isfinite(norm->ref_peak_max_logit))
+          out += " The largest attention logit reached " + f("%.1f", none->ref_peak_max_logit) + " without a norm vs " +
+                 f("%.1f", norm->ref_peak_max_logit) + " with " + (norm == ln ? "LayerNorm." : "RMSNorm.");
+        out += "\n";
+      }
+    }
+  }
+  // Pre vs post, for every norm, depth and warmup where both were run.
+  for (const auto& g : s.groups) {
+    if (g.placement != "post") continue;
+    const Group* pre = find(s, g.norm, "pre", g.depth, g.warmup);
+    if (!pre) continue;
+    const std::string where = g.norm + (s.varied_depth ? ", " + std::to_string(g.depth) + " layers" : "") +
+                              (s.varied_warmup ? ", warmup " + std::to_string(g.warmup) : "");
+    out += "- **Pre- vs post-norm (" + where + ")**: " + std::to_string(g.diverged) + " of " + std::to_string(g.runs) +
+           " post-norm runs diverged vs " + std::to_string(pre->diverged) + " of " + std::to_string(pre->runs) +
+           " pre-norm; best validation loss " + (std::isfinite(g.best_loss) ? f("%.3f", g.best_loss) : std::string("-")) +
+           " vs " + (std::isfinite(pre->best_loss) ? f("%.3f", pre->best_loss) : std::string("-")) +
+           "; largest stable lr " + (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : std::string("none")) +
+           " vs " + (pre->largest_stable_lr > 0 ? lr_str(pre->largest_stable_lr) : std::string("none")) +
+           "; LR sensitivity " + f("%.3f", g.lr_sensitivity) + " vs " + f("%.3f", pre->lr_sensitivity) + ".\n";
+  }
+  if (out.empty()) out = "- (Too few groups for a comparison.)\n";
+  return out;
+}
+
+std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs, const ReportContext& ctx) {
+  std::string md = "# Norm-stability lab report\n\n";
+  std::set<double> lrs;
+  std::set<uint64_t> seeds;
+  for (const auto& r : runs) lrs.insert(r.spec.lr), seeds.insert(r.spec.seed);
+  md += "Data: " + ctx.data + ". Model: " + ctx.model + ". " + std::to_string(runs.size()) + " runs (" +
+        std::to_string(seeds.size()) + " seed" + (seeds.size() > 1 ? "s" : "") + " per setting), wall time " +
+        f("%.0f", ctx.wall_s) + " s.\n\nReproduce: `" + ctx.command + "`\n\n";
+  md += "## Reading\n\n_Generated from the numbers below._\n\n" + reading(s) + "\n";
+
+  md += "## Final validation loss by learning rate\n\nMean ± std over seeds (std when there are two or more).\n\n| lr |";
+  for (const auto& g : s.groups) md += " " + g.label() + (s.varied_depth ? " L" + std::to_string(g.depth) : "") +
+                                       (s.varied_warmup ? " w" + std::to_string(g.warmup) : "") + " |";
+  md += "\n|---|";
+  for (size_t i = 0; i < s.groups.size(); ++i) md += "---|";
+  md += "\n";
+  for (double lr : lrs) {
+    md += "| " + lr_str(lr) + " |";
+    for (const auto& g : s.groups) {
+      std::string cell;
+      for (const auto& c : g.cells)
+        if (c.lr == lr) cell = cell_text(c);
+      md += " " + cell + " |";
+    }
+    md += "\n";
+  }
+  md += "\n## Summary per norm and placement\n\n"
+        "| norm/placement | best lr | best val loss | largest stable lr | LR sensitivity | diverged | step (ms) | "
+        "peak residual RMS | peak attention logit |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& g : s.groups) {
+    md += "| " + g.label() + (s.varied_depth ? " L" + std::to_string(g.depth) : "") +
+          (s.varied_warmup ? " w" + std::to_string(g.warmup) : "") + " | " +
+          (std::isfinite(g.best_loss) ? lr_str(g.best_lr) : "–") + " | " +
+          (std::isfinite(g.best_loss) ? f("%.3f", g.best_loss) : "–") + " | " +
+          (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : "none") + " | " + f("%.3f", g.lr_sensitivity) + " | " +
+          std::to_string(g.diverged) + "/" + std::to_string(g.runs) + " | " + f("%.1f", g.step_ms) + " | " +
+          f("%.2f", g.ref_peak_residual_rms) + " | " + f("%.1f", g.ref_peak_max_logit) + " |\n";
+  }
+  md += "\nPeak residual RMS and attention logit are medians over seeds at the reference lr " + lr_str(s.reference_lr) +
+        " (the largest lr at which every configuration trained). LR sensitivity: the mean over the lr grid of "
+        "min(final val loss, initial loss) minus the best, Wortsman et al. 2023; lower is more robust.\n";
+  const Group* ln = s.groups.empty() ? nullptr : find(s, "layernorm", "pre", s.groups[0].depth, s.groups[0].warmup);
+  const Group* rms = s.groups.empty() ? nullptr : find(s, "rmsnorm", "pre", s.groups[0].depth, s.groups[0].warmup);
+  if (ln && rms && std::isfinite(ln->step_ms) && std::isfinite(rms->step_ms))
+    md += "\nRMSNorm vs LayerNorm step time (pre-norm): " + f("%.3f", rms->step_ms / ln->step_ms) + "x (" +
+          f("%.2f", rms->step_ms) + " vs " + f("%.2f", ln->step_ms) + " ms, mean over runs).\n";
+
+  std::string div;
+  for (const auto& r : runs)
+    if (r.diverged)
+      div += "| " + r.spec.id() + " | " + std::to_string(r.divergence_step) + " | " + r.divergence_cause + " | " +
+             r.divergence_quantity + " |\n";
+  md += "\n## Divergences\n\n";
+  md += div.empty() ? "None.\n" : "| run | step | cause | first / fastest-growing quantity |\n|---|---|---|---|\n" + div;
+  if (!ctx.plots.empty()) {
+    md += "\n## Plots\n\n";
+    for (const auto& [file, caption] : ctx.plots) md += "**" + caption + "**\n\n![" + caption + "](" + file + ")\n\n";
+  }
+  md += "\n## Files\n\n- `runs.csv`: one row per run: ";
+  for (size_t i = 0; i < kRunColumns.size(); ++i) md += (i ? ", " : "") + kRunColumns[i];
+  md += ".\n- `curves.csv`: one row per step per run: run settings, step, loss, lr_now, grad_norm, update_ratio, "
+        "logit_mean, logit_max, final_residual_rms, val_loss and train_eval_loss (at evaluations), then per layer i "
+        "residual_rms_i, norm_out_rms_i, max_logit_i, grad_norm_i, update_ratio_i.\n";
+  return md;
+}
+
+std::string console_summary(const Summary& s) {
+  std::string out = "norm/placement        best lr  best val  stable lr  LR sens.  diverged  step ms  peak resid RMS\n";
+  for (const auto& g : s.groups) {
+    char b[256];
+    std::snprintf(b, sizeof b, "%-20s  %7s  %8s  %9s  %8.3f  %4d/%-3d  %7.1f  %14.2f\n",
+                  (g.label() + (s.varied_depth ? " L" + std::to_string(g.depth) : "") +
+                   (s.varied_warmup ? " w" + std::to_string(g.warmup) : "")).c_str(),
+                  std::isfinite(g.best_loss) ? lr_str(g.best_lr).c_str() : "-",
+                  std::isfinite(g.best_loss) ? f("%.3f", g.best_loss).c_str() : "-",
+                  g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr).c_str() : "none", g.lr_sensitivity, g.diverged,
+                  g.runs, g.step_ms, g.ref_peak_residual_rms);
+    out += b;
+  }
+  return out + "\n" + reading(s);
+}
+
+}  // namespace tapegrad::lab

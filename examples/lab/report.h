@@ -1,0 +1,64 @@
+// The lab's report: aggregates over seeds for every (placement, depth, warmup, norm) group,
+// the LR-sensitivity measure of Wortsman et al. 2023, and report.md with a plain-language
+// reading generated from the numbers.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sweep.h"
+
+namespace tapegrad::lab {
+
+struct LrCell {
+  double lr = 0;
+  int runs = 0, diverged = 0;
+  double mean = 0, std = 0;  // final validation loss over the seeds that did not diverge (NaN if none)
+  double capped = 0;         // mean over all seeds of min(final val loss, initial loss); diverged = initial
+};
+
+struct Group {
+  std::string norm, placement;
+  int64_t depth = 0, warmup = 0;
+  std::string label() const;  // "rmsnorm/pre" (+ " L8", " w0" when those axes vary)
+  std::vector<LrCell> cells;  // ascending lr
+  double initial_loss = 0;    // mean loss at step 1
+  double best_loss = 0, best_lr = 0;  // lowest mean final val loss among LRs where no seed diverged
+  double largest_stable_lr = 0;       // largest LR where no seed diverged (0 if none)
+  double lr_sensitivity = 0;
+  int runs = 0, diverged = 0;
+  double step_ms = 0;                 // mean over runs
+  double ref_peak_residual_rms = 0, ref_peak_max_logit = 0, ref_final_residual_rms = 0;  // at the reference LR
+};
+
+// LR sensitivity (Wortsman et al. 2023, "Small-scale proxies for large-scale Transformer
+// training instabilities"): E over the LR grid of [min(loss(lr), initial loss) - min over the
+// grid of loss], with loss(lr) the final loss (a diverged run counts as the initial loss).
+// `capped` holds min(loss(lr), initial loss) per grid point.
+double lr_sensitivity(const std::vector<double>& capped);
+
+struct Summary {
+  std::vector<Group> groups;
+  double reference_lr = 0;  // where curves and scale drift are compared (see summarize)
+  bool varied_depth = false, varied_warmup = false;
+  int jobs = 1;  // runs trained at once (timings are noisier above 1)
+};
+
+// The reference LR is the largest LR at which every group of the sweep trained without
+// divergence (the most demanding common setting), or the smallest LR if there is none.
+Summary summarize(const std::vector<RunRecord>& runs);
+
+struct ReportContext {
+  std::string command;  // how to reproduce
+  std::string data;     // what it trained on
+  std::string model;    // e.g. "C128 H4 T64 B12, 300 steps"
+  double wall_s = 0;
+  std::vector<std::pair<std::string, std::string>> plots;  // file, caption
+};
+
+std::string reading(const Summary& s);  // the plain-language paragraph, as bullet lines
+std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs, const ReportContext& ctx);
+std::string console_summary(const Summary& s);
+
+}  // namespace tapegrad::lab

@@ -1,0 +1,284 @@
+#include "sweep.h"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "tapegrad/io/file.h"
+#include "run_log.h"
+#include "tapegrad/threads.h"
+
+namespace tapegrad::lab {
+
+namespace fs = std::filesystem;
+using lm::StepResult;
+using lm::StepStats;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string num(double v) {
+  if (std::isnan(v)) return "nan";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.7g", v);
+  return b;
+}
+
+double parse_num(const std::string& s) { return s == "nan" || s.empty() ? kNaN : std::stod(s); }
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, ',')) out.push_back(field);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + v[i];
+  return s;
+}
+
+const std::vector<std::string> kCurvePrefix = {"run_id", "norm", "placement", "lr", "seed", "depth", "warmup",
+                                               "step", "loss", "lr_now", "grad_norm", "update_ratio",
+                                               "logit_mean", "logit_max", "final_residual_rms", "val_loss",
+                                               "train_eval_loss"};
+const std::vector<std::string> kLayerFields = {"residual_rms", "norm_out_rms", "max_logit", "grad_norm", "update_ratio"};
+
+}  // namespace
+
+const std::vector<std::string> kRunColumns = {
+    "run_id", "norm", "placement", "lr", "seed", "depth", "warmup", "steps", "steps_done", "initial_loss",
+    "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss", "diverged", "divergence_step",
+    "divergence_cause", "divergence_quantity", "step_ms", "tokens_per_s", "peak_residual_rms", "final_residual_rms",
+    "peak_max_logit", "wall_s"};
+
+std::vector<std::string> curve_columns(int64_t max_depth) {
+  std::vector<std::string> c = kCurvePrefix;
+  for (int64_t i = 0; i < max_depth; ++i)
+    for (const auto& f : kLayerFields) c.push_back(f + "_" + std::to_string(i));
+  return c;
+}
+
+std::string RunSpec::id() const {
+  char b[160];
+  std::snprintf(b, sizeof b, "%s_%s_lr%g_s%llu_L%lld_w%lld", norm.c_str(), placement.c_str(), lr,
+                static_cast<unsigned long long>(seed), static_cast<long long>(depth), static_cast<long long>(warmup));
+  return b;
+}
+
+std::vector<RunSpec> expand(const SweepOptions& o) {
+  const std::vector<int64_t> warmups = o.warmups.empty() ? std::vector<int64_t>{o.base.warmup} : o.warmups;
+  std::vector<RunSpec> specs;
+  for (const auto& placement : o.placements)
+    for (int64_t depth : o.depths)
+      for (int64_t warmup : warmups)
+        for (double lr : o.lrs)
+          for (uint64_t seed : o.seeds)
+            for (const auto& norm : o.norms) specs.push_back({norm, placement, lr, seed, depth, warmup});
+  std::set<std::string> ids;
+  for (const auto& s : specs) check(ids.insert(s.id()).second, "sweep: run ", s.id(), " appears twice (repeated axis value?)");
+  return specs;
+}
+
+std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
+                                 std::shared_ptr<const text::Tokenizer> tokenizer,
+                                 std::shared_ptr<const lm::TokenData> data, int threads, std::string& curve,
+                                 const std::function<bool()>& stop) {
+  const auto t0 = std::chrono::steady_clock::now();
+  lm::TrainConfig c = o.base;
+  c.norm = spec.norm, c.placement = spec.placement, c.lr = spec.lr, c.min_lr = spec.lr * o.min_lr_ratio;
+  c.seed = spec.seed, c.layers = spec.depth, c.warmup = spec.warmup;
+  c.instrument = true, c.threads = threads, c.eval_every = 0, c.checkpoint_every = 0;
+  lm::Trainer trainer(c, std::move(tokenizer), std::move(data));
+  lm::DivergenceDetector detector(o.divergence_factor, c.warmup);
+
+  RunRecord rec;
+  rec.spec = spec;
+  rec.steps = c.steps;
+  rec.final_train_loss = rec.final_val_loss = kNaN;
+  rec.min_train_loss = rec.min_val_loss = std::numeric_limits<double>::infinity();
+  double ms = 0;
+  const std::string prefix = join({spec.id(), spec.norm, spec.placement, num(spec.lr), std::to_string(spec.seed),
+                                   std::to_string(spec.depth), std::to_string(spec.warmup)});
+  while (trainer.step() < c.steps) {
+    if (stop()) return std::nullopt;
+    const StepResult r = trainer.train_step();
+    const StepStats& s = *trainer.last_stats();
+    if (r.step == 1) rec.initial_loss = r.loss;
+    else ms += r.step_ms;
+    rec.steps_done = r.step;
+    const auto divergence = detector.check(r, &s);
+    for (const auto& l : s.layers) {
+      if (std::isfinite(l.residual_rms)) rec.peak_residual_rms = std::max(rec.peak_residual_rms, l.residual_rms);
+      if (std::isfinite(l.max_logit)) rec.peak_max_logit = std::max(rec.peak_max_logit, l.max_logit);
+    }
+    if (std::isfinite(s.final_residual_rms)) rec.peak_residual_rms = std::max(rec.peak_residual_rms, s.final_residual_rms);
+    rec.final_residual_rms = s.final_residual_rms;
+
+    double val = kNaN, train = kNaN;
+    const bool eval_now = !divergence && o.evals > 0 &&
+                          (r.step == c.steps || r.step % std::max<int64_t>(1, c.steps / o.evals) == 0);
+    if (eval_now) {
+      const lm::EvalResult e = trainer.evaluate();
+      val = e.val_loss, train = e.train_loss;
+      rec.final_val_loss = val, rec.final_train_loss = train;
+      rec.min_val_loss = std::min(rec.min_val_loss, val), rec.min_train_loss = std::min(rec.min_train_loss, train);
+    }
+    std::vector<std::string> row{prefix,         std::to_string(r.step), num(r.loss),        num(r.lr),
+                                 num(r.grad_norm), num(s.update_ratio),  num(s.logit_mean),  num(s.logit_max),
+                                 num(s.final_residual_rms), num(val),    num(train)};
+    for (const auto& l : s.layers)
+      for (double v : {l.residual_rms, l.norm_out_rms, l.max_logit, l.grad_norm, l.update_ratio}) row.push_back(num(v));
+    curve += join(row) + "\n";
+    if (divergence) {
+      rec.diverged = true;
+      rec.divergence_step = divergence->step;
+      rec.divergence_cause = divergence->cause;
+      rec.divergence_quantity = divergence->quantity;
+      rec.final_val_loss = rec.final_train_loss = kNaN;
+      break;
+    }
+  }
+  if (!std::isfinite(rec.min_val_loss)) rec.min_val_loss = kNaN;
+  if (!std::isfinite(rec.min_train_loss)) rec.min_train_loss = kNaN;
+  rec.step_ms = rec.steps_done > 1 ? ms / static_cast<double>(rec.steps_done - 1) : kNaN;
+  rec.tokens_per_s = static_cast<double>(c.batch * c.ctx) / (rec.step_ms / 1000.0);
+  rec.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rec;
+}
+
+std::string csv_row(const RunRecord& r) {
+  const RunSpec& s = r.spec;
+  return join({s.id(), s.norm, s.placement, num(s.lr), std::to_string(s.seed), std::to_string(s.depth),
+               std::to_string(s.warmup), std::to_string(r.steps), std::to_string(r.steps_done), num(r.initial_loss),
+               num(r.final_train_loss), num(r.min_train_loss), num(r.final_val_loss), num(r.min_val_loss),
+               r.diverged ? "1" : "0", std::to_string(r.divergence_step), r.divergence_cause, r.divergence_quantity,
+               num(r.step_ms), num(r.tokens_per_s), num(r.peak_residual_rms), num(r.final_residual_rms),
+               num(r.peak_max_logit), num(r.wall_s)});
+}
+
+void write_runs(const std::string& path, const std::vector<RunRecord>& runs) {
+  std::string s = join(kRunColumns) + "\n";
+  for (const auto& r : runs) s += csv_row(r) + "\n";
+  io::write_file_atomic(path, s);
+}
+
+std::vector<RunRecord> read_runs(const std::string& path) {
+  if (!fs::exists(path)) return {};
+  std::istringstream in(io::read_file(path));
+  std::string line;
+  std::getline(in, line);
+  check(split(line) == kRunColumns, path, ": unexpected header (expected ", join(kRunColumns), ")");
+  std::vector<RunRecord> runs;
+  for (int n = 2; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    const auto f = split(line);
+    check(f.size() == kRunColumns.size(), path, ":", n, ": ", f.size(), " fields, expected ", kRunColumns.size());
+    try {
+      RunRecord r;
+      r.spec = {f[1], f[2], std::stod(f[3]), std::stoull(f[4]), std::stoll(f[5]), std::stoll(f[6])};
+      check(r.spec.id() == f[0], "run_id ", f[0], " does not match its columns");
+      r.steps = std::stoll(f[7]), r.steps_done = std::stoll(f[8]);
+      r.initial_loss = parse_num(f[9]), r.final_train_loss = parse_num(f[10]), r.min_train_loss = parse_num(f[11]);
+      r.final_val_loss = parse_num(f[12]), r.min_val_loss = parse_num(f[13]);
+      r.diverged = f[14] == "1", r.divergence_step = std::stoll(f[15]);
+      r.divergence_cause = f[16], r.divergence_quantity = f[17];
+      r.step_ms = parse_num(f[18]), r.tokens_per_s = parse_num(f[19]), r.peak_residual_rms = parse_num(f[20]);
+      r.final_residual_rms = parse_num(f[21]), r.peak_max_logit = parse_num(f[22]), r.wall_s = parse_num(f[23]);
+      runs.push_back(std::move(r));
+    } catch (const std::logic_error& e) {  // std::stod & co.
+      throw Error(cat(path, ":", n, ": malformed row (", e.what(), ")"));
+    }
+  }
+  return runs;
+}
+
+std::vector<RunRecord> run_sweep(const SweepOptions& o,
+                                 const std::function<void(const RunRecord&, bool, int, int)>& on_run) {
+  io::ensure_writable_directory(o.out);
+  io::ensure_writable_directory(o.out + "/curves");
+  const std::string runs_path = o.out + "/runs.csv";
+  std::vector<RunRecord> all = read_runs(runs_path);  // earlier sweeps' runs are kept
+  std::map<std::string, size_t> done;
+  for (size_t i = 0; i < all.size(); ++i) done[all[i].spec.id()] = i;
+
+  const std::vector<RunSpec> specs = expand(o);
+  std::vector<size_t> todo;
+  int finished = 0;
+  const int total = static_cast<int>(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (done.count(specs[i].id())) on_run(all[done[specs[i].id()]], true, ++finished, total);
+    else todo.push_back(i);
+  }
+  if (!todo.empty()) {
+    const std::string what = o.base.data.empty() ? std::string("embedded corpus") : o.base.data;
+    const std::string text = lm::load_text(o.base.data);
+    std::shared_ptr<const text::Tokenizer> tokenizer = lm::build_tokenizer(o.base, text, what);
+    std::shared_ptr<const lm::TokenData> data = lm::make_token_data(o.base, *tokenizer, text);
+    const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size())));
+    const int threads = std::max(1, (o.base.threads > 0 ? o.base.threads : num_cores()) / jobs);
+    std::atomic<size_t> next{0};
+    std::mutex mu;
+    std::exception_ptr failure;
+    const auto stop = [] { return lm::stop_signal() != 0; };
+    auto worker = [&] {
+      try {
+        for (size_t k; (k = next++) < todo.size() && !stop();) {
+          const RunSpec& spec = specs[todo[k]];
+          std::string curve;
+          const auto rec = run_one(o, spec, tokenizer, data, threads, curve, stop);
+          if (!rec) return;
+          // The curve first: a run listed in runs.csv always has its curve file.
+          io::write_file_atomic(o.out + "/curves/" + spec.id() + ".csv", join(curve_columns(spec.depth)) + "\n" + curve);
+          std::lock_guard<std::mutex> lock(mu);
+          all.push_back(*rec);
+          write_runs(runs_path, all);
+          on_run(*rec, false, ++finished, total);
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!failure) failure = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int j = 1; j < jobs; ++j) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  // curves.csv: every recorded run's curve, padded to the deepest run's columns.
+  int64_t max_depth = 0;
+  for (const auto& r : all) max_depth = std::max(max_depth, r.spec.depth);
+  std::string curves = join(curve_columns(max_depth)) + "\n";
+  for (const auto& r : all) {
+    const std::string path = o.out + "/curves/" + r.spec.id() + ".csv";
+    if (!fs::exists(path)) continue;
+    std::istringstream in(io::read_file(path));
+    std::string line;
+    std::getline(in, line);  // header
+    const std::string pad((max_depth - r.spec.depth) * static_cast<int64_t>(kLayerFields.size()), ',');
+    while (std::getline(in, line)) curves += line + pad + "\n";
+  }
+  io::write_file_atomic(o.out + "/curves.csv", curves);
+
+  std::vector<RunRecord> sweep;  // this sweep's runs, in sweep order
+  std::map<std::string, const RunRecord*> by_id;
+  for (const auto& r : all) by_id[r.spec.id()] = &r;
+  for (const auto& s : specs)
+    if (by_id.count(s.id())) sweep.push_back(*by_id[s.id()]);
+  return sweep;
+}
+
+}  // namespace tapegrad::lab

@@ -1,0 +1,89 @@
+// The lab's sweep: one training run per point of norm x placement x learning rate x seed x depth
+// x warmup, every run on the same data with the same initialisation seed and the same batches
+// (the seed fixes both), so norms are compared pairwise on identical inputs.
+//
+// Files in the output directory (written atomically, so a killed sweep loses at most the runs in
+// flight; restarting it skips every run already in runs.csv):
+//   runs.csv           one row per finished run (columns: kRunColumns)
+//   curves/<id>.csv    one row per step of that run (columns: curve_columns())
+//   curves.csv         all runs' curves concatenated, written at the end of a sweep
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "divergence.h"
+#include "train_config.h"
+#include "trainer.h"
+
+namespace tapegrad::lab {
+
+struct RunSpec {
+  std::string norm, placement;
+  double lr = 0;
+  uint64_t seed = 0;
+  int64_t depth = 0, warmup = 0;
+  // "layernorm_pre_lr3e-03_s1_L4_w30": stable, file-name safe, unique within a sweep.
+  std::string id() const;
+};
+
+// One finished run; a row of runs.csv. Losses of a diverged run that never got evaluated are NaN.
+struct RunRecord {
+  RunSpec spec;
+  int64_t steps = 0, steps_done = 0;
+  double initial_loss = 0;                       // the loss at step 1
+  double final_train_loss = 0, min_train_loss = 0;  // from the evaluations (eval_iters batches)
+  double final_val_loss = 0, min_val_loss = 0;
+  bool diverged = false;
+  int64_t divergence_step = 0;
+  std::string divergence_cause, divergence_quantity;
+  double step_ms = 0, tokens_per_s = 0;          // mean over the steps after the first
+  double peak_residual_rms = 0;                  // max over steps and layers (and the final stream)
+  double final_residual_rms = 0;                 // after the last block, at the last step
+  double peak_max_logit = 0;                     // max over steps and layers
+  double wall_s = 0;
+};
+
+extern const std::vector<std::string> kRunColumns;
+std::vector<std::string> curve_columns(int64_t max_depth);
+
+struct SweepOptions {
+  lm::TrainConfig base;  // everything the axes do not set; base.instrument is forced on
+  std::vector<std::string> norms{"layernorm", "rmsnorm", "none"};
+  std::vector<std::string> placements{"pre"};
+  std::vector<double> lrs;
+  std::vector<uint64_t> seeds{1};
+  std::vector<int64_t> depths{4};
+  std::vector<int64_t> warmups;  // empty: base.warmup
+  double min_lr_ratio = 0.1;     // each run decays to lr * ratio
+  double divergence_factor = 1.5;
+  int64_t evals = 4;             // evaluations per run, evenly spaced (the last at the final step)
+  int jobs = 1;                  // runs at once; each gets max(1, cores / jobs) threads
+  std::string out;
+};
+
+// All runs of the sweep, in a fixed order (placement, depth, warmup, norm, lr, seed).
+std::vector<RunSpec> expand(const SweepOptions& o);
+
+// Trains one run. `curve` receives one CSV line per step (curve_columns order). Returns early,
+// with diverged set, on divergence; `stop` (polled each step) aborts with nullopt.
+std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
+                                 std::shared_ptr<const text::Tokenizer> tokenizer,
+                                 std::shared_ptr<const lm::TokenData> data, int threads, std::string& curve,
+                                 const std::function<bool()>& stop);
+
+// runs.csv I/O. read_runs returns {} for a missing file and names the line of a malformed row.
+std::vector<RunRecord> read_runs(const std::string& path);
+void write_runs(const std::string& path, const std::vector<RunRecord>& runs);
+std::string csv_row(const RunRecord& r);
+
+// Runs every run of the sweep not already in OUT/runs.csv; `on_run` reports each finished or
+// skipped run (for progress output). Returns all records of the sweep, in sweep order.
+std::vector<RunRecord> run_sweep(const SweepOptions& o, const std::function<void(const RunRecord&, bool skipped,
+                                                                                 int done, int total)>& on_run);
+
+}  // namespace tapegrad::lab

@@ -1,0 +1,72 @@
+#include "instrument.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tapegrad/vmath.h"
+
+namespace tapegrad::lm {
+
+Instrument::Instrument(nn::Decoder<float>& model) {
+  const int64_t L = model.config().n_layer;
+  for (auto& [name, p] : model.named_parameters()) {
+    params_.push_back(p);
+    snapshots_.emplace_back(p->shape());
+    deltas_.emplace_back(p->shape());
+    int layer = -1;
+    for (int64_t i = 0; i < L; ++i)
+      if (name.rfind("blocks." + std::to_string(i) + ".", 0) == 0) layer = static_cast<int>(i);
+    layer_of_.push_back(layer);
+  }
+  stats_.layers.resize(static_cast<size_t>(L));
+  probe_.blocks.resize(static_cast<size_t>(L));
+}
+
+void Instrument::after_backward() {
+  for (auto& l : stats_.layers) l.grad_norm = 0;
+  for (size_t k = 0; k < params_.size(); ++k)
+    if (layer_of_[k] >= 0)
+      stats_.layers[static_cast<size_t>(layer_of_[k])].grad_norm += vmath::sum_squares(params_[k]->grad.data(), params_[k]->numel());
+  for (size_t i = 0; i < stats_.layers.size(); ++i) {
+    LayerStats& s = stats_.layers[i];
+    s.grad_norm = std::sqrt(s.grad_norm);
+    s.residual_rms = probe_.blocks[i].residual_rms;
+    s.norm_out_rms = probe_.blocks[i].norm_out_rms;
+    s.max_logit = probe_.blocks[i].max_logit;
+  }
+  stats_.final_residual_rms = probe_.final_residual_rms;
+  stats_.logit_mean = probe_.logit_mean;
+  stats_.logit_max = probe_.logit_max;
+}
+
+void Instrument::before_update() {
+  for (size_t k = 0; k < params_.size(); ++k)
+    std::copy_n(params_[k]->value.data(), params_[k]->numel(), snapshots_[k].data());
+}
+
+void Instrument::after_update() {
+  // Per parameter, sum (w_after - w_before)^2 and sum w_before^2 once; layers and the whole model
+  // are sums of those. (The element counts cancel in the ratio of RMS values.)
+  std::vector<double>& diff = diff_;
+  std::vector<double>& base = base_;
+  diff.assign(stats_.layers.size() + 1, 0.0);  // no allocation after the first step
+  base.assign(stats_.layers.size() + 1, 0.0);
+  for (size_t k = 0; k < params_.size(); ++k) {
+    const int64_t n = params_[k]->numel();
+    float* d = deltas_[k].data();
+    const float* w = params_[k]->value.data();
+    const float* b = snapshots_[k].data();
+    for (int64_t i = 0; i < n; ++i) d[i] = w[i] - b[i];
+    const double dd = vmath::sum_squares(d, n), bb = vmath::sum_squares(b, n);
+    const size_t slot = layer_of_[k] >= 0 ? static_cast<size_t>(layer_of_[k]) : stats_.layers.size();
+    diff[slot] += dd, base[slot] += bb;
+  }
+  double all_diff = 0, all_base = 0;
+  for (size_t i = 0; i < diff.size(); ++i) {
+    all_diff += diff[i], all_base += base[i];
+    if (i < stats_.layers.size()) stats_.layers[i].update_ratio = base[i] > 0 ? std::sqrt(diff[i] / base[i]) : 0.0;
+  }
+  stats_.update_ratio = all_base > 0 ? std::sqrt(all_diff / all_base) : 0.0;
+}
+
+}  // namespace tapegrad::lm

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Plots of a compare_norms sweep, from its CSV files (nothing here is needed to read the results:
+report.md and the console summary come from the C++ side).
+
+    python3 examples/plot_lab.py runs/lab [--reference-lr 0.003]
+
+Writes into runs/lab/plots/:
+  loss_vs_lr.png     final validation loss vs learning rate per norm, mean ± std over seeds; x = diverged
+  loss_curves.png    training loss at the reference learning rate (every seed, smoothed)
+  residual_rms.png   scale drift: RMS of the residual stream entering each block (solid) and of the
+                     normalised copy the attention reads (dashed), per norm, at the reference lr
+  max_logit.png      the largest attention logit (over layers) per step
+  grad_norm.png      the global gradient norm per step
+
+Needs matplotlib and numpy (Debian: python3-matplotlib). On Debian use /usr/bin/python3.
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+COLORS = {"layernorm": "#1f77b4", "rmsnorm": "#2ca02c", "none": "#d62728"}
+STYLES = {"pre": "-", "post": "--"}
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def num(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def group_key(row, vary_depth, vary_warmup):
+    key = f"{row['norm']}/{row['placement']}"
+    if vary_depth:
+        key += f" L{row['depth']}"
+    if vary_warmup:
+        key += f" w{row['warmup']}"
+    return key
+
+
+def style(row):
+    return dict(color=COLORS.get(row["norm"], "gray"), linestyle=STYLES.get(row["placement"], "-"))
+
+
+def ema(values, alpha=0.1):
+    out, acc = [], None
+    for v in values:
+        if math.isfinite(v):
+            acc = v if acc is None else (1 - alpha) * acc + alpha * v
+        out.append(acc if acc is not None else math.nan)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", help="a compare_norms output directory")
+    ap.add_argument("--reference-lr", type=float, default=None, help="lr of the per-step plots (default: smallest)")
+    args = ap.parse_args()
+
+    runs_path, curves_path = os.path.join(args.out, "runs.csv"), os.path.join(args.out, "curves.csv")
+    for p in (runs_path, curves_path):
+        if not os.path.exists(p):
+            sys.exit(f"plot_lab.py: {p} not found (run compare_norms first)")
+    runs, curves = read_csv(runs_path), read_csv(curves_path)
+    if not runs:
+        sys.exit("plot_lab.py: runs.csv has no runs")
+    plots = os.path.join(args.out, "plots")
+    os.makedirs(plots, exist_ok=True)
+    vary_depth = len({r["depth"] for r in runs}) > 1
+    vary_warmup = len({r["warmup"] for r in runs}) > 1
+    lrs = sorted({num(r["lr"]) for r in runs})
+    ref_lr = args.reference_lr if args.reference_lr is not None else lrs[0]
+    ref_lr = min(lrs, key=lambda lr: abs(math.log(lr) - math.log(ref_lr)))
+
+    # 1. Final validation loss vs learning rate.
+    groups = defaultdict(lambda: defaultdict(list))
+    first_of = {}
+    for r in runs:
+        k = group_key(r, vary_depth, vary_warmup)
+        groups[k][num(r["lr"])].append(r)
+        first_of.setdefault(k, r)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for k, by_lr in groups.items():
+        xs, ys, es, dx, dy = [], [], [], [], []
+        for lr in sorted(by_lr):
+            ok = [num(r["final_val_loss"]) for r in by_lr[lr] if r["diverged"] == "0" and math.isfinite(num(r["final_val_loss"]))]
+            if ok:
+                xs.append(lr), ys.append(np.mean(ok)), es.append(np.std(ok, ddof=1) if len(ok) > 1 else 0)
+            if len(ok) < len(by_lr[lr]):
+                dx.append(lr), dy.append(np.mean([num(r["initial_loss"]) for r in by_lr[lr]]))
+        st = style(first_of[k])
+        ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=k, **st)
+        if dx:
+            ax.scatter(dx, dy, marker="x", s=60, color=st["color"], zorder=5)
+    ax.set_xscale("log")
+    ax.set_xlabel("peak learning rate")
+    ax.set_ylabel("final validation loss")
+    ax.set_title("Final validation loss vs learning rate (× = diverged, drawn at the initial loss)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(plots, "loss_vs_lr.png"), dpi=120)
+    plt.close(fig)
+
+    # Per-step curves at the reference lr.
+    by_run = defaultdict(list)
+    for c in curves:
+        if abs(num(c["lr"]) - ref_lr) <= 1e-12 * ref_lr:
+            by_run[c["run_id"]].append(c)
+    if not by_run:
+        print(f"plot_lab.py: no curves at lr {ref_lr}", file=sys.stderr)
+        return
+    seeds = sorted({c[0]["seed"] for c in by_run.values()})
+
+    def per_step_plot(name, title, ylabel, value, log=False):
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        labelled = set()
+        for run_id, rows in sorted(by_run.items()):
+            r0 = rows[0]
+            k = group_key(r0, vary_depth, vary_warmup)
+            steps = [int(c["step"]) for c in rows]
+            ax.plot(steps, value(rows), label=None if k in labelled else k, alpha=0.85 if r0["seed"] == seeds[0] else 0.4,
+                    **style(r0))
+            labelled.add(k)
+        ax.set_xlabel("step")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        if log:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(plots, name), dpi=120)
+        plt.close(fig)
+
+    per_step_plot("loss_curves.png", f"Training loss at lr {ref_lr:g} (EMA 0.1; every seed)", "training loss",
+                  lambda rows: ema([num(c["loss"]) for c in rows]))
+
+    def max_logit(rows):
+        out = []
+        for c in rows:
+            vals = [num(c[k]) for k in c if k.startswith("max_logit_") and c[k] not in ("", None)]
+            out.append(max(vals) if vals else math.nan)
+        return out
+
+    per_step_plot("max_logit.png", f"Largest attention logit <q,k>/sqrt(HS) over layers, lr {ref_lr:g}",
+                  "max attention logit", max_logit)
+    per_step_plot("grad_norm.png", f"Global gradient norm (before clipping), lr {ref_lr:g}", "gradient norm",
+                  lambda rows: ema([num(c["grad_norm"]) for c in rows], 0.2), log=True)
+
+    # Scale drift: one panel per norm/placement, one line per layer, first seed.
+    keys = sorted({group_key(rows[0], vary_depth, vary_warmup) for rows in by_run.values()})
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 4.2), sharey=True, squeeze=False)
+    for ax, k in zip(axes[0], keys):
+        rows = next(rows for rows in by_run.values()
+                    if group_key(rows[0], vary_depth, vary_warmup) == k and rows[0]["seed"] == seeds[0])
+        depth = int(rows[0]["depth"])
+        steps = [int(c["step"]) for c in rows]
+        cmap = plt.get_cmap("viridis")
+        for i in range(depth):
+            color = cmap(i / max(1, depth - 1))
+            ax.plot(steps, [num(c[f"residual_rms_{i}"]) for c in rows], color=color, label=f"block {i} input")
+            ax.plot(steps, [num(c[f"norm_out_rms_{i}"]) for c in rows], color=color, linestyle=":", alpha=0.8)
+        ax.plot(steps, [num(c["final_residual_rms"]) for c in rows], color="black", label="after last block")
+        ax.set_title(k)
+        ax.set_xlabel("step")
+        ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("RMS (solid: residual stream; dotted: attention input)")
+    axes[0][-1].legend(fontsize=8)
+    fig.suptitle(f"Scale drift at lr {ref_lr:g}, seed {seeds[0]}")
+    fig.tight_layout()
+    fig.savefig(os.path.join(plots, "residual_rms.png"), dpi=120)
+    plt.close(fig)
+    print(f"plot_lab.py: plots written to {plots}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+#include <filesystem>
+#include <limits>
+
+#include "corpus.h"
+#include "divergence.h"
+#include "report.h"
+#include "support.h"
+#include "sweep.h"
+#include "tapegrad/io/file.h"
+#include "tapegrad/nn/decoder.h"
+#include "tapegrad/ops/add.h"
+#include "trainer.h"
+
+using namespace tapegrad;
+using namespace tapegrad::lab;
+using namespace tapegrad::lm;
+namespace fs = std::filesystem;
+
+namespace {
+
+double rms_of(TensorView<const float> v) {
+  double s = 0;
+  for (int64_t i = 0; i < v.numel(); ++i) s += static_cast<double>(v[i]) * v[i];
+  return std::sqrt(s / static_cast<double>(v.numel()));
+}
+
+SweepOptions tiny_sweep(const std::string& out) {
+  SweepOptions o;
+  o.base.dim = 16, o.base.heads = 2, o.base.ctx = 16, o.base.batch = 2, o.base.steps = 8, o.base.warmup = 2;
+  o.base.eval_iters = 2, o.base.threads = 1;
+  o.norms = {"layernorm", "none"};
+  o.lrs = {1e-3};
+  o.seeds = {1};
+  o.depths = {2};
+  o.evals = 2;
+  o.out = out;
+  return o;
+}
+
+fs::path fresh(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("tapegrad_test_lab_" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("lab: the probe's statistics equal their definitions recomputed by hand", "[lab]") {
+  nn::DecoderConfig c;
+  c.vocab_size = 11, c.context = 6, c.n_layer = 2, c.n_head = 2, c.dim = 8;
+  nn::Decoder<float> model(c, 5);
+  Rng rng(1);
+  for (auto* p : model.parameters()) p->value = Tensor<float>::randn(p->shape(), rng, 0.5);
+  std::vector<int32_t> ids{1, 4, 2, 9, 0, 3, 7, 7, 1, 10, 5, 2};
+  Tape<float> tape;
+  nn::DecoderProbe probe;
+  const auto out = model.forward(tape, ids, 2, 6, {}, &probe);
+
+  // By hand: x0 = wte[ids] + wpe[positions], then block by block.
+  Tape<float> t2;
+  Var<float> x = add(model.wte().forward(t2, ids, {2, 6}),
+                     model.wpe().forward(t2, std::vector<int32_t>{0, 1, 2, 3, 4, 5}, {6}));
+  for (int64_t i = 0; i < 2; ++i) {
+    CHECK_THAT(probe.blocks[i].residual_rms, Catch::Matchers::WithinRel(rms_of(x.value()), 1e-6));
+    CHECK_THAT(probe.blocks[i].norm_out_rms,
+               Catch::Matchers::WithinRel(rms_of(model.block(i).norm1().forward(x).value()), 1e-6));
+    x = model.block(i).forward(x);
+    CHECK(probe.blocks[i].max_logit == model.block(i).attn().last_max_logit());
+  }
+  CHECK_THAT(probe.final_residual_rms, Catch::Matchers::WithinRel(rms_of(x.value()), 1e-6));
+  const auto z = out.logits.value();
+  double sum = 0, mx = -1e30;
+  for (int64_t i = 0; i < z.numel(); ++i) sum += z[i], mx = std::max(mx, static_cast<double>(z[i]));
+  CHECK_THAT(probe.logit_mean, Catch::Matchers::WithinRel(sum / z.numel(), 1e-9));
+  CHECK(probe.logit_max == mx);
+}
+
+TEST_CASE("lab: per-layer gradient norms and update ratios equal their definitions", "[lab]") {
+  TrainConfig c;
+  c.layers = 2, c.heads = 2, c.dim = 16, c.ctx = 16, c.batch = 2, c.warmup = 1, c.steps = 5, c.threads = 1;
+  c.instrument = true;
+  const std::string& text = default_corpus();
+  auto tok = build_tokenizer(c, text, "corpus");
+  Trainer t(c, tok, make_token_data(c, *tok, text));
+  std::vector<Tensor<float>> before;
+  for (auto* p : t.model().parameters()) before.push_back(p->value);
+  t.train_step();
+  const StepStats& s = *t.last_stats();
+  double g1 = 0, d1 = 0, b1 = 0, dall = 0, ball = 0;
+  size_t k = 0;
+  for (auto& [name, p] : t.model().named_parameters()) {
+    const auto& w0 = before[k++];
+    double dd = 0, bb = 0;
+    for (int64_t i = 0; i < p->numel(); ++i) {
+      dd += std::pow(static_cast<double>(p->value[i]) - w0[i], 2);
+      bb += std::pow(static_cast<double>(w0[i]), 2);
+    }
+    dall += dd, ball += bb;
+    if (name.rfind("blocks.1.", 0) == 0) {
+      for (int64_t i = 0; i < p->numel(); ++i) g1 += std::pow(static_cast<double>(p->grad[i]), 2);
+      d1 += dd, b1 += bb;
+    }
+  }
+  CHECK_THAT(s.layers[1].update_ratio, Catch::Matchers::WithinRel(std::sqrt(d1 / b1), 1e-6));
+  CHECK_THAT(s.update_ratio, Catch::Matchers::WithinRel(std::sqrt(dall / ball), 1e-6));
+  CHECK(s.layers[1].grad_norm > 0);
+  // The statistics are taken before clipping; the grads left in the parameters are after it, so
+  // the layer's norm equals theirs scaled back by the clip factor min(1, clip / global norm).
+  const double global = t.last_global_grad_norm();
+  const double factor = global > c.clip ? c.clip / (global + 1e-6) : 1.0;
+  CHECK_THAT(s.layers[1].grad_norm * factor, Catch::Matchers::WithinRel(std::sqrt(g1), 1e-5));
+}
+
+TEST_CASE("lab: divergence detection — forced NaN names the first non-finite quantity", "[lab]") {
+  DivergenceDetector d(1.5, 2);
+  StepStats s;
+  s.layers.resize(3);
+  StepResult r;
+  r.step = 1, r.loss = 4.0, r.grad_norm = 1.0;
+  CHECK_FALSE(d.check(r, &s));
+  r.step = 2;
+  s.layers[1].residual_rms = std::numeric_limits<double>::quiet_NaN();
+  s.layers[2].max_logit = std::numeric_limits<double>::infinity();
+  const auto div = d.check(r, &s);
+  REQUIRE(div);
+  CHECK(div->cause == "nan");
+  CHECK(div->quantity == "blocks.1.residual_rms");
+  CHECK(div->step == 2);
+}
+
+TEST_CASE("lab: divergence detection — loss above the threshold after warmup, with the culprit", "[lab]") {
+  DivergenceDetector d(1.5, 2);
+  StepStats s;
+  s.layers.resize(2);
+  s.layers[0].max_logit = 2, s.layers[1].max_logit = 3;
+  StepResult r{1, 4.0, 1e-3, 1.0, 0, 0, true};
+  CHECK_FALSE(d.check(r, &s));
+  r.step = 2, r.loss = 7.0;  // still in warmup: tolerated
+  CHECK_FALSE(d.check(r, &s));
+  r.step = 3, r.loss = 6.5;
+  s.layers[1].max_logit = 300;
+  const auto div = d.check(r, &s);
+  REQUIRE(div);
+  CHECK(div->cause == "loss_explosion");
+  CHECK(div->quantity == "blocks.1.max_logit");
+}
+
+TEST_CASE("lab: an exploding learning rate diverges, is recorded, and the sweep goes on", "[lab]") {
+  const fs::path out = fresh("explode");
+  SweepOptions o = tiny_sweep(out.string());
+  o.norms = {"none"};
+  o.lrs = {1e-3, 50.0};
+  o.base.clip = 0;
+  std::vector<std::string> seen;
+  const auto runs = run_sweep(o, [&](const RunRecord& r, bool, int, int) { seen.push_back(r.spec.id()); });
+  REQUIRE(runs.size() == 2);
+  CHECK_FALSE(runs[0].diverged);
+  CHECK(std::isfinite(runs[0].final_val_loss));
+  CHECK(runs[1].diverged);
+  CHECK(runs[1].divergence_step >= 1);
+  CHECK_FALSE(runs[1].divergence_quantity.empty());
+  CHECK(std::isnan(runs[1].final_val_loss));
+  CHECK(seen.size() == 2);
+  fs::remove_all(out);
+}
+
+TEST_CASE("lab: an interrupted sweep resumes, redoing only unfinished runs", "[lab]") {
+  const fs::path out = fresh("resume");
+  SweepOptions o = tiny_sweep(out.string());
+  const auto first = run_sweep(o, [](const RunRecord&, bool, int, int) {});
+  REQUIRE(first.size() == 2);
+  // Forget the second run, as if the sweep had been killed during it.
+  write_runs(out.string() + "/runs.csv", {first[0]});
+  std::vector<std::pair<std::string, bool>> seen;
+  const auto second = run_sweep(o, [&](const RunRecord& r, bool skipped, int, int) { seen.emplace_back(r.spec.id(), skipped); });
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0] == std::pair{first[0].spec.id(), true});
+  CHECK(seen[1] == std::pair{first[1].spec.id(), false});
+  // Deterministic: the redone run reproduces its losses exactly.
+  CHECK(second[1].final_val_loss == first[1].final_val_loss);
+  CHECK(read_runs(out.string() + "/runs.csv").size() == 2);
+  fs::remove_all(out);
+}
+
+TEST_CASE("lab: LR sensitivity on a hand-made table", "[lab]") {
+  // min(loss, initial) per lr: 2.0, 1.5, 1.7, and a diverged run capped at the initial loss 4.2.
+  CHECK_THAT(lr_sensitivity({2.0, 1.5, 1.7, 4.2}), Catch::Matchers::WithinAbs((0.5 + 0 + 0.2 + 2.7) / 4, 1e-12));
+  // Through summarize(): two seeds per lr, one diverged at the highest lr.
+  auto rec = [](double lr, uint64_t seed, double val, bool diverged) {
+    RunRecord r;
+    r.spec = {"none", "pre", lr, seed, 4, 30};
+    r.initial_loss = 4.2, r.final_val_loss = diverged ? std::nan("") : val, r.diverged = diverged;
+    return r;
+  };
+  const Summary s = summarize({rec(1e-3, 1, 2.0, false), rec(1e-3, 2, 2.2, false), rec(1e-2, 1, 1.5, false),
+                               rec(1e-2, 2, 1.7, false), rec(1e-1, 1, 0, true), rec(1e-1, 2, 3.0, false)});
+  REQUIRE(s.groups.size() == 1);
+  const Group& g = s.groups[0];
+  CHECK(g.best_lr == 1e-2);
+  CHECK_THAT(g.best_loss, Catch::Matchers::WithinAbs(1.6, 1e-12));
+  CHECK(g.largest_stable_lr == 1e-2);
+  CHECK(g.diverged == 1);
+  // capped means: 2.1, 1.6, (4.2 + 3.0)/2 = 3.6 -> sensitivity (0.5 + 0 + 2.0) / 3
+  CHECK_THAT(g.lr_sensitivity, Catch::Matchers::WithinAbs(2.5 / 3, 1e-12));
+  CHECK(s.reference_lr == 1e-2);
+}
+
+TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
+  CHECK(kRunColumns == std::vector<std::string>{
+                           "run_id", "norm", "placement", "lr", "seed", "depth", "warmup", "steps", "steps_done",
+                           "initial_loss", "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss",
+                           "diverged", "divergence_step", "divergence_cause", "divergence_quantity", "step_ms",
+                           "tokens_per_s", "peak_residual_rms", "final_residual_rms", "peak_max_logit", "wall_s"});
+  const auto c = curve_columns(2);
+  CHECK(c.size() == 17 + 2 * 5);
+  CHECK(c[7] == "step");
+  CHECK(c[17] == "residual_rms_0");
+  CHECK(c.back() == "update_ratio_1");
+  const fs::path out = fresh("csv");
+  const auto runs = run_sweep(tiny_sweep(out.string()), [](const RunRecord&, bool, int, int) {});
+  const std::string curves = io::read_file(out.string() + "/curves.csv");
+  CHECK(curves.substr(0, curves.find('\n')) ==
+        "run_id,norm,placement,lr,seed,depth,warmup,step,loss,lr_now,grad_norm,update_ratio,logit_mean,logit_max,"
+        "final_residual_rms,val_loss,train_eval_loss,residual_rms_0,norm_out_rms_0,max_logit_0,grad_norm_0,"
+        "update_ratio_0,residual_rms_1,norm_out_rms_1,max_logit_1,grad_norm_1,update_ratio_1");
+  CHECK(std::count(curves.begin(), curves.end(), '\n') == 1 + 2 * 8);  // header + 2 runs x 8 steps
+  fs::remove_all(out);
+}
