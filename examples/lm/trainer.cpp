@@ -55,12 +55,12 @@ StepResult Trainer::train_step() {
   r.loss = out.loss.value()[0];
   tape_.backward(out.loss);
   if (instrument_) instrument_->after_backward();
-  r.grad_norm = last_grad_norm_ = clip_grad_norm<float>(params_, config_.clip);
+  r.grad_norm = last_grad_norm_ = grad_norm<float>(params_);
   r.lr = schedule_.at(step_);
   r.finite = std::isfinite(r.loss) && std::isfinite(r.grad_norm);
   if (r.finite) {  // never write NaN/Inf into the weights
     if (instrument_) instrument_->before_update();
-    optimizer_->step(r.lr);
+    optimizer_->step(r.lr, clip_factor(r.grad_norm, config_.clip));  // clipping folded into the update
     if (instrument_) instrument_->after_update();
   }
   r.step = ++step_;

@@ -1,6 +1,8 @@
 #include "tapegrad/tape.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <sstream>
 
 namespace tapegrad {
@@ -39,8 +41,23 @@ Var<T> Tape<T>::param(Parameter<T>& p) {
   return leaf(p.value.view(), p.grad.view());
 }
 
+namespace {
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+template <typename T>
+typename Tape<T>::OpTime& Tape<T>::op_time(const char* op) {
+  for (OpTime& t : profile_)
+    if (t.op == op || std::strcmp(t.op, op) == 0) return t;
+  profile_.push_back({op, 0, 0, 0});
+  return profile_.back();
+}
+
 template <typename T>
 Var<T> Tape<T>::make_output(const char* op, Shape shape, std::span<const Var<T>> inputs) {
+  if (profiling_) op_start_ns_ = now_ns();
   bool requires_grad = false;
   for (const Var<T>& in : inputs) requires_grad |= slot(in, op).requires_grad;
   T* data = arena_.allocate<T>(shape.numel());
@@ -56,6 +73,11 @@ Var<T> Tape<T>::make_alias(const char* op, Var<T> input, Shape shape) {
 
 template <typename T>
 void Tape<T>::record(const char* op, std::span<const Var<T>> inputs, Var<T> output, Backward backward) {
+  if (profiling_) {
+    OpTime& t = op_time(op);
+    ++t.calls;
+    t.forward_ms += static_cast<double>(now_ns() - op_start_ns_) / 1e6;
+  }
   if (!slot(output, op).requires_grad) return;
   check(inputs.size() <= kMaxInputs, op, ": ", inputs.size(), " inputs, at most ", kMaxInputs);
   Node n;
@@ -107,7 +129,13 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
     if (dout == nullptr) continue;  // no gradient flows through this node
     for (int i = 0; i < node->n_inputs; ++i)
       din[i] = slots_[node->inputs[i]].requires_grad ? ensure_grad(node->inputs[i]) : nullptr;
-    node->backward(dout, din.data());
+    if (profiling_) {
+      const int64_t t0 = now_ns();
+      node->backward(dout, din.data());
+      op_time(node->op).backward_ms += static_cast<double>(now_ns() - t0) / 1e6;
+    } else {
+      node->backward(dout, din.data());
+    }
   }
 }
 

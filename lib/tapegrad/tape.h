@@ -131,6 +131,18 @@ class Tape {
   [[nodiscard]] NoGradGuard no_grad() { return NoGradGuard(*this); }
   bool grad_enabled() const { return grad_enabled_; }
 
+  // ---- profiling: where a step's time goes, per op ----
+  // While enabled, each op's forward (from make_output() to record()) and each node's backward
+  // are timed and summed by op name. Off by default: then it costs one branch per op.
+  struct OpTime {
+    const char* op = nullptr;
+    int64_t calls = 0;
+    double forward_ms = 0, backward_ms = 0;
+  };
+  void set_profiling(bool on) { profiling_ = on; }
+  const std::vector<OpTime>& profile() const { return profile_; }
+  void reset_profile() { profile_.clear(); }
+
   // ---- introspection ----
   int64_t num_nodes() const { return static_cast<int64_t>(nodes_.size()); }
   int64_t num_values() const { return static_cast<int64_t>(slots_.size()); }
@@ -155,6 +167,7 @@ class Tape {
   };
 
   const Slot& slot(Var<T> v, const char* who) const;
+  OpTime& op_time(const char* op);
   Var<T> push_slot(Slot s);
   T* ensure_grad(int32_t id);
 
@@ -164,6 +177,9 @@ class Tape {
   uint32_t generation_ = 1;
   bool grad_enabled_ = true;
   bool consumed_ = false;  // backward() ran since the last clear()
+  bool profiling_ = false;
+  int64_t op_start_ns_ = 0;  // when the op being recorded called make_output()
+  std::vector<OpTime> profile_;
 };
 
 // The inputs of an op whose trailing inputs are optional (an undefined Var: no bias, no affine

@@ -46,6 +46,30 @@ inline T exp_shifted_sum(T* y, const T* x, T shift, int64_t n) {
   }
 }
 
+// Reductions. GCC does not vectorise float reductions without -ffast-math (it may not
+// reassociate); Eigen's are vectorised with an association order fixed by n and the pointers'
+// alignment — the same at every call of a step, so results stay bitwise reproducible.
+template <typename T>
+using ConstArray = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+template <typename T>
+inline T sum(const T* x, int64_t n) {
+  return n ? ConstArray<T>(x, n).sum() : T(0);
+}
+template <typename T>
+inline T max(const T* x, int64_t n) {
+  return ConstArray<T>(x, n).maxCoeff();
+}
+template <typename T>
+inline T dot(const T* a, const T* b, int64_t n) {
+  return n ? (ConstArray<T>(a, n) * ConstArray<T>(b, n)).sum() : T(0);
+}
+// sum of (x - shift)^2
+template <typename T>
+inline T sum_sq_dev(const T* x, T shift, int64_t n) {
+  return n ? (ConstArray<T>(x, n) - shift).square().sum() : T(0);
+}
+
 // sum of x^2 accumulated in double.
 template <typename T>
 inline double sum_squares(const T* x, int64_t n) {

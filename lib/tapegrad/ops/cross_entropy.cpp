@@ -23,8 +23,7 @@ double cross_entropy_forward(T* lse, const T* logits, const int32_t* targets, in
     T buf[kMaxStackV];
     for (int64_t i = r0; i < r1; ++i) {
       const T* z = logits + i * V;
-      T mx = z[0];
-      for (int64_t j = 1; j < V; ++j) mx = std::max(mx, z[j]);
+      const T mx = vmath::max(z, V);
       T total = 0;
       if (V <= kMaxStackV) {
         total = vmath::exp_shifted_sum(buf, z, mx, V);

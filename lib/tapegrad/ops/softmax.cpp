@@ -18,9 +18,7 @@ void softmax_forward(T* y, const T* x, int64_t rows, int64_t cols) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * cols;
       T* yr = y + r * cols;
-      T mx = xr[0];
-      for (int64_t j = 1; j < cols; ++j) mx = std::max(mx, xr[j]);
-      const T inv = T(1) / vmath::exp_shifted_sum(yr, xr, mx, cols);
+      const T inv = T(1) / vmath::exp_shifted_sum(yr, xr, vmath::max(xr, cols), cols);
       for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
     }
   });
@@ -33,8 +31,7 @@ void softmax_backward(T* dx, const T* y, const T* dy, int64_t rows, int64_t cols
       const T* yr = y + r * cols;
       const T* dyr = dy + r * cols;
       T* dxr = dx + r * cols;
-      T dot = 0;
-      for (int64_t j = 0; j < cols; ++j) dot += dyr[j] * yr[j];
+      const T dot = vmath::dot(dyr, yr, cols);
       for (int64_t j = 0; j < cols; ++j) dxr[j] += yr[j] * (dyr[j] - dot);
     }
   });

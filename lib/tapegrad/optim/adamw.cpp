@@ -20,7 +20,7 @@ AdamW<T>::AdamW(std::vector<Parameter<T>*> params, AdamWOptions options, const D
 }
 
 template <typename T>
-void AdamW<T>::step(double lr) {
+void AdamW<T>::step(double lr, double grad_scale) {
   const int64_t t = ++this->steps_;
   const double b1 = options_.beta1, b2 = options_.beta2;
   // Folding both bias corrections into the step size and eps saves two divisions per element:
@@ -37,11 +37,12 @@ void AdamW<T>::step(double lr) {
     T* m = m_[k].data();
     T* v = v_[k].data();
     const T decay = decay_[k] ? static_cast<T>(lr * options_.weight_decay) : T(0);
-    const T tb1 = static_cast<T>(b1), tb2 = static_cast<T>(b2);
+    const T tb1 = static_cast<T>(b1), tb2 = static_cast<T>(b2), scale = static_cast<T>(grad_scale);
     parallel_for(p.numel(), 8, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        m[i] = tb1 * m[i] + (T(1) - tb1) * g[i];
-        v[i] = tb2 * v[i] + (T(1) - tb2) * g[i] * g[i];
+        const T gi = scale * g[i];
+        m[i] = tb1 * m[i] + (T(1) - tb1) * gi;
+        v[i] = tb2 * v[i] + (T(1) - tb2) * gi * gi;
         w[i] -= step_size * m[i] / (std::sqrt(v[i]) + eps_hat) + decay * w[i];
       }
     });

@@ -32,7 +32,7 @@ class AdamW : public Optimizer<T> {
   AdamW(std::vector<Parameter<T>*> params, AdamWOptions options = {},
         const DecayRule& decays = decays_if_matrix<T>);
 
-  void step(double lr) override;
+  void step(double lr, double grad_scale = 1.0) override;
   std::vector<std::pair<std::string, Tensor<T>*>> state() override;
   const AdamWOptions& options() const { return options_; }
   bool decays(size_t i) const { return decay_[i]; }

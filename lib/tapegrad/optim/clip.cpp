@@ -13,11 +13,15 @@ double grad_norm(std::span<Parameter<T>* const> params) {
   return std::sqrt(sq);
 }
 
+double clip_factor(double norm, double max_norm) {
+  return max_norm > 0 && std::isfinite(norm) && norm > max_norm ? max_norm / (norm + 1e-6) : 1.0;  // torch's guard
+}
+
 template <typename T>
 double clip_grad_norm(std::span<Parameter<T>* const> params, double max_norm) {
   const double norm = grad_norm(params);
-  if (max_norm > 0 && std::isfinite(norm) && norm > max_norm) {
-    const T factor = static_cast<T>(max_norm / (norm + 1e-6));  // torch's 1e-6 guard
+  if (clip_factor(norm, max_norm) < 1.0) {
+    const T factor = static_cast<T>(clip_factor(norm, max_norm));
     for (Parameter<T>* p : params) {
       T* g = p->grad.data();
       for (int64_t i = 0; i < p->numel(); ++i) g[i] *= factor;

@@ -18,4 +18,9 @@ double grad_norm(std::span<Parameter<T>* const> params);
 template <typename T>
 double clip_grad_norm(std::span<Parameter<T>* const> params, double max_norm);
 
+// The factor clip_grad_norm would scale the gradients by: min(1, max_norm / (norm + 1e-6)); 1
+// when clipping is off or the norm is not finite. Pass it to Optimizer::step instead of
+// rescaling the gradients in place.
+double clip_factor(double norm, double max_norm);
+
 }  // namespace tapegrad

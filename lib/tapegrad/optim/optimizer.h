@@ -16,8 +16,10 @@ class Optimizer {
   explicit Optimizer(std::vector<Parameter<T>*> params) : params_(std::move(params)) {}
   virtual ~Optimizer() = default;
 
-  // One update with the current gradients at learning rate `lr`.
-  virtual void step(double lr) = 0;
+  // One update with the current gradients, multiplied by grad_scale, at learning rate `lr`.
+  // Clipping by global norm is grad_scale = min(1, max_norm / norm) (see clip.h): folding it into
+  // the update saves a read-and-write pass over every gradient.
+  virtual void step(double lr, double grad_scale = 1.0) = 0;
   // Named state tensors ("exp_avg.blocks.0.attn.qkv.weight", ...), for checkpoints.
   virtual std::vector<std::pair<std::string, Tensor<T>*>> state() = 0;
 

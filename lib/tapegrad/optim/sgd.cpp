@@ -16,9 +16,9 @@ SGD<T>::SGD(std::vector<Parameter<T>*> params, SGDOptions options, const DecayRu
 }
 
 template <typename T>
-void SGD<T>::step(double lr) {
+void SGD<T>::step(double lr, double grad_scale) {
   const bool first = this->steps_++ == 0;
-  const T mu = static_cast<T>(options_.momentum), a = static_cast<T>(lr);
+  const T mu = static_cast<T>(options_.momentum), a = static_cast<T>(lr), scale = static_cast<T>(grad_scale);
   for (size_t k = 0; k < this->params_.size(); ++k) {
     Parameter<T>& p = *this->params_[k];
     T* w = p.value.data();
@@ -27,7 +27,7 @@ void SGD<T>::step(double lr) {
     const T wd = decay_[k] ? static_cast<T>(options_.weight_decay) : T(0);
     parallel_for(p.numel(), 4, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        const T gi = g[i] + wd * w[i];
+        const T gi = scale * g[i] + wd * w[i];
         b[i] = first ? gi : mu * b[i] + gi;
         w[i] -= a * b[i];
       }

@@ -22,7 +22,7 @@ class SGD : public Optimizer<T> {
   using DecayRule = std::function<bool(const Parameter<T>&)>;
   SGD(std::vector<Parameter<T>*> params, SGDOptions options = {}, const DecayRule& decays = decays_if_matrix<T>);
 
-  void step(double lr) override;
+  void step(double lr, double grad_scale = 1.0) override;
   std::vector<std::pair<std::string, Tensor<T>*>> state() override;
 
  private:

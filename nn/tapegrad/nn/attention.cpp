@@ -49,8 +49,7 @@ T attention_core_forward(T* att, T* y, const T* qkv, const AttentionDims& d) {
       gemm<T>(Trans::kNo, Trans::kYes, Tn, Tn, HS, scale, qkv + o.q, ld, qkv + o.k, ld, T(0), P, Tn);
       for (int64_t i = 0; i < Tn; ++i) {
         T* row = P + i * Tn;
-        T mx = row[0];
-        for (int64_t j = 1; j <= i; ++j) mx = std::max(mx, row[j]);
+        const T mx = vmath::max(row, i + 1);
         thread_max = std::max(thread_max, mx);
         const T inv = T(1) / vmath::exp_shifted_sum(row, row, mx, i + 1);
         for (int64_t j = 0; j <= i; ++j) row[j] *= inv;
@@ -79,8 +78,7 @@ void attention_core_backward(T* dqkv, T* scratch, const T* dy, const T* qkv, con
       for (int64_t i = 0; i < Tn; ++i) {  // dS in place of dP; zero above the diagonal
         const T* p = P + i * Tn;
         T* g = dP + i * Tn;
-        T dot = 0;
-        for (int64_t j = 0; j <= i; ++j) dot += g[j] * p[j];
+        const T dot = vmath::dot(g, p, i + 1);
         for (int64_t j = 0; j <= i; ++j) g[j] = p[j] * (g[j] - dot);
         std::fill(g + i + 1, g + Tn, T(0));
       }
@@ -128,8 +126,7 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   tape.record("causal_self_attention", inputs, out,
               [d, rows, has_bias, xd = x.data(), wq = w_qkv.data(), wp = w_proj.data(), qkv, att, y, dy, dqkv,
                dP](const T* dout, T* const* din) {
-                std::fill_n(dy, rows * d.C, T(0));
-                linear_backward(dy, din[2], has_bias ? din[4] : nullptr, dout, y, wp, rows, d.C, d.C);
+                linear_backward(dy, din[2], has_bias ? din[4] : nullptr, dout, y, wp, rows, d.C, d.C, /*accumulate_dx=*/false);
                 attention_core_backward(dqkv, dP, dy, qkv, att, d);
                 linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dqkv, xd, wq, rows, d.C, 3 * d.C);
               });

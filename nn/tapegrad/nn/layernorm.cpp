@@ -1,9 +1,13 @@
 #include "tapegrad/nn/layernorm.h"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include "tapegrad/nn/norm_affine.h"
 #include "tapegrad/parallel.h"
+#include "tapegrad/vmath.h"
 
 namespace tapegrad::nn {
 
@@ -11,8 +15,8 @@ namespace tapegrad::nn {
 //   dn/dx has entries dn_i/dx_j = r (delta_ij - 1/C - n_i n_j / C)
 // (the -1/C from the mean, the n_i n_j term from the variance), so with dn = gamma * dy:
 //   dx_j = sum_i dn_i dn_i/dx_j = r (dn_j - mean(dn) - n_j mean(dn * n))
-// — two row reductions and one pass, never the C x C Jacobian. The parameter gradients are
-// norm_affine_backward's.
+// — two row reductions and one pass, never the C x C Jacobian. The same pass adds the row's
+// share of the parameter gradients (norm_affine.h).
 //
 // The variance is computed in two passes (mean first, then the mean of squared deviations),
 // never as E[x^2] - E[x]^2, which cancels catastrophically when |mean| >> std.
@@ -24,16 +28,12 @@ void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * C;
       T* yr = y + r * C;
-      T m = 0;
-      for (int64_t c = 0; c < C; ++c) m += xr[c];
-      m /= static_cast<T>(C);
-      T v = 0;
-      for (int64_t c = 0; c < C; ++c) v += (xr[c] - m) * (xr[c] - m);
-      v /= static_cast<T>(C);
-      const T s = T(1) / std::sqrt(v + eps);
-      for (int64_t c = 0; c < C; ++c) {
-        const T n = (xr[c] - m) * s;
-        yr[c] = gamma ? gamma[c] * n + (beta ? beta[c] : T(0)) : n;
+      const T m = vmath::sum(xr, C) / static_cast<T>(C);
+      const T s = T(1) / std::sqrt(vmath::sum_sq_dev(xr, m, C) / static_cast<T>(C) + eps);
+      if (gamma) {
+        for (int64_t c = 0; c < C; ++c) yr[c] = gamma[c] * ((xr[c] - m) * s) + beta[c];
+      } else {
+        for (int64_t c = 0; c < C; ++c) yr[c] = (xr[c] - m) * s;
       }
       mean[r] = m;
       rstd[r] = s;
@@ -43,29 +43,35 @@ void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const
 
 template <typename T>
 void layernorm_backward(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, const T* mean, const T* rstd,
-                        const T* gamma, int64_t rows, int64_t C) {
-  if (dx) {
-    parallel_for(rows, 8 * C, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const T* dyr = dy + r * C;
-        const T* xr = x + r * C;
-        T* dxr = dx + r * C;
-        const T m = mean[r], s = rstd[r];
-        T sum_dn = 0, sum_dn_n = 0;
-        for (int64_t c = 0; c < C; ++c) {
-          const T dn = gamma ? gamma[c] * dyr[c] : dyr[c];
-          sum_dn += dn;
-          sum_dn_n += dn * (xr[c] - m) * s;
-        }
-        const T mean_dn = sum_dn / static_cast<T>(C), mean_dn_n = sum_dn_n / static_cast<T>(C);
-        for (int64_t c = 0; c < C; ++c) {
-          const T dn = gamma ? gamma[c] * dyr[c] : dyr[c];
-          dxr[c] += s * (dn - mean_dn - (xr[c] - m) * s * mean_dn_n);
-        }
+                        const T* gamma, int64_t rows, int64_t C, T* scratch) {
+  std::fill_n(scratch, norm_backward_scratch(C), T(0));
+  parallel_for(rows, 10 * C, [&](int64_t r0, int64_t r1) {
+    T* part = scratch + static_cast<int64_t>(omp_get_thread_num()) * 4 * C;  // [dgamma | dbeta | n | dn]
+    T* n = part + 2 * C;
+    T* dn = part + 3 * C;
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* dyr = dy + r * C;
+      const T* xr = x + r * C;
+      const T m = mean[r], s = rstd[r];
+      for (int64_t c = 0; c < C; ++c) n[c] = (xr[c] - m) * s;
+      if (gamma) {
+        for (int64_t c = 0; c < C; ++c) dn[c] = gamma[c] * dyr[c];
+      } else {
+        std::copy_n(dyr, C, dn);
       }
-    });
-  }
-  if (dgamma) norm_affine_backward(dgamma, dbeta, dy, x, mean, rstd, rows, C);
+      if (dx) {
+        const T mean_dn = vmath::sum(dn, C) / static_cast<T>(C);
+        const T mean_dn_n = vmath::dot(dn, n, C) / static_cast<T>(C);
+        T* dxr = dx + r * C;
+        for (int64_t c = 0; c < C; ++c) dxr[c] += s * (dn[c] - mean_dn - n[c] * mean_dn_n);
+      }
+      if (dgamma) {
+        for (int64_t c = 0; c < C; ++c) part[c] += dyr[c] * n[c];
+        for (int64_t c = 0; c < C; ++c) part[C + c] += dyr[c];
+      }
+    }
+  });
+  if (dgamma) reduce_norm_partials(dgamma, dbeta, scratch, C);
 }
 
 template <typename T>
@@ -84,11 +90,14 @@ Var<T> layer_norm(Var<T> x, Var<T> gamma, Var<T> beta, double eps) {
   Var<T> y = tape.make_output("layer_norm", xs, inputs);
   T* mean = tape.template scratch<T>(rows);
   T* rstd = tape.template scratch<T>(rows);
+  T* scratch = y.requires_grad() ? tape.template scratch<T>(norm_backward_scratch(C)) : nullptr;
   const T* g = affine ? gamma.data() : nullptr;
   layernorm_forward(y.data(), mean, rstd, x.data(), g, affine ? beta.data() : nullptr, rows, C, static_cast<T>(eps));
-  tape.record("layer_norm", inputs, y, [xd = x.data(), g, mean, rstd, rows, C, affine](const T* dy, T* const* din) {
-    layernorm_backward(din[0], affine ? din[1] : nullptr, affine ? din[2] : nullptr, dy, xd, mean, rstd, g, rows, C);
-  });
+  tape.record("layer_norm", inputs, y,
+              [xd = x.data(), g, mean, rstd, rows, C, affine, scratch](const T* dy, T* const* din) {
+                layernorm_backward(din[0], affine ? din[1] : nullptr, affine ? din[2] : nullptr, dy, xd, mean, rstd, g,
+                                   rows, C, scratch);
+              });
   return y;
 }
 
@@ -118,9 +127,9 @@ template void layernorm_forward<float>(float*, float*, float*, const float*, con
 template void layernorm_forward<double>(double*, double*, double*, const double*, const double*, const double*,
                                         int64_t, int64_t, double);
 template void layernorm_backward<float>(float*, float*, float*, const float*, const float*, const float*,
-                                        const float*, const float*, int64_t, int64_t);
+                                        const float*, const float*, int64_t, int64_t, float*);
 template void layernorm_backward<double>(double*, double*, double*, const double*, const double*, const double*,
-                                         const double*, const double*, int64_t, int64_t);
+                                         const double*, const double*, int64_t, int64_t, double*);
 template Var<float> layer_norm(Var<float>, Var<float>, Var<float>, double);
 template Var<double> layer_norm(Var<double>, Var<double>, Var<double>, double);
 template class LayerNorm<float>;

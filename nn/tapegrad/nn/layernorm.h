@@ -13,9 +13,10 @@ namespace tapegrad::nn {
 template <typename T>
 void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const T* beta, int64_t rows, int64_t C,
                        T eps);
+// `scratch` holds norm_backward_scratch(C) elements (see norm_affine.h).
 template <typename T>
 void layernorm_backward(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, const T* mean, const T* rstd,
-                        const T* gamma, int64_t rows, int64_t C);
+                        const T* gamma, int64_t rows, int64_t C, T* scratch);
 
 // One tape node. gamma and beta are (C) or both undefined (elementwise_affine = false).
 template <typename T>

@@ -26,8 +26,8 @@ void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int6
 
 template <typename T>
 void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int64_t rows, int64_t in,
-                     int64_t out) {
-  if (dx) gemm<T>(Trans::kNo, Trans::kNo, rows, in, out, T(1), dy, out, w, in, T(1), dx, in);
+                     int64_t out, bool accumulate_dx) {
+  if (dx) gemm<T>(Trans::kNo, Trans::kNo, rows, in, out, T(1), dy, out, w, in, accumulate_dx ? T(1) : T(0), dx, in);
   if (dw) gemm<T>(Trans::kYes, Trans::kNo, out, in, rows, T(1), dy, out, x, in, T(1), dw, in);
   if (db) bias_backward(db, dy, rows, out);
 }
@@ -76,9 +76,9 @@ template void linear_forward<float>(float*, const float*, const float*, const fl
 template void linear_forward<double>(double*, const double*, const double*, const double*, int64_t, int64_t,
                                      int64_t);
 template void linear_backward<float>(float*, float*, float*, const float*, const float*, const float*, int64_t,
-                                     int64_t, int64_t);
+                                     int64_t, int64_t, bool);
 template void linear_backward<double>(double*, double*, double*, const double*, const double*, const double*,
-                                      int64_t, int64_t, int64_t);
+                                      int64_t, int64_t, int64_t, bool);
 template Var<float> linear(Var<float>, Var<float>, Var<float>);
 template Var<double> linear(Var<double>, Var<double>, Var<double>);
 template class Linear<float>;

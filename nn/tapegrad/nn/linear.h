@@ -6,12 +6,13 @@
 namespace tapegrad::nn {
 
 // Kernels over `rows` rows (all leading dims flattened). backward accumulates into whichever of
-// dx, dw, db is non-null.
+// dx, dw, db is non-null — except dx when accumulate_dx is false: then dx is overwritten, which
+// saves zero-filling a scratch buffer first (the fused modules' internal gradients).
 template <typename T>
 void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out);
 template <typename T>
 void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int64_t rows, int64_t in,
-                     int64_t out);
+                     int64_t out, bool accumulate_dx = true);
 
 // One tape node. `b` may be an undefined Var (no bias).
 template <typename T>

@@ -91,9 +91,8 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
   tape.record("mlp", inputs, out,
               [kind, rows, C, H, width, has_bias, xd = x.data(), wf = w_fc.data(), wp = w_proj.data(), h, a, da,
                dh](const T* dout, T* const* din) {
-                std::fill_n(da, rows * H, T(0));
                 std::fill_n(dh, rows * width, T(0));
-                linear_backward(da, din[2], has_bias ? din[4] : nullptr, dout, a, wp, rows, H, C);
+                linear_backward(da, din[2], has_bias ? din[4] : nullptr, dout, a, wp, rows, H, C, /*accumulate_dx=*/false);
                 if (kind == MlpKind::kGelu) gelu_backward(dh, h, da, rows * H);
                 else swiglu_backward(dh, h, da, rows, H);
                 linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dh, xd, wf, rows, C, width);

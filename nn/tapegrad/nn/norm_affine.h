@@ -1,20 +1,27 @@
-// The part LayerNorm and RMSNorm share: an element-wise affine map after a per-row normalisation,
+// What LayerNorm and RMSNorm share: an element-wise affine map after a per-row normalisation,
 //   y[r, c] = gamma[c] * n[r, c] + beta[c],   n[r, c] = (x[r, c] - shift[r]) * scale[r]
 // (LayerNorm: shift = mean, scale = rstd; RMSNorm: shift = 0, scale = 1/rms, no beta).
 // Its parameter gradients sum over rows:
 //   dgamma[c] += sum_r dy[r, c] n[r, c]        dbeta[c] += sum_r dy[r, c]
-// n is recomputed from x and the two per-row statistics rather than stored: that is the "cache
-// the minimum" rule — the (rows, C) normalised tensor would cost as much memory as x itself.
+// n is recomputed from x and the two per-row statistics rather than stored (the (rows, C)
+// normalised tensor would cost as much memory as x itself).
+//
+// The backward kernels visit each row once: the row's dx and its contribution to dgamma/dbeta
+// are computed together, the latter into a per-thread partial sum (threads own contiguous rows,
+// see parallel_for), and the partials are added in thread order at the end — one pass over dy
+// and x instead of two, and bitwise reproducible for a given thread count.
 #pragma once
 
 #include <cstdint>
 
 namespace tapegrad::nn {
 
-// shift may be null (zero); dbeta may be null (no bias). Parallel over columns, rows in order:
-// deterministic.
+// Floats of scratch a norm backward needs for rows of width C: per thread, partial dgamma and
+// dbeta and two row buffers.
+int64_t norm_backward_scratch(int64_t C);
+
+// Adds the per-thread partials into dgamma (and dbeta, if not null) in thread order.
 template <typename T>
-void norm_affine_backward(T* dgamma, T* dbeta, const T* dy, const T* x, const T* shift, const T* scale,
-                          int64_t rows, int64_t C);
+void reduce_norm_partials(T* dgamma, T* dbeta, const T* scratch, int64_t C);
 
 }  // namespace tapegrad::nn

@@ -1,9 +1,13 @@
 #include "tapegrad/nn/rmsnorm.h"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include "tapegrad/nn/norm_affine.h"
 #include "tapegrad/parallel.h"
+#include "tapegrad/vmath.h"
 
 namespace tapegrad::nn {
 
@@ -19,9 +23,7 @@ void rmsnorm_forward(T* y, T* rinv, const T* x, const T* weight, int64_t rows, i
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * C;
       T* yr = y + r * C;
-      T ss = 0;
-      for (int64_t c = 0; c < C; ++c) ss += xr[c] * xr[c];
-      const T s = T(1) / std::sqrt(ss / static_cast<T>(C) + eps);
+      const T s = T(1) / std::sqrt(vmath::dot(xr, xr, C) / static_cast<T>(C) + eps);
       if (weight) {
         for (int64_t c = 0; c < C; ++c) yr[c] = weight[c] * (xr[c] * s);
       } else {
@@ -34,25 +36,32 @@ void rmsnorm_forward(T* y, T* rinv, const T* x, const T* weight, int64_t rows, i
 
 template <typename T>
 void rmsnorm_backward(T* dx, T* dweight, const T* dy, const T* x, const T* rinv, const T* weight, int64_t rows,
-                      int64_t C) {
-  if (dx) {
-    parallel_for(rows, 6 * C, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const T* dyr = dy + r * C;
-        const T* xr = x + r * C;
-        T* dxr = dx + r * C;
-        const T s = rinv[r];
-        T sum_dn_n = 0;
-        for (int64_t c = 0; c < C; ++c) sum_dn_n += (weight ? weight[c] * dyr[c] : dyr[c]) * xr[c] * s;
-        const T mean_dn_n = sum_dn_n / static_cast<T>(C);
-        for (int64_t c = 0; c < C; ++c) {
-          const T dn = weight ? weight[c] * dyr[c] : dyr[c];
-          dxr[c] += s * (dn - xr[c] * s * mean_dn_n);
-        }
+                      int64_t C, T* scratch) {
+  std::fill_n(scratch, norm_backward_scratch(C), T(0));
+  parallel_for(rows, 8 * C, [&](int64_t r0, int64_t r1) {
+    T* part = scratch + static_cast<int64_t>(omp_get_thread_num()) * 4 * C;  // [dweight | - | n | dn]
+    T* n = part + 2 * C;
+    T* dn = part + 3 * C;
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* dyr = dy + r * C;
+      const T* xr = x + r * C;
+      const T s = rinv[r];
+      for (int64_t c = 0; c < C; ++c) n[c] = xr[c] * s;
+      if (weight) {
+        for (int64_t c = 0; c < C; ++c) dn[c] = weight[c] * dyr[c];
+      } else {
+        std::copy_n(dyr, C, dn);
       }
-    });
-  }
-  if (dweight) norm_affine_backward<T>(dweight, nullptr, dy, x, nullptr, rinv, rows, C);
+      if (dx) {
+        const T mean_dn_n = vmath::dot(dn, n, C) / static_cast<T>(C);
+        T* dxr = dx + r * C;
+        for (int64_t c = 0; c < C; ++c) dxr[c] += s * (dn[c] - n[c] * mean_dn_n);
+      }
+      if (dweight)
+        for (int64_t c = 0; c < C; ++c) part[c] += dyr[c] * n[c];
+    }
+  });
+  if (dweight) reduce_norm_partials<T>(dweight, nullptr, scratch, C);
 }
 
 template <typename T>
@@ -68,10 +77,11 @@ Var<T> rms_norm(Var<T> x, Var<T> weight, double eps) {
   const OpInputs<T> inputs{x, weight};
   Var<T> y = tape.make_output("rms_norm", xs, inputs);
   T* rinv = tape.template scratch<T>(rows);
+  T* scratch = y.requires_grad() ? tape.template scratch<T>(norm_backward_scratch(C)) : nullptr;
   const T* w = affine ? weight.data() : nullptr;
   rmsnorm_forward(y.data(), rinv, x.data(), w, rows, C, static_cast<T>(eps));
-  tape.record("rms_norm", inputs, y, [xd = x.data(), w, rinv, rows, C, affine](const T* dy, T* const* din) {
-    rmsnorm_backward(din[0], affine ? din[1] : nullptr, dy, xd, rinv, w, rows, C);
+  tape.record("rms_norm", inputs, y, [xd = x.data(), w, rinv, rows, C, affine, scratch](const T* dy, T* const* din) {
+    rmsnorm_backward(din[0], affine ? din[1] : nullptr, dy, xd, rinv, w, rows, C, scratch);
   });
   return y;
 }
@@ -95,9 +105,9 @@ std::string RMSNorm<T>::options_repr() const {
 template void rmsnorm_forward<float>(float*, float*, const float*, const float*, int64_t, int64_t, float);
 template void rmsnorm_forward<double>(double*, double*, const double*, const double*, int64_t, int64_t, double);
 template void rmsnorm_backward<float>(float*, float*, const float*, const float*, const float*, const float*,
-                                      int64_t, int64_t);
+                                      int64_t, int64_t, float*);
 template void rmsnorm_backward<double>(double*, double*, const double*, const double*, const double*,
-                                       const double*, int64_t, int64_t);
+                                       const double*, int64_t, int64_t, double*);
 template Var<float> rms_norm(Var<float>, Var<float>, double);
 template Var<double> rms_norm(Var<double>, Var<double>, double);
 template class RMSNorm<float>;

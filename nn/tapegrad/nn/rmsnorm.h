@@ -12,9 +12,10 @@ namespace tapegrad::nn {
 // be null (no affine); backward accumulates into the non-null gradients.
 template <typename T>
 void rmsnorm_forward(T* y, T* rinv, const T* x, const T* weight, int64_t rows, int64_t C, T eps);
+// `scratch` holds norm_backward_scratch(C) elements (see norm_affine.h).
 template <typename T>
 void rmsnorm_backward(T* dx, T* dweight, const T* dy, const T* x, const T* rinv, const T* weight, int64_t rows,
-                      int64_t C);
+                      int64_t C, T* scratch);
 
 // One tape node. weight is (C) or undefined (elementwise_affine = false).
 template <typename T>

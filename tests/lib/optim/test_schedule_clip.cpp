@@ -1,4 +1,5 @@
 #include "support.h"
+#include "tapegrad/optim/adamw.h"
 #include "tapegrad/optim/clip.h"
 #include "tapegrad/optim/schedule.h"
 
@@ -34,4 +35,19 @@ TEST_CASE("clip_grad_norm: a NaN gradient gives a NaN norm and is not spread", "
   std::vector<Parameter<float>*> ps{&a};
   CHECK(std::isnan(clip_grad_norm<float>(ps, 1.0)));
   CHECK(a.grad[1] == 1);
+}
+
+TEST_CASE("clip_factor folded into the optimizer step equals clipping in place", "[optim]") {
+  Parameter<double> a("a", Tensor<double>::full({1, 2}, 1.0)), b("b", Tensor<double>::full({1, 2}, 1.0));
+  a.grad[0] = 3, a.grad[1] = -4;  // norm 5
+  b.grad = a.grad;
+  std::vector<Parameter<double>*> pa{&a}, pb{&b};
+  AdamW<double> oa(pa), ob(pb);
+  oa.step(0.1, clip_factor(grad_norm<double>(pa), 1.0));
+  clip_grad_norm<double>(pb, 1.0);
+  ob.step(0.1);
+  CHECK(a.value[0] == b.value[0]);
+  CHECK(a.value[1] == b.value[1]);
+  CHECK(clip_factor(0.5, 1.0) == 1.0);
+  CHECK(clip_factor(std::nan(""), 1.0) == 1.0);
 }

@@ -1,0 +1,162 @@
+// bench_step: the whole training step (forward, fused cross-entropy, backward, clip, AdamW) of a
+// Decoder, timed the way the PyTorch side (bench/torch_step.py) is: median over steps after a
+// warm-up. Also counts heap allocations per step (this program replaces the global operator
+// new) and reports peak RSS, so "no allocation per step" and "flat memory" are measured, not
+// assumed. Prints one JSON line.
+//
+//   build/bench/bench_step --threads 2 --norm rmsnorm --steps 100
+//   build/bench/bench_step --steps 1000 --rss-every 100     # memory over a long run
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <new>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "flops.h"
+#include "tapegrad/nn/decoder.h"
+#include "tapegrad/optim/adamw.h"
+#include "tapegrad/optim/clip.h"
+#include "tapegrad/threads.h"
+
+namespace {
+std::atomic<int64_t> g_allocations{0};
+}
+
+void* operator new(std::size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  const auto al = static_cast<std::size_t>(a);
+  if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace {
+
+// Resident set size now, in MiB (VmRSS), and the peak so far (getrusage).
+double rss_mib() {
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  double kb = 0;
+  while (in >> key) {
+    if (key == "VmRSS:") {
+      in >> kb;
+      break;
+    }
+    in.ignore(1 << 20, '\n');
+  }
+  return kb / 1024.0;
+}
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tapegrad;
+  CLI::App app{"Time tapegrad's whole training step"};
+  nn::DecoderConfig c;  // L4 H4 C128 T64 V65
+  std::string norm = "layernorm";
+  int64_t batch = 12, steps = 100, warmup = 10, rss_every = 0;
+  int threads = 2;
+  app.add_option("--norm", norm)->check(CLI::IsMember({"layernorm", "rmsnorm", "none"}));
+  app.add_option("--layers", c.n_layer);
+  app.add_option("--heads", c.n_head);
+  app.add_option("--dim", c.dim);
+  app.add_option("--ctx", c.context);
+  app.add_option("--vocab", c.vocab_size);
+  app.add_option("--batch", batch);
+  app.add_option("--steps", steps, "timed steps");
+  app.add_option("--warmup", warmup, "untimed steps first");
+  app.add_option("--threads", threads);
+  app.add_option("--rss-every", rss_every, "record RSS every N steps");
+  bool profile = false;
+  app.add_flag("--profile", profile, "also print where the time goes, per op (tape profiler)");
+  CLI11_PARSE(app, argc, argv);
+  c.norm = nn::parse_norm_kind(norm);
+  set_num_threads(threads);
+
+  nn::Decoder<float> model(c, 1);
+  auto params = model.parameters();
+  AdamW<float> opt(params, {.beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .weight_decay = 0.1});
+  const int64_t T = c.context;
+  std::vector<int32_t> ids(batch * T), targets(batch * T);
+  Rng rng(7);
+  Tape<float> tape;
+  std::vector<double> ms;
+  ms.reserve(static_cast<size_t>(steps));  // the benchmark itself must not allocate while timing
+  nlohmann::json rss = nlohmann::json::array();
+  int64_t allocs_timed = 0;
+  double optimizer_ms = 0;
+  for (int64_t i = 0; i < warmup + steps; ++i) {
+    tape.set_profiling(profile && i >= warmup);
+    for (auto& v : ids) v = static_cast<int32_t>(rng.below(c.vocab_size));
+    for (auto& v : targets) v = static_cast<int32_t>(rng.below(c.vocab_size));
+    const int64_t a0 = g_allocations.load();
+    const auto t0 = std::chrono::steady_clock::now();
+    tape.clear();
+    opt.zero_grad();
+    auto out = model.forward(tape, ids, batch, T, targets);
+    tape.backward(out.loss);
+    const auto t1 = std::chrono::steady_clock::now();
+    opt.step(1e-3, clip_factor(grad_norm<float>(params), 1.0));
+    if (i >= warmup) optimizer_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (i >= warmup) {
+      allocs_timed += g_allocations.load() - a0;
+      ms.push_back(t);
+    }
+    if (rss_every > 0 && (i + 1) % rss_every == 0) rss.push_back({{"step", i + 1}, {"rss_mib", rss_mib()}});
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  const double flops = lm::flops_per_step(model.config(), batch, T);
+  const double gemm = lm::measure_gemm_gflops(model.config(), batch, T);
+  nlohmann::json j = {{"impl", "tapegrad"},
+                      {"threads", threads},
+                      {"norm", norm},
+                      {"median_ms", median},
+                      {"min_ms", sorted.front()},
+                      {"p90_ms", sorted[sorted.size() * 9 / 10]},
+                      {"steps", steps},
+                      {"gflop_per_step", flops / 1e9},
+                      {"gflops_per_s", flops / (median / 1000) / 1e9},
+                      {"gemm_gflops", gemm},
+                      {"fraction_of_gemm_peak", flops / (median / 1000) / 1e9 / gemm},
+                      {"allocations_per_step", static_cast<double>(allocs_timed) / static_cast<double>(steps)},
+                      {"rss_mib", rss_mib()},
+                      {"peak_rss_mib", peak_rss_mib()}};
+  if (!rss.empty()) j["rss"] = rss;
+  std::printf("%s\n", j.dump().c_str());
+  if (profile) {
+    const double n = static_cast<double>(steps);
+    double fwd = 0, bwd = 0;
+    std::fprintf(stderr, "%-24s %8s %11s %11s\n", "op (per step)", "calls", "forward ms", "backward ms");
+    for (const auto& t : tape.profile()) {
+      std::fprintf(stderr, "%-24s %8.0f %11.3f %11.3f\n", t.op, t.calls / n, t.forward_ms / n, t.backward_ms / n);
+      fwd += t.forward_ms / n, bwd += t.backward_ms / n;
+    }
+    std::fprintf(stderr, "%-24s %8s %11.3f %11.3f\n%-24s %8s %11.3f\n", "total", "", fwd, bwd, "clip + AdamW", "",
+                 optimizer_ms / n);
+  }
+  return 0;
+}

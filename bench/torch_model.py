@@ -1,0 +1,131 @@
+"""The tapegrad Decoder written in PyTorch, parameter for parameter (same names, same (out, in)
+layouts), so that a tapegrad checkpoint loads into it unchanged. Used by bench/torch_step.py (the
+PyTorch side of the speed comparison) and tests/golden (gradients compared with tapegrad's).
+
+Matches nn/tapegrad/nn/*: pre- or post-norm blocks; LayerNorm (torch.nn.LayerNorm), RMSNorm
+(eps inside the square root; written from ops, PyTorch 1.13 has no nn.RMSNorm) or none; fused qkv
+projection; causal softmax attention with 1/sqrt(HS); GELU with the tanh approximation; learned
+positions; final norm; LM head tied to the token embedding unless tie_head is false.
+"""
+import json
+import math
+import struct
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+def make_norm(kind, dim, eps):
+    if kind == "layernorm":
+        return nn.LayerNorm(dim, eps=eps)
+    if kind == "rmsnorm":
+        return RMSNorm(dim, eps)
+    return nn.Identity()
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, n_head, bias):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(dim, 3 * dim, bias=bias)
+        self.proj = nn.Linear(dim, dim, bias=bias)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
+        att = F.softmax(att.masked_fill(mask, float("-inf")), dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.proj(y)
+
+
+class MLP(nn.Module):
+    def __init__(self, dim, hidden, bias):
+        super().__init__()
+        self.fc = nn.Linear(dim, hidden, bias=bias)
+        self.proj = nn.Linear(hidden, dim, bias=bias)
+
+    def forward(self, x):
+        return self.proj(F.gelu(self.fc(x), approximate="tanh"))
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.post = c["placement"] == "post"
+        self.norm1 = make_norm(c["norm"], c["dim"], c["norm_eps"])
+        self.attn = Attention(c["dim"], c["n_head"], c["bias"])
+        self.norm2 = make_norm(c["norm"], c["dim"], c["norm_eps"])
+        self.mlp = MLP(c["dim"], c["mlp_hidden"] or 4 * c["dim"], c["bias"])
+
+    def forward(self, x):
+        if self.post:
+            x = self.norm1(x + self.attn(x))
+            return self.norm2(x + self.mlp(x))
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class Decoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        assert c["mlp"] == "gelu", "the reference implements the GELU MLP"
+        self.c = c
+        self.wte = nn.Embedding(c["vocab_size"], c["dim"])
+        self.wpe = nn.Embedding(c["context"], c["dim"])
+        self.blocks = nn.ModuleList(Block(c) for _ in range(c["n_layer"]))
+        self.norm_f = make_norm(c["norm"], c["dim"], c["norm_eps"]) if c["final_norm"] and c["norm"] != "none" else None
+        self.lm_head = None if c["tie_head"] else nn.Linear(c["dim"], c["vocab_size"], bias=False)
+        # GPT-2 initialisation, as tapegrad's (not the same random numbers: load weights to compare).
+        for name, p in self.named_parameters():
+            if "norm" in name:
+                nn.init.ones_(p) if name.endswith("weight") else nn.init.zeros_(p)
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+            else:
+                residual = name.endswith("attn.proj.weight") or name.endswith("mlp.proj.weight")
+                nn.init.normal_(p, 0.0, c["init_std"] / (math.sqrt(2 * c["n_layer"]) if residual else 1))
+
+    def forward(self, ids, targets=None):
+        T = ids.size(1)
+        x = self.wte(ids) + self.wpe(torch.arange(T, device=ids.device))
+        for b in self.blocks:
+            x = b(x)
+        if self.norm_f is not None:
+            x = self.norm_f(x)
+        logits = self.lm_head(x) if self.lm_head is not None else x @ self.wte.weight.t()
+        loss = None if targets is None else F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+        return logits, loss
+
+
+def load_safetensors(path):
+    """{name: numpy array}, plus the metadata dict, without the safetensors package."""
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    header = json.loads(b[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    dtypes = {"F32": np.float32, "F64": np.float64}
+    tensors = {k: np.frombuffer(b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]], dtype=dtypes[v["dtype"]])
+               .reshape(v["shape"]) for k, v in header.items()}
+    return tensors, meta
+
+
+def default_config(**overrides):
+    c = dict(vocab_size=65, context=64, n_layer=4, n_head=4, dim=128, norm="layernorm", placement="pre", mlp="gelu",
+             mlp_hidden=0, tie_head=True, bias=True, final_norm=True, norm_eps=1e-5, init_std=0.02)
+    c.update(overrides)
+    return c
