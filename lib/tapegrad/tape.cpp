@@ -1,5 +1,7 @@
 #include "tapegrad/tape.h"
 
+#include "tapegrad/parallel.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -95,8 +97,8 @@ template <typename T>
 T* Tape<T>::ensure_grad(int32_t id) {
   Slot& s = slots_[id];
   if (s.grad == nullptr) {
-    s.grad = arena_.allocate<T>(s.shape.numel());
-    std::fill_n(s.grad, s.shape.numel(), T(0));
+    T* g = s.grad = arena_.allocate<T>(s.shape.numel());
+    parallel_for(s.shape.numel(), 1, [&](int64_t b, int64_t e) { std::fill(g + b, g + e, T(0)); });
   }
   return s.grad;
 }
@@ -106,8 +108,9 @@ void Tape<T>::backward(Var<T> loss) {
   const Slot& s = slot(loss, "backward");
   check(s.shape.numel() == 1, "backward: the loss must have one element, got shape ", s.shape,
         "; for other outputs pass an upstream gradient: backward(output, dy)");
-  const T one = 1;
-  backward(loss, TensorView<const T>(&one, s.shape));
+  T* one = arena_.allocate<T>(1);  // in the arena: tape.grad(loss) must stay readable afterwards
+  *one = T(1);
+  backward(loss, TensorView<const T>(one, s.shape));
 }
 
 template <typename T>
@@ -120,8 +123,19 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
   check(upstream.shape() == out.shape, "backward: upstream gradient shape ", upstream.shape(),
         " differs from output shape ", out.shape);
   consumed_ = true;
-  T* g = ensure_grad(output.id_);
-  for (int64_t i = 0; i < out.shape.numel(); ++i) g[i] += upstream[i];
+  Slot& seed = slots_[output.id_];
+  if (seed.grad == nullptr) {
+    // The output's gradient is only ever read during this pass: nodes recorded after it cannot
+    // receive a gradient, and none before it consumed it. So it can be the caller's array itself,
+    // with no copy (it must stay alive while tape.grad(output) is read).
+    seed.grad = const_cast<T*>(upstream.data());
+  } else {
+    // A leaf with its own gradient storage (a parameter): accumulate, as everywhere else.
+    T* g = seed.grad;
+    parallel_for(out.shape.numel(), 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) g[i] += upstream[i];
+    });
+  }
 
   std::array<T*, kMaxInputs> din{};
   for (auto node = nodes_.rbegin(); node != nodes_.rend(); ++node) {

@@ -107,7 +107,9 @@ class Tape {
   // ---- backward ----
   // Seeds d loss / d loss = 1 (loss must have one element) and runs every node in reverse.
   void backward(Var<T> loss);
-  // Same with an explicit upstream gradient of `output`'s shape (vector-Jacobian product).
+  // Same with an explicit upstream gradient of `output`'s shape (vector-Jacobian product). The
+  // tape uses `upstream` in place as the output's gradient (no copy): keep it alive while you
+  // read tape.grad(output).
   void backward(Var<T> output, TensorView<const T> upstream);
   // Gradient of a value after backward(); throws if no gradient reached it.
   TensorView<T> grad(Var<T> v) const;

@@ -32,6 +32,17 @@ inline void tanh(T* y, const T* x, int64_t n) {
   }
 }
 
+// y = 1 / (1 + exp(-x)). In IEEE arithmetic this form is exact at both extremes: exp(-x)
+// overflowing to +inf gives 0, underflowing to 0 gives 1 — no branch needed.
+template <typename T>
+inline void sigmoid(T* y, const T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    Eigen::Map<Eigen::ArrayXf>(y, n) = 1.0f / (1.0f + (-Eigen::Map<const Eigen::ArrayXf>(x, n)).exp());
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = T(1) / (T(1) + std::exp(-x[i]));
+  }
+}
+
 // y = exp(x - shift), in place allowed; returns sum(y), accumulated in T.
 template <typename T>
 inline T exp_shifted_sum(T* y, const T* x, T shift, int64_t n) {

@@ -1,25 +1,38 @@
 #include "tapegrad/ops/silu.h"
 
+#include <algorithm>
+
 #include "tapegrad/parallel.h"
+#include "tapegrad/vmath.h"
 
 namespace tapegrad {
 
 // With s = sigmoid(x) and s' = s (1 - s):
 //   d silu / dx = s + x s (1 - s) = s (1 + x (1 - s))
 
+// Blocks of kBlock elements: the sigmoid runs as one vectorised call over a stack buffer.
+constexpr int64_t kBlock = 256;
+
 template <typename T>
 void silu_forward(T* y, const T* x, int64_t n) {
   parallel_for(n, 20, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) y[i] = x[i] * sigmoid(x[i]);
+    T s[kBlock];
+    for (int64_t b = begin; b < end; b += kBlock) {
+      const int64_t m = std::min(kBlock, end - b);
+      vmath::sigmoid(s, x + b, m);
+      for (int64_t i = 0; i < m; ++i) y[b + i] = x[b + i] * s[i];
+    }
   });
 }
 
 template <typename T>
 void silu_backward(T* dx, const T* x, const T* dy, int64_t n) {
   parallel_for(n, 24, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const T s = sigmoid(x[i]);
-      dx[i] += dy[i] * s * (T(1) + x[i] * (T(1) - s));
+    T s[kBlock];
+    for (int64_t b = begin; b < end; b += kBlock) {
+      const int64_t m = std::min(kBlock, end - b);
+      vmath::sigmoid(s, x + b, m);
+      for (int64_t i = 0; i < m; ++i) dx[b + i] += dy[b + i] * s[i] * (T(1) + x[b + i] * (T(1) - s[i]));
     }
   });
 }

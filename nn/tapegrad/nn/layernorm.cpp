@@ -44,30 +44,40 @@ void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const
 template <typename T>
 void layernorm_backward(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, const T* mean, const T* rstd,
                         const T* gamma, int64_t rows, int64_t C, T* scratch) {
+  // Per row: two reductions, sum(dn) and sum(dn * (x - mean)), then one fused loop that writes
+  // dx and adds the row's dgamma and dbeta shares — n and dn are never stored.
   std::fill_n(scratch, norm_backward_scratch(C), T(0));
-  parallel_for(rows, 10 * C, [&](int64_t r0, int64_t r1) {
-    T* part = scratch + static_cast<int64_t>(omp_get_thread_num()) * 4 * C;  // [dgamma | dbeta | n | dn]
-    T* n = part + 2 * C;
-    T* dn = part + 3 * C;
+  parallel_for(rows, 8 * C, [&](int64_t r0, int64_t r1) {
+    T* part = scratch + static_cast<int64_t>(omp_get_thread_num()) * 4 * C;
     for (int64_t r = r0; r < r1; ++r) {
       const T* dyr = dy + r * C;
       const T* xr = x + r * C;
+      T* dxr = dx ? dx + r * C : nullptr;
       const T m = mean[r], s = rstd[r];
-      for (int64_t c = 0; c < C; ++c) n[c] = (xr[c] - m) * s;
-      if (gamma) {
-        for (int64_t c = 0; c < C; ++c) dn[c] = gamma[c] * dyr[c];
-      } else {
-        std::copy_n(dyr, C, dn);
-      }
-      if (dx) {
-        const T mean_dn = vmath::sum(dn, C) / static_cast<T>(C);
-        const T mean_dn_n = vmath::dot(dn, n, C) / static_cast<T>(C);
-        T* dxr = dx + r * C;
-        for (int64_t c = 0; c < C; ++c) dxr[c] += s * (dn[c] - mean_dn - n[c] * mean_dn_n);
+      if (dxr) {
+        const auto dyv = vmath::ConstArray<T>(dyr, C), xv = vmath::ConstArray<T>(xr, C);
+        T sum_dn, sum_dn_xc;
+        if (gamma) {
+          const auto dnv = vmath::ConstArray<T>(gamma, C) * dyv;
+          sum_dn = dnv.sum();
+          sum_dn_xc = (dnv * (xv - m)).sum();
+        } else {
+          sum_dn = dyv.sum();
+          sum_dn_xc = (dyv * (xv - m)).sum();
+        }
+        const T mean_dn = sum_dn / static_cast<T>(C);
+        const T k = s * s * sum_dn_xc / static_cast<T>(C);  // = s * mean(dn * n)
+        if (gamma) {
+          for (int64_t c = 0; c < C; ++c) dxr[c] += s * (gamma[c] * dyr[c] - mean_dn - (xr[c] - m) * k);
+        } else {
+          for (int64_t c = 0; c < C; ++c) dxr[c] += s * (dyr[c] - mean_dn - (xr[c] - m) * k);
+        }
       }
       if (dgamma) {
-        for (int64_t c = 0; c < C; ++c) part[c] += dyr[c] * n[c];
-        for (int64_t c = 0; c < C; ++c) part[C + c] += dyr[c];
+        for (int64_t c = 0; c < C; ++c) {
+          part[c] += dyr[c] * ((xr[c] - m) * s);
+          part[C + c] += dyr[c];
+        }
       }
     }
   });

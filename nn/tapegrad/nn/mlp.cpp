@@ -6,6 +6,7 @@
 #include "tapegrad/ops/gelu.h"
 #include "tapegrad/ops/silu.h"
 #include "tapegrad/parallel.h"
+#include "tapegrad/vmath.h"
 
 namespace tapegrad::nn {
 
@@ -29,14 +30,23 @@ int64_t default_mlp_hidden(int64_t dim, MlpKind kind) {
   return ((8 * dim + 2) / 3 + 7) / 8 * 8;
 }
 
+// The sigmoid of each row's gate runs as one vectorised call (vmath.h) into a per-row stack
+// buffer, in pieces of kBlock.
+constexpr int64_t kBlock = 256;
+
 template <typename T>
 void swiglu_forward(T* a, const T* h, int64_t rows, int64_t H) {
   parallel_for(rows, 20 * H, [&](int64_t r0, int64_t r1) {
+    T s[kBlock];
     for (int64_t r = r0; r < r1; ++r) {
       const T* g = h + r * 2 * H;
       const T* u = g + H;
       T* ar = a + r * H;
-      for (int64_t i = 0; i < H; ++i) ar[i] = g[i] * sigmoid(g[i]) * u[i];
+      for (int64_t b = 0; b < H; b += kBlock) {
+        const int64_t m = std::min(kBlock, H - b);
+        vmath::sigmoid(s, g + b, m);
+        for (int64_t i = 0; i < m; ++i) ar[b + i] = g[b + i] * s[i] * u[b + i];
+      }
     }
   });
 }
@@ -44,16 +54,21 @@ void swiglu_forward(T* a, const T* h, int64_t rows, int64_t H) {
 template <typename T>
 void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H) {
   parallel_for(rows, 24 * H, [&](int64_t r0, int64_t r1) {
+    T s[kBlock];
     for (int64_t r = r0; r < r1; ++r) {
       const T* g = h + r * 2 * H;
       const T* u = g + H;
       const T* dar = da + r * H;
       T* dg = dh + r * 2 * H;
       T* du = dg + H;
-      for (int64_t i = 0; i < H; ++i) {
-        const T s = sigmoid(g[i]);
-        du[i] += dar[i] * g[i] * s;
-        dg[i] += dar[i] * u[i] * s * (T(1) + g[i] * (T(1) - s));
+      for (int64_t b = 0; b < H; b += kBlock) {
+        const int64_t m = std::min(kBlock, H - b);
+        vmath::sigmoid(s, g + b, m);
+        for (int64_t i = 0; i < m; ++i) {
+          const int64_t j = b + i;
+          du[j] += dar[j] * g[j] * s[i];
+          dg[j] += dar[j] * u[j] * s[i] * (T(1) + g[j] * (T(1) - s[i]));
+        }
       }
     }
   });

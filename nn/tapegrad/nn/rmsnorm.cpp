@@ -37,28 +37,27 @@ void rmsnorm_forward(T* y, T* rinv, const T* x, const T* weight, int64_t rows, i
 template <typename T>
 void rmsnorm_backward(T* dx, T* dweight, const T* dy, const T* x, const T* rinv, const T* weight, int64_t rows,
                       int64_t C, T* scratch) {
+  // Per row: one reduction, mean(dn * n) = r/C * sum_c w_c dy_c x_c, then one fused loop that
+  // writes dx and adds the row's dweight share — n and dn are never stored.
   std::fill_n(scratch, norm_backward_scratch(C), T(0));
-  parallel_for(rows, 8 * C, [&](int64_t r0, int64_t r1) {
-    T* part = scratch + static_cast<int64_t>(omp_get_thread_num()) * 4 * C;  // [dweight | - | n | dn]
-    T* n = part + 2 * C;
-    T* dn = part + 3 * C;
+  parallel_for(rows, 6 * C, [&](int64_t r0, int64_t r1) {
+    T* part = scratch + static_cast<int64_t>(omp_get_thread_num()) * 4 * C;
     for (int64_t r = r0; r < r1; ++r) {
       const T* dyr = dy + r * C;
       const T* xr = x + r * C;
+      T* dxr = dx ? dx + r * C : nullptr;
       const T s = rinv[r];
-      for (int64_t c = 0; c < C; ++c) n[c] = xr[c] * s;
-      if (weight) {
-        for (int64_t c = 0; c < C; ++c) dn[c] = weight[c] * dyr[c];
-      } else {
-        std::copy_n(dyr, C, dn);
-      }
-      if (dx) {
-        const T mean_dn_n = vmath::dot(dn, n, C) / static_cast<T>(C);
-        T* dxr = dx + r * C;
-        for (int64_t c = 0; c < C; ++c) dxr[c] += s * (dn[c] - n[c] * mean_dn_n);
+      const auto dyv = vmath::ConstArray<T>(dyr, C), xv = vmath::ConstArray<T>(xr, C);
+      const T k = dx ? s * s / static_cast<T>(C) *
+                           (weight ? (vmath::ConstArray<T>(weight, C) * dyv * xv).sum() : (dyv * xv).sum())
+                     : T(0);  // = r * mean(dn * n)
+      if (dxr && weight) {
+        for (int64_t c = 0; c < C; ++c) dxr[c] += s * (weight[c] * dyr[c] - xr[c] * k);
+      } else if (dxr) {
+        for (int64_t c = 0; c < C; ++c) dxr[c] += s * (dyr[c] - xr[c] * k);
       }
       if (dweight)
-        for (int64_t c = 0; c < C; ++c) part[c] += dyr[c] * n[c];
+        for (int64_t c = 0; c < C; ++c) part[c] += dyr[c] * xr[c] * s;
     }
   });
   if (dweight) reduce_norm_partials<T>(dweight, nullptr, scratch, C);

@@ -1,0 +1,154 @@
+// Micro-benchmarks of tapegrad's kernels, forward + backward through the tape (what a training
+// step runs), with throughput counters:
+//   bytes_per_second   for memory-bound kernels (norms, embedding, AdamW), from the minimum bytes
+//                      they must move; compare with BM_triad, the machine's streaming bandwidth
+//   FLOPS              for the compute-bound ones (attention, MLP), from their FLOP count
+//
+//   build/bench/bench_kernels --benchmark_min_time=0.2
+//   build/bench/bench_kernels --benchmark_filter='norm|triad'
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "tapegrad/nn/attention.h"
+#include "tapegrad/nn/layernorm.h"
+#include "tapegrad/nn/mlp.h"
+#include "tapegrad/nn/rmsnorm.h"
+#include "tapegrad/ops/cross_entropy.h"
+#include "tapegrad/ops/embedding.h"
+#include "tapegrad/optim/adamw.h"
+#include "tapegrad/parallel.h"
+#include "tapegrad/threads.h"
+
+namespace {
+using namespace tapegrad;
+
+Parameter<float> param(const char* name, Shape shape, uint64_t seed, double std = 1.0) {
+  Rng rng(seed);
+  return Parameter<float>(name, Tensor<float>::randn(shape, rng, std));
+}
+
+// a[i] = b[i] + s * c[i] over arrays far larger than the caches: STREAM's triad, the bandwidth
+// a memory-bound kernel can hope for. 3 arrays x 4 bytes move per element.
+void BM_triad(benchmark::State& st) {
+  set_num_threads(static_cast<int>(st.range(0)));
+  const int64_t n = int64_t{1} << 24;  // 64 MiB per array
+  std::vector<float> a(n), b(n, 1.f), c(n, 2.f);
+  for (auto _ : st) {
+    parallel_for(n, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) a[i] = b[i] + 3.f * c[i];
+    });
+    benchmark::DoNotOptimize(a.data());
+  }
+  st.SetBytesProcessed(st.iterations() * 3 * n * 4);
+}
+BENCHMARK(BM_triad)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// Norm forward + backward at (rows, C). Minimum traffic: forward reads x, writes y; backward
+// reads dy and x, reads and writes dx: 6 tensors of rows x C floats.
+template <bool kRms>
+void BM_norm(benchmark::State& st) {
+  set_num_threads(static_cast<int>(st.range(0)));
+  const int64_t rows = 4096, C = 768;
+  Parameter<float> x = param("x", {rows, C}, 1), w = param("w", {C}, 2), b = param("b", {C}, 3);
+  const Tensor<float> dy = param("dy", {rows, C}, 4).value;
+  Tape<float> tape;
+  for (auto _ : st) {
+    tape.clear();
+    Var<float> y = kRms ? nn::rms_norm(tape.param(x), tape.param(w)) : nn::layer_norm(tape.param(x), tape.param(w), tape.param(b));
+    tape.backward(y, dy.view());
+  }
+  st.SetBytesProcessed(st.iterations() * 6 * rows * C * 4);
+}
+BENCHMARK_TEMPLATE(BM_norm, false)->Name("BM_layernorm_fwd_bwd/4096x768")->Arg(1)->Arg(2)->ArgName("threads")
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_norm, true)->Name("BM_rmsnorm_fwd_bwd/4096x768")->Arg(1)->Arg(2)->ArgName("threads")
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// Causal attention (with its projections) forward + backward; B=4, C=128, NH=4, T from range(0).
+// FLOPs: projections 2*B*T*(3C*C + C*C)*3 (fwd + 2x bwd) + core 2*2*B*T*T*C*3.
+void BM_attention(benchmark::State& st) {
+  set_num_threads(2);
+  const int64_t B = 4, T = st.range(0), C = 128, NH = 4;
+  Parameter<float> x = param("x", {B, T, C}, 1), wq = param("wq", {3 * C, C}, 2, 0.02), wp = param("wp", {C, C}, 3, 0.02);
+  Parameter<float> bq = param("bq", {3 * C}, 4, 0.0), bp = param("bp", {C}, 5, 0.0);
+  const Tensor<float> dy = param("dy", {B, T, C}, 6).value;
+  Tape<float> tape;
+  for (auto _ : st) {
+    tape.clear();
+    Var<float> y = nn::causal_self_attention(tape.param(x), tape.param(wq), tape.param(wp), tape.param(bq),
+                                             tape.param(bp), NH);
+    tape.backward(y, dy.view());
+  }
+  const double flops = 3.0 * (2.0 * B * T * 4 * C * C + 4.0 * B * T * T * C);
+  st.counters["FLOPS"] = benchmark::Counter(flops * st.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_attention)->RangeMultiplier(2)->Range(32, 512)->ArgName("T")->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// Fused softmax + cross-entropy forward + backward over (768, V).
+void BM_cross_entropy(benchmark::State& st) {
+  set_num_threads(2);
+  const int64_t N = 768, V = st.range(0);
+  Parameter<float> z = param("z", {N, V}, 1);
+  std::vector<int32_t> t(N);
+  for (int64_t i = 0; i < N; ++i) t[i] = static_cast<int32_t>(i % V);
+  Tape<float> tape;
+  for (auto _ : st) {
+    tape.clear();
+    tape.backward(cross_entropy(tape.param(z), t));
+  }
+  st.SetBytesProcessed(st.iterations() * 3 * N * V * 4);
+}
+BENCHMARK(BM_cross_entropy)->Arg(65)->Arg(4096)->ArgName("V")->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// MLP forward + backward, rows = 768, C = 128; GELU (H = 512) or SwiGLU (H = 344).
+template <nn::MlpKind kKind>
+void BM_mlp(benchmark::State& st) {
+  set_num_threads(2);
+  const int64_t rows = 768, C = 128, H = nn::default_mlp_hidden(C, kKind), width = kKind == nn::MlpKind::kGelu ? H : 2 * H;
+  Parameter<float> x = param("x", {rows, C}, 1), wf = param("wf", {width, C}, 2, 0.02), wp = param("wp", {C, H}, 3, 0.02);
+  Parameter<float> bf = param("bf", {width}, 4, 0.0), bp = param("bp", {C}, 5, 0.0);
+  const Tensor<float> dy = param("dy", {rows, C}, 6).value;
+  Tape<float> tape;
+  for (auto _ : st) {
+    tape.clear();
+    Var<float> y = nn::mlp(tape.param(x), tape.param(wf), tape.param(wp), tape.param(bf), tape.param(bp), kKind);
+    tape.backward(y, dy.view());
+  }
+  const double flops = 3.0 * 2.0 * rows * C * (width + H);
+  st.counters["FLOPS"] = benchmark::Counter(flops * st.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK_TEMPLATE(BM_mlp, nn::MlpKind::kGelu)->Name("BM_mlp_gelu_fwd_bwd")->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_mlp, nn::MlpKind::kSwiGLU)->Name("BM_mlp_swiglu_fwd_bwd")->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// Token embedding gather + scatter-add backward, (B*T = 768 tokens, V = 65, C = 128).
+void BM_embedding(benchmark::State& st) {
+  set_num_threads(2);
+  const int64_t N = 768, V = 65, C = 128;
+  Parameter<float> w = param("w", {V, C}, 1);
+  std::vector<int32_t> ids(N);
+  for (int64_t i = 0; i < N; ++i) ids[i] = static_cast<int32_t>((i * 7) % V);
+  const Tensor<float> dy = param("dy", {N, C}, 2).value;
+  Tape<float> tape;
+  for (auto _ : st) {
+    tape.clear();
+    tape.backward(embedding(tape.param(w), ids, {N}), dy.view());
+  }
+  st.SetBytesProcessed(st.iterations() * 2 * N * C * 4);
+}
+BENCHMARK(BM_embedding)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// AdamW over 0.8 M parameters (the L4 C128 model): reads w, g, m, v; writes w, m, v.
+void BM_adamw(benchmark::State& st) {
+  set_num_threads(static_cast<int>(st.range(0)));
+  Parameter<float> w = param("w", {800, 1024}, 1);
+  w.grad = param("g", {800, 1024}, 2).value;
+  AdamW<float> opt({&w});
+  for (auto _ : st) opt.step(1e-3);
+  st.SetBytesProcessed(st.iterations() * 7 * w.numel() * 4);
+}
+BENCHMARK(BM_adamw)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

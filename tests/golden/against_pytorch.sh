@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# CTest "golden: gradients equal PyTorch's (<norm> <placement>)": trains a tiny model for a few
+# steps (so the weights are not at their initial values), dumps the gradients of one batch with
+# eval_lm, and checks them against PyTorch (tests/golden/against_pytorch.py; skipped, exit 77,
+# without PyTorch).
+set -euo pipefail
+bin_dir="$1" norm="$2" placement="$3"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+py=/usr/bin/python3
+[[ -x "$py" ]] || py=python3
+"$py" -c "import torch" 2>/dev/null || { echo "SKIP: PyTorch is not installed"; exit 77; }
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+head -c 6000 "$here/../../README.md" > "$work/text.txt"  # any UTF-8 text; the README is at hand
+"$bin_dir/train_lm" --data "$work/text.txt" --layers 2 --heads 2 --dim 32 --ctx 16 --batch 4 --steps 20 --warmup 2 \
+  --lr 3e-3 --norm "$norm" --placement "$placement" --eval-every 0 --threads 2 --out "$work/run" 2>/dev/null
+"$bin_dir/eval_lm" --checkpoint "$work/run" --data "$work/text.txt" --dump-grads "$work/grads.safetensors" --batch 3 >/dev/null
+"$py" "$here/against_pytorch.py" "$work/run" "$work/grads.safetensors"
