@@ -1,5 +1,7 @@
 #include "nn_support.h"
 #include "tapegrad/nn/layernorm.h"
+#include "tapegrad/nn/norm_affine.h"
+#include "tapegrad/threads.h"
 
 using namespace tapegrad;
 using namespace tapegrad::nn;
@@ -74,4 +76,27 @@ TEST_CASE("layernorm: a gain of the wrong size is named", "[nn][errors]") {
   const Tensor<float> x(Shape{2, 4}), g(Shape{3}), b(Shape{3});
   REQUIRE_THROWS_WITH(layer_norm(tape.constant(x), tape.constant(g), tape.constant(b)),
                       "layer_norm: gamma (3) and beta (3) must be (4) for input (2,4)");
+}
+
+TEST_CASE("layernorm: the optimised backward agrees with the reference kernel", "[nn]") {
+  const bool affine = GENERATE(true, false);
+  const int threads = GENERATE(1, 2);
+  set_num_threads(threads);
+  const int64_t rows = 37, C = 96;
+  Rng rng(3);
+  const auto x = Tensor<float>::randn({rows, C}, rng), dy = Tensor<float>::randn({rows, C}, rng);
+  const auto g = Tensor<float>::randn({C}, rng, 0.5, 1.0), b = Tensor<float>::randn({C}, rng);
+  Tensor<float> y({rows, C}), mean({rows}), rstd({rows});
+  layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), affine ? g.data() : nullptr,
+                    affine ? b.data() : nullptr, rows, C, 1e-5f);
+  Tensor<float> dx1({rows, C}), dx2({rows, C}), dg1({C}), dg2({C}), db1({C}), db2({C});
+  std::vector<float> scratch(nn::norm_backward_scratch(C));
+  layernorm_backward(dx1.data(), affine ? dg1.data() : nullptr, affine ? db1.data() : nullptr, dy.data(), x.data(),
+                     mean.data(), rstd.data(), affine ? g.data() : nullptr, rows, C, scratch.data());
+  layernorm_backward_reference(dx2.data(), affine ? dg2.data() : nullptr, affine ? db2.data() : nullptr, dy.data(),
+                               x.data(), mean.data(), rstd.data(), affine ? g.data() : nullptr, rows, C);
+  set_num_threads(0);
+  CHECK_THAT(dx1.view(), AllClose<float>(to_vector<float>(dx2.view()), 1e-5, 1e-5));
+  CHECK_THAT(dg1.view(), AllClose<float>(to_vector<float>(dg2.view()), 1e-4, 1e-5));
+  CHECK_THAT(db1.view(), AllClose<float>(to_vector<float>(db2.view()), 1e-4, 1e-5));
 }

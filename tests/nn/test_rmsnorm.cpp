@@ -1,6 +1,8 @@
 #include "nn_support.h"
 #include "tapegrad/nn/block.h"  // rms()
+#include "tapegrad/nn/norm_affine.h"
 #include "tapegrad/nn/rmsnorm.h"
+#include "tapegrad/threads.h"
 
 using namespace tapegrad;
 using namespace tapegrad::nn;
@@ -59,4 +61,25 @@ TEST_CASE("gradcheck: rmsnorm", "[nn][gradcheck]") {
 TEST_CASE("rmsnorm: float32 agrees with float64", "[nn][precision]") {
   require_precisions_agree([](auto&, auto in) { return rms_norm(in[0], in[1]); },
                            {randn({6, 10, 64}, 3), randn({64}, 4)}, 2e-6);
+}
+
+TEST_CASE("rmsnorm: the optimised backward agrees with the reference kernel", "[nn]") {
+  const bool affine = GENERATE(true, false);
+  const int threads = GENERATE(1, 2);
+  set_num_threads(threads);
+  const int64_t rows = 37, C = 96;
+  Rng rng(4);
+  const auto x = Tensor<float>::randn({rows, C}, rng), dy = Tensor<float>::randn({rows, C}, rng);
+  const auto w = Tensor<float>::randn({C}, rng, 0.5, 1.0);
+  Tensor<float> y({rows, C}), rinv({rows});
+  rmsnorm_forward(y.data(), rinv.data(), x.data(), affine ? w.data() : nullptr, rows, C, 1e-5f);
+  Tensor<float> dx1({rows, C}), dx2({rows, C}), dw1({C}), dw2({C});
+  std::vector<float> scratch(nn::norm_backward_scratch(C));
+  rmsnorm_backward(dx1.data(), affine ? dw1.data() : nullptr, dy.data(), x.data(), rinv.data(),
+                   affine ? w.data() : nullptr, rows, C, scratch.data());
+  rmsnorm_backward_reference(dx2.data(), affine ? dw2.data() : nullptr, dy.data(), x.data(), rinv.data(),
+                             affine ? w.data() : nullptr, rows, C);
+  set_num_threads(0);
+  CHECK_THAT(dx1.view(), AllClose<float>(to_vector<float>(dx2.view()), 1e-5, 1e-5));
+  CHECK_THAT(dw1.view(), AllClose<float>(to_vector<float>(dw2.view()), 1e-4, 1e-5));
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "tapegrad/nn/norm_affine.h"
 #include "tapegrad/parallel.h"
@@ -85,6 +86,26 @@ void layernorm_backward(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, con
 }
 
 template <typename T>
+void layernorm_backward_reference(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, const T* mean, const T* rstd,
+                                  const T* gamma, int64_t rows, int64_t C) {
+  std::vector<T> n(C), dn(C);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* dyr = dy + r * C;
+    const T* xr = x + r * C;
+    for (int64_t c = 0; c < C; ++c) {
+      n[c] = (xr[c] - mean[r]) * rstd[r];
+      dn[c] = (gamma ? gamma[c] : T(1)) * dyr[c];
+    }
+    T mean_dn = 0, mean_dn_n = 0;
+    for (int64_t c = 0; c < C; ++c) mean_dn += dn[c], mean_dn_n += dn[c] * n[c];
+    mean_dn /= static_cast<T>(C), mean_dn_n /= static_cast<T>(C);
+    for (int64_t c = 0; c < C; ++c) dx[r * C + c] += rstd[r] * (dn[c] - mean_dn - n[c] * mean_dn_n);
+    for (int64_t c = 0; c < C && dgamma; ++c) dgamma[c] += dyr[c] * n[c];
+    for (int64_t c = 0; c < C && dbeta; ++c) dbeta[c] += dyr[c];
+  }
+}
+
+template <typename T>
 Var<T> layer_norm(Var<T> x, Var<T> gamma, Var<T> beta, double eps) {
   const Shape xs = x.shape();
   check(xs.rank() >= 1 && xs.last() > 0, "layer_norm: needs a non-empty last dim, got ", xs);
@@ -140,6 +161,10 @@ template void layernorm_backward<float>(float*, float*, float*, const float*, co
                                         const float*, const float*, int64_t, int64_t, float*);
 template void layernorm_backward<double>(double*, double*, double*, const double*, const double*, const double*,
                                          const double*, const double*, int64_t, int64_t, double*);
+template void layernorm_backward_reference<float>(float*, float*, float*, const float*, const float*, const float*,
+                                                  const float*, const float*, int64_t, int64_t);
+template void layernorm_backward_reference<double>(double*, double*, double*, const double*, const double*,
+                                                   const double*, const double*, const double*, int64_t, int64_t);
 template Var<float> layer_norm(Var<float>, Var<float>, Var<float>, double);
 template Var<double> layer_norm(Var<double>, Var<double>, Var<double>, double);
 template class LayerNorm<float>;

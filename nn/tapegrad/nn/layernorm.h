@@ -18,6 +18,13 @@ template <typename T>
 void layernorm_backward(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, const T* mean, const T* rstd,
                         const T* gamma, int64_t rows, int64_t C, T* scratch);
 
+// The textbook form of the backward — materialise n and dn, two reductions, then dx; gamma and
+// beta gradients in a second pass over the rows — kept beside the optimised kernel as its
+// reference (tests/nn/test_layernorm.cpp checks that they agree).
+template <typename T>
+void layernorm_backward_reference(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, const T* mean, const T* rstd,
+                                  const T* gamma, int64_t rows, int64_t C);
+
 // One tape node. gamma and beta are (C) or both undefined (elementwise_affine = false).
 template <typename T>
 Var<T> layer_norm(Var<T> x, Var<T> gamma, Var<T> beta, double eps = 1e-5);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "tapegrad/nn/norm_affine.h"
 #include "tapegrad/parallel.h"
@@ -64,6 +65,24 @@ void rmsnorm_backward(T* dx, T* dweight, const T* dy, const T* x, const T* rinv,
 }
 
 template <typename T>
+void rmsnorm_backward_reference(T* dx, T* dweight, const T* dy, const T* x, const T* rinv, const T* weight,
+                                int64_t rows, int64_t C) {
+  std::vector<T> n(C), dn(C);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* dyr = dy + r * C;
+    for (int64_t c = 0; c < C; ++c) {
+      n[c] = x[r * C + c] * rinv[r];
+      dn[c] = (weight ? weight[c] : T(1)) * dyr[c];
+    }
+    T mean_dn_n = 0;
+    for (int64_t c = 0; c < C; ++c) mean_dn_n += dn[c] * n[c];
+    mean_dn_n /= static_cast<T>(C);
+    for (int64_t c = 0; c < C; ++c) dx[r * C + c] += rinv[r] * (dn[c] - n[c] * mean_dn_n);
+    for (int64_t c = 0; c < C && dweight; ++c) dweight[c] += dyr[c] * n[c];
+  }
+}
+
+template <typename T>
 Var<T> rms_norm(Var<T> x, Var<T> weight, double eps) {
   const Shape xs = x.shape();
   check(xs.rank() >= 1 && xs.last() > 0, "rms_norm: needs a non-empty last dim, got ", xs);
@@ -107,6 +126,10 @@ template void rmsnorm_backward<float>(float*, float*, const float*, const float*
                                       int64_t, int64_t, float*);
 template void rmsnorm_backward<double>(double*, double*, const double*, const double*, const double*,
                                        const double*, int64_t, int64_t, double*);
+template void rmsnorm_backward_reference<float>(float*, float*, const float*, const float*, const float*,
+                                                const float*, int64_t, int64_t);
+template void rmsnorm_backward_reference<double>(double*, double*, const double*, const double*, const double*,
+                                                 const double*, int64_t, int64_t);
 template Var<float> rms_norm(Var<float>, Var<float>, double);
 template Var<double> rms_norm(Var<double>, Var<double>, double);
 template class RMSNorm<float>;

@@ -17,6 +17,12 @@ template <typename T>
 void rmsnorm_backward(T* dx, T* dweight, const T* dy, const T* x, const T* rinv, const T* weight, int64_t rows,
                       int64_t C, T* scratch);
 
+// The textbook form of the backward, kept beside the optimised kernel as its reference
+// (tests/nn/test_rmsnorm.cpp checks that they agree).
+template <typename T>
+void rmsnorm_backward_reference(T* dx, T* dweight, const T* dy, const T* x, const T* rinv, const T* weight,
+                                int64_t rows, int64_t C);
+
 // One tape node. weight is (C) or undefined (elementwise_affine = false).
 template <typename T>
 Var<T> rms_norm(Var<T> x, Var<T> weight, double eps = 1e-5);
