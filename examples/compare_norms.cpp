@@ -73,18 +73,18 @@ int main(int argc, char** argv) {
   app.add_option("--norm", o.norms, "norms to compare")->check(CLI::IsMember({"layernorm", "rmsnorm", "none"}))
       ->group("Sweep");
   app.add_option("--placement", o.placements, "pre and/or post")->check(CLI::IsMember({"pre", "post"}))->group("Sweep");
-  app.add_option("--lr", o.lrs, "learning-rate grid (peak lr of each run)")->check(CLI::PositiveNumber)->group("Sweep");
+  app.add_option("--lr", o.lrs, "learning-rate grid (peak lr of each run)")->check(lm::positive())->group("Sweep");
   app.add_option("--seed", o.seeds, "seeds (initialisation and batches)")->group("Sweep");
-  app.add_option("--layers", o.depths, "depths")->check(CLI::PositiveNumber)->group("Sweep");
-  app.add_option("--warmup", o.warmups, "warmup lengths (default: 30)")->check(CLI::NonNegativeNumber)->group("Sweep");
+  app.add_option("--layers", o.depths, "depths")->check(lm::positive())->group("Sweep");
+  app.add_option("--warmup", o.warmups, "warmup lengths (default: 30)")->check(lm::non_negative())->group("Sweep");
   app.add_option("--min-lr-ratio", o.min_lr_ratio, "each run decays to lr * ratio")->check(CLI::Range(0.0, 1.0))
       ->group("Sweep");
   app.add_option("--divergence-factor", o.divergence_factor,
                  "a run diverged when, after warmup, its loss exceeds this x its first loss (or is NaN/Inf)")
       ->check(CLI::Range(1.0, 1e9))->group("Sweep");
-  app.add_option("--evals", o.evals, "evaluations per run (the last at the final step)")->check(CLI::NonNegativeNumber)
+  app.add_option("--evals", o.evals, "evaluations per run (the last at the final step)")->check(lm::non_negative())
       ->group("Sweep");
-  app.add_option("--jobs", o.jobs, "runs trained at once; each uses cores/jobs threads")->check(CLI::PositiveNumber)
+  app.add_option("--jobs", o.jobs, "runs trained at once; each uses cores/jobs threads")->check(lm::positive())
       ->group("Sweep");
   app.add_option("--out", o.out, "output directory");
   app.add_flag("--plot,!--no-plot", plot, "draw the plots with matplotlib (examples/plot_lab.py)");

@@ -28,8 +28,8 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint", dir, "run directory written by train_lm")->required();
   app.add_option("--data", data, "UTF-8 text file to evaluate on")->required();
   app.add_option("--dump-grads", dump, "write the gradients of the loss on one batch to this .safetensors file");
-  app.add_option("--batch", batch, "windows in the --dump-grads batch (default: the run's batch)")->check(CLI::PositiveNumber);
-  app.add_option("--threads", threads, "threads (0: one per core)")->check(CLI::NonNegativeNumber);
+  app.add_option("--batch", batch, "windows in the --dump-grads batch (default: the run's batch)")->check(positive());
+  app.add_option("--threads", threads, "threads (0: one per core)")->check(non_negative());
   return run_cli(app, argc, argv, [&] {
     set_num_threads(threads);
     LoadedModel m = load_model(dir);

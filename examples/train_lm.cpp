@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
                                      "--steps and --threads may be changed)");
   app.add_option("--stop-after", stop_after, "stop after this step with a checkpoint, as if interrupted "
                                              "(the schedule still spans --steps; continue with --resume)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   return run_cli(app, argc, argv, [&]() -> int {
     std::unique_ptr<Trainer> trainer;
     if (!resume.empty()) {

@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
 # THE TEST COMMAND: installs what is missing, builds everything, runs the whole test suite.
-#   bash scripts/test.sh
+#   bash scripts/test.sh              # Release build in build/
+#   bash scripts/test.sh --sanitize   # the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#                                     # (LeakSanitizer included) in build-asan/
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/install-deps.sh"
-"$root/scripts/build.sh" -DTAPEGRAD_BUILD_TESTS=ON -DTAPEGRAD_BUILD_EXAMPLES=ON -DTAPEGRAD_BUILD_BENCH=ON
+if [[ "${1:-}" == "--sanitize" ]]; then
+  export TAPEGRAD_BUILD_DIR="${TAPEGRAD_BUILD_DIR:-$root/build-asan}"
+  "$root/scripts/build.sh" -DTAPEGRAD_SANITIZE=ON -DTAPEGRAD_BUILD_TESTS=ON -DTAPEGRAD_BUILD_EXAMPLES=ON \
+    -DTAPEGRAD_BUILD_BENCH=OFF
+  # Fail on the first sanitizer report, and check for leaks at exit.
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+else
+  "$root/scripts/build.sh" -DTAPEGRAD_BUILD_TESTS=ON -DTAPEGRAD_BUILD_EXAMPLES=ON -DTAPEGRAD_BUILD_BENCH=ON
+fi
 cd "${TAPEGRAD_BUILD_DIR:-$root/build}"
-ctest -j "$(nproc)" --output-on-failure --timeout 600
+ctest -j "$(nproc)" --output-on-failure --timeout 900

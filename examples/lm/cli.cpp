@@ -48,6 +48,27 @@ class JsonConfig : public CLI::Config {
 
 }  // namespace
 
+namespace {
+CLI::Validator number_at_least(double low, bool strict, const char* what) {
+  return CLI::Validator(
+      [=](std::string& v) -> std::string {
+        double x = 0;
+        try {
+          size_t used = 0;
+          x = std::stod(v, &used);
+          if (used != v.size()) return "must be a number, got " + v;
+        } catch (const std::exception&) {
+          return "must be a number, got " + v;
+        }
+        return (strict ? x > low : x >= low) ? std::string() : std::string("must be ") + what + ", got " + v;
+      },
+      what);
+}
+}  // namespace
+
+CLI::Validator positive() { return number_at_least(0, true, "positive"); }
+CLI::Validator non_negative() { return number_at_least(0, false, "non-negative"); }
+
 void use_json_config(CLI::App& app) {
   app.config_formatter(std::make_shared<JsonConfig>());
   app.allow_config_extras(CLI::config_extras_mode::error);

@@ -10,6 +10,7 @@
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace tapegrad::lm {
@@ -26,5 +27,10 @@ int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
 
 // JSON config files for CLI11's --config: {"flag-name": value, ...}.
 void use_json_config(CLI::App& app);
+
+// Flag validators with readable messages ("must be positive, got 0"); CLI11's PositiveNumber
+// prints its range up to DBL_MAX.
+CLI::Validator positive();
+CLI::Validator non_negative();
 
 }  // namespace tapegrad::lm

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "tapegrad/error.h"
+#include "tapegrad/io/json_field.h"
 
 namespace tapegrad::lm {
 
@@ -92,12 +93,7 @@ nlohmann::json to_json(const TrainConfig& c) {
 namespace {
 template <typename V>
 void read(const nlohmann::json& j, const char* key, V& out) {
-  if (!j.contains(key)) return;
-  try {
-    out = j.at(key).get<V>();
-  } catch (const nlohmann::json::exception&) {
-    throw Error(cat("training config: '", key, "' has the wrong type (", j.at(key).dump(), ")"));
-  }
+  io::read_field(j, key, out, "training config");
 }
 }  // namespace
 

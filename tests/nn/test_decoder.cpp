@@ -107,7 +107,11 @@ TEST_CASE("decoder: config JSON round-trip, strict parsing, clear errors", "[nn]
   REQUIRE_THROWS_WITH(decoder_config_from_json(j), "unknown norm 'batchnorm' (expected layernorm, rmsnorm or none)");
   j = to_json(c);
   j["dim"] = "wide";
-  REQUIRE_THROWS_WITH(decoder_config_from_json(j), Catch::StartsWith("config: field 'dim' has the wrong type"));
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: field 'dim' must be an integer, got string \"wide\"");
+  j["dim"] = 1.2e45;  // found by fuzzing: once a double-to-integer cast, undefined behaviour
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), Catch::StartsWith("config: field 'dim' must be an integer, got number"));
+  j["dim"] = 8.0;
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), Catch::StartsWith("config: field 'dim' must be an integer"));
   j = to_json(c);
   j["n_head"] = 4;
   REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: n_head = 4 does not divide dim = 6");

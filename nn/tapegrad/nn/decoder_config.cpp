@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "tapegrad/io/json_field.h"
+
 namespace tapegrad::nn {
 
 void DecoderConfig::validate() const {
@@ -32,12 +34,7 @@ namespace {
 
 template <typename V>
 void read(const nlohmann::json& j, const char* key, V& out) {
-  if (!j.contains(key)) return;
-  try {
-    out = j.at(key).get<V>();
-  } catch (const nlohmann::json::exception&) {
-    throw Error(cat("config: field '", key, "' has the wrong type (", j.at(key).type_name(), ": ", j.at(key).dump(), ")"));
-  }
+  io::read_field(j, key, out, "config");
 }
 
 DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Every way of feeding tapegrad's programs bad input, and the one-line error each must give.
+
+Each case runs a program and requires: the exit status (2 for usage errors, 1 for bad data or
+files), a message that names the problem, exactly one line on stderr, and no sign of a crash
+(no "terminate called", "Aborted", "Segmentation fault", sanitizer report, or stack trace).
+
+    bad_input.py BIN_DIR               # run every case (CTest does this)
+    bad_input.py BIN_DIR --markdown    # print the table for the README
+"""
+import hashlib
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+TINY = ["--layers", "1", "--heads", "2", "--dim", "16", "--ctx", "16", "--batch", "2", "--eval-every", "0", "--threads", "1"]
+
+
+def fixtures(tmp, bin_dir):
+    """Text files and a small valid checkpoint, plus tampered copies of it."""
+    f = {}
+
+    def write(name, data):
+        path = os.path.join(tmp, name)
+        open(path, "wb").write(data)
+        f[name] = path
+        return path
+
+    write("empty.txt", b"")
+    write("binary.bin", b"\x00\x01\x02 binary \x00 data" * 10)
+    write("bad_utf8.txt", b"hello world, caf\xc3(\n" * 20)
+    write("short.txt", b"too short for a context of 64")
+    write("text.txt", ("the quick brown fox jumps over the lazy dog. " * 40).encode())
+    os.mkdir(os.path.join(tmp, "a_directory"))
+    f["a_directory"] = os.path.join(tmp, "a_directory")
+    ckpt = os.path.join(tmp, "ckpt")
+    subprocess.run([os.path.join(bin_dir, "train_lm"), "--data", f["text.txt"], "--steps", "2", "--out", ckpt] + TINY,
+                   check=True, capture_output=True)
+    f["ckpt"] = ckpt
+
+    def tampered(name, edit_model=None, edit_json=None, rehash=True):
+        """A copy of the checkpoint with model.safetensors and/or checkpoint.json edited. With
+        rehash, checkpoint.json records the edited file's hash (a consistent but malformed
+        checkpoint, as another tool might write), so the loader's deeper checks are reached."""
+        d = os.path.join(tmp, name)
+        shutil.copytree(ckpt, d)
+        model = os.path.join(d, "model.safetensors")
+        meta = json.load(open(os.path.join(d, "checkpoint.json")))
+        if edit_model:
+            edited = edit_model(open(model, "rb").read())  # read before "wb" truncates the file
+            open(model, "wb").write(edited)
+            if rehash:
+                meta["files"]["model.safetensors"] = hashlib.sha256(open(model, "rb").read()).hexdigest()
+        if edit_json:
+            edit_json(meta)
+        json.dump(meta, open(os.path.join(d, "checkpoint.json"), "w"))
+        f[name] = d
+
+    def header(b):
+        n = struct.unpack("<Q", b[:8])[0]
+        return n, json.loads(b[8:8 + n])
+
+    def with_header(b, h):
+        n, _ = header(b)
+        raw = json.dumps(h).encode()
+        raw += b" " * ((8 - len(raw) % 8) % 8)
+        return struct.pack("<Q", len(raw)) + raw + b[8 + n:]
+
+    def first_tensor(h):
+        return next(k for k in h if k != "__metadata__")
+
+    def overlap(b):
+        _, h = header(b)
+        names = [k for k in h if k != "__metadata__"]
+        second = min(names, key=lambda k: -h[k]["data_offsets"][0])  # the last tensor in the file
+        h[second]["data_offsets"] = [h[second]["data_offsets"][0] - 4, h[second]["data_offsets"][1] - 4]
+        return with_header(b, h)
+
+    def out_of_range(b):
+        _, h = header(b)
+        h[first_tensor(h)]["data_offsets"][1] += 10 ** 9
+        return with_header(b, h)
+
+    def wrong_dtype(b):
+        _, h = header(b)
+        t = h[first_tensor(h)]
+        t["dtype"] = "F64"
+        t["shape"] = [t["shape"][0], t["shape"][1] // 2]  # same bytes, read as doubles
+        return with_header(b, h)
+
+    tampered("ckpt_modified", edit_model=lambda b: b[:-1] + bytes([b[-1] ^ 1]), rehash=False)
+    tampered("ckpt_truncated", edit_model=lambda b: b[:-100])
+    tampered("ckpt_header_len", edit_model=lambda b: struct.pack("<Q", header(b)[0] - 7) + b[8:])
+    tampered("ckpt_header_past_end", edit_model=lambda b: struct.pack("<Q", len(b)) + b[8:])
+    tampered("ckpt_overlap", edit_model=overlap)
+    tampered("ckpt_out_of_range", edit_model=out_of_range)
+    tampered("ckpt_dtype", edit_model=wrong_dtype)
+    tampered("ckpt_shape", edit_json=lambda m: (m["model"].update(dim=32), m["train"].update(dim=32)))
+    tampered("ckpt_missing_field", edit_json=lambda m: m["model"].pop("n_head"))
+    tampered("ckpt_extra_field", edit_json=lambda m: m["model"].update(dropout=0.1))
+    return f
+
+
+def cases(f):
+    """(program, arguments, exit status, message fragment, what goes wrong)."""
+    T = "train_lm"
+    return [
+        (T, ["--bogus"], 2, "The following argument was not expected: --bogus", "unknown flag"),
+        (T, ["--steps"], 2, "--steps: 1 required", "missing value"),
+        (T, ["--steps", "abc"], 2, "Could not convert: --steps = abc", "value of the wrong type"),
+        (T, ["--steps", "0"], 2, "--steps must be positive, got 0", "zero steps"),
+        (T, ["--batch", "-3"], 2, "--batch must be positive, got -3", "negative batch"),
+        (T, ["--dim", "0"], 2, "--dim must be positive, got 0", "zero size"),
+        (T, ["--lr", "-0.1"], 2, "--lr must be positive, got -0.1", "negative learning rate"),
+        (T, ["--heads", "3"], 2, "--heads 3 does not divide --dim 128", "heads not dividing dim"),
+        (T, ["--norm", "batchnorm"], 2, "--norm: batchnorm not in {layernorm,rmsnorm,none}", "unknown norm"),
+        (T, ["--tokenizer", "bpe", "--vocab-size", "100"], 2, "--vocab-size 100 is smaller than the 256-byte alphabet",
+         "BPE vocabulary below the byte alphabet"),
+        (T, ["--data", f["short.txt"]], 1, "but each part needs at least context + 1 = 65 tokens",
+         "context longer than the data"),
+        (T, ["--data", "/nonexistent/corpus.txt"], 1, "cannot read '/nonexistent/corpus.txt': no such file", "missing corpus"),
+        (T, ["--data", f["empty.txt"]], 1, "is empty", "empty corpus"),
+        (T, ["--data", f["a_directory"]], 1, "it is a directory, not a file", "a directory instead of a file"),
+        (T, ["--data", f["binary.bin"]], 1, "NUL byte at offset 0: this looks like a binary file", "binary corpus"),
+        (T, ["--data", f["bad_utf8.txt"]], 1, "invalid UTF-8 at byte 16 (0xC3 0x28): bad continuation byte",
+         "invalid UTF-8 (char tokenizer)"),
+        (T, ["--out", "/proc/tapegrad-out"], 1, "cannot create output directory '/proc/tapegrad-out'",
+         "output (metrics) directory not writable"),
+        (T, ["--resume", "/nonexistent/run"], 1, "checkpoint directory '/nonexistent/run' does not exist",
+         "resuming a missing run"),
+        (T, ["--resume", f["ckpt"], "--lr", "0.5"], 1, "--lr cannot be changed", "changing a setting on resume"),
+        ("sample_lm", [], 2, "--checkpoint is required", "missing required flag"),
+        ("sample_lm", ["--checkpoint", f["ckpt"], "--prompt", "Zebra 🙂"], 1,
+         "the prompt cannot be encoded: char tokenizer: character 'Z' (U+005A) at byte 0 is not in the vocabulary",
+         "prompt characters unknown to the tokenizer"),
+        ("sample_lm", ["--checkpoint", f["ckpt"], "--top-p", "1.5"], 2, "--top-p: Value 1.5 not in range", "top-p above 1"),
+        ("eval_lm", ["--checkpoint", f["ckpt"], "--data", f["bad_utf8.txt"]], 1, "cannot be encoded with this checkpoint's tokenizer",
+         "evaluation text the tokenizer cannot encode"),
+        ("sample_lm", ["--checkpoint", f["ckpt_modified"]], 1, "do not match the SHA-256 recorded in checkpoint.json",
+         "checkpoint file modified after saving"),
+        ("sample_lm", ["--checkpoint", f["ckpt_truncated"]], 1, "lie outside the data section", "truncated checkpoint"),
+        ("sample_lm", ["--checkpoint", f["ckpt_header_len"]], 1, "header is not valid JSON", "wrong header length"),
+        ("sample_lm", ["--checkpoint", f["ckpt_header_past_end"]], 1, "is larger than the rest of the file",
+         "header larger than the file"),
+        ("sample_lm", ["--checkpoint", f["ckpt_overlap"]], 1, "overlaps tensor", "overlapping offsets"),
+        ("sample_lm", ["--checkpoint", f["ckpt_out_of_range"]], 1, "lie outside the data section", "out-of-range offsets"),
+        ("sample_lm", ["--checkpoint", f["ckpt_dtype"]], 1, "is F64, expected F32", "wrong dtype"),
+        ("sample_lm", ["--checkpoint", f["ckpt_shape"]], 1, "but the config needs", "shape disagreeing with the config"),
+        ("sample_lm", ["--checkpoint", f["ckpt_missing_field"]], 1, "config: missing field 'n_head'", "config with a missing field"),
+        ("sample_lm", ["--checkpoint", f["ckpt_extra_field"]], 1, "config: unknown field 'dropout'", "config with an extra field"),
+        ("compare_norms", ["--lr", "0"], 2, "--lr: must be positive, got 0", "non-positive learning rate in a sweep"),
+        ("compare_norms", ["--norm", "groupnorm"], 2, "--norm: groupnorm not in {layernorm,rmsnorm,none}", "unknown norm in a sweep"),
+    ]
+
+
+CRASH_SIGNS = ["terminate called", "Aborted", "Segmentation fault", "core dumped", "AddressSanitizer", "runtime error:",
+               "what():", "Traceback"]
+
+
+def main():
+    bin_dir = sys.argv[1]
+    markdown = "--markdown" in sys.argv
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = cases(fixtures(tmp, bin_dir))
+        if markdown:
+            print("| case | example | exit | message (excerpt) |\n|---|---|---|---|")
+            for prog, args, status, fragment, what in rows:
+                shown = " ".join(a if not a.startswith(tmp) else "…/" + os.path.basename(a) for a in args)
+                print(f"| {what} | `{prog} {shown}` | {status} | {fragment} |")
+            return 0
+        failures = 0
+        for prog, args, status, fragment, what in rows:
+            r = subprocess.run([os.path.join(bin_dir, prog)] + args, capture_output=True, text=True, timeout=120)
+            lines = [l for l in r.stderr.splitlines() if l.strip()]
+            problems = []
+            if r.returncode != status:
+                problems.append(f"exit {r.returncode}, expected {status}")
+            if fragment not in r.stderr:
+                problems.append(f"message lacks {fragment!r}")
+            if len(lines) != 1:
+                problems.append(f"{len(lines)} lines on stderr, expected 1")
+            if any(s in r.stderr for s in CRASH_SIGNS):
+                problems.append("looks like a crash")
+            if problems:
+                failures += 1
+                print(f"FAIL [{what}] {prog} {' '.join(args)}: {'; '.join(problems)}\n  stderr: {r.stderr.strip()}")
+        print(f"{len(rows) - failures} of {len(rows)} bad-input cases give their clear error")
+        return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# CTest "faults: signals, killed sweeps and NaNs lose nothing":
+#   1. SIGTERM / SIGINT: train_lm saves a checkpoint, says so, exits 143 / 130; --resume continues.
+#   2. A compare_norms sweep SIGKILLed mid-way and restarted redoes only the unfinished runs.
+#   3. A run that diverges (NaN) stops with an error and never writes NaN weights into a
+#      checkpoint: the last checkpoint still evaluates to a finite loss.
+# (The bitwise resume after SIGKILL is tests/examples/train_lm_resume.sh.)
+set -euo pipefail
+bin="$1"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+tiny=(--layers 1 --heads 2 --dim 16 --ctx 16 --batch 2 --eval-every 0 --threads 1)
+fail() { echo "FAIL: $*"; exit 1; }
+
+for sig in TERM INT; do
+  out="$work/sig_$sig"
+  "$bin/train_lm" "${tiny[@]}" --steps 1000000 --checkpoint-every 0 --out "$out" 2> "$work/err_$sig" &
+  pid=$!
+  for _ in $(seq 100); do [[ -s "$out/metrics.jsonl" ]] && break; sleep 0.1; done
+  sleep 0.3
+  kill -s "$sig" "$pid"
+  status=0
+  wait "$pid" || status=$?
+  expect=$([[ $sig == TERM ]] && echo 143 || echo 130)
+  [[ $status -eq $expect ]] || fail "SIG$sig: exit $status, expected $expect"
+  grep -q "stopped by signal" "$work/err_$sig" || fail "SIG$sig: no message ($(cat "$work/err_$sig"))"
+  step=$(python3 -c "import json; print(json.load(open('$out/checkpoint.json'))['step'])")
+  [[ $step -gt 0 ]] || fail "SIG$sig: checkpoint at step $step"
+  "$bin/train_lm" --resume "$out" --stop-after $((step + 2)) 2>/dev/null || fail "SIG$sig: resume failed"
+  echo "SIG$sig: checkpoint at step $step, exit $status, resumed"
+done
+
+sweep=(--norm layernorm rmsnorm none --lr 1e-3 3e-3 --seed 1 --layers 1 --heads 2 --dim 16 --ctx 16 --batch 2
+       --steps 30 --eval-iters 2 --jobs 1 --threads 1 --no-plot --out "$work/sweep")
+"$bin/compare_norms" "${sweep[@]}" > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 300); do [[ -f "$work/sweep/runs.csv" && $(wc -l < "$work/sweep/runs.csv") -ge 3 ]] && break; sleep 0.05; done
+kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+done_before=$(($(wc -l < "$work/sweep/runs.csv") - 1))
+"$bin/compare_norms" "${sweep[@]}" > /dev/null 2> "$work/sweep_err"
+skipped=$(grep -c "(done earlier)" "$work/sweep_err" || true)
+rows=$(($(wc -l < "$work/sweep/runs.csv") - 1))
+unique=$(tail -n +2 "$work/sweep/runs.csv" | cut -d, -f1 | sort -u | wc -l)
+[[ $skipped -eq $done_before && $rows -eq 6 && $unique -eq 6 ]] ||
+  fail "sweep: $done_before done before the kill, $skipped skipped on restart, $rows rows ($unique unique)"
+echo "sweep: killed after $done_before of 6 runs; restart skipped $skipped, finished with $rows"
+
+out="$work/nan"
+status=0
+# No norm, no clipping, lr 50: the weights stay finite after step 1 (a checkpoint), step 2 is NaN.
+"$bin/train_lm" --layers 2 --heads 2 --dim 32 --ctx 16 --batch 2 --eval-every 0 --threads 1 --norm none --lr 50 \
+  --clip 0 --warmup 1 --steps 200 --checkpoint-every 1 --out "$out" 2> "$work/err_nan" || status=$?
+[[ $status -eq 1 ]] && grep -q "diverged at step" "$work/err_nan" || fail "NaN run: exit $status ($(tail -1 "$work/err_nan"))"
+python3 - "$out" <<'PY' || fail "NaN run: the checkpoint holds non-finite weights"
+import json, math, struct, sys
+b = open(sys.argv[1] + "/model.safetensors", "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+vals = struct.unpack(f"<{(len(b) - 8 - n) // 4}f", b[8 + n:])
+sys.exit(0 if all(math.isfinite(v) for v in vals) else 1)
+PY
+echo "NaN run: stopped with '$(grep -o 'diverged at step [0-9]*' "$work/err_nan")'; checkpoint weights all finite"
+echo "OK: faults lose nothing"
