@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "cli.h"
+#include "communicator.h"
 #include "report.h"
 #include "run_log.h"
 #include "sweep.h"
@@ -54,6 +55,7 @@ std::string joined(const std::vector<std::string>& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  lm::Communicator comm(&argc, &argv);
   CLI::App app{"The norm-stability lab: LayerNorm vs RMSNorm vs no norm, across learning rates", "compare_norms"};
   SweepOptions o;
   // Lab defaults: short runs of the L4 H4 C128 T64 model at batch 8, five learning rates from
@@ -64,7 +66,7 @@ int main(int argc, char** argv) {
   o.base.batch = 8;
   o.lrs = {1e-3, 3e-3, 1e-2, 3e-2, 1e-1};
   o.seeds = {1, 2};
-  o.jobs = num_cores();
+  o.jobs = std::max(1, num_cores() / comm.local_size());  // ranks on one machine share its cores
   o.out = "runs/lab";
   std::string python;
   bool plot = true;
@@ -98,11 +100,14 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     lm::install_stop_handlers();
     const size_t total = expand(o).size();
-    std::fprintf(stderr, "compare_norms: %zu runs (%zu norms x %zu placements x %zu lrs x %zu seeds x %zu depths x %zu warmups), "
-                 "%lld steps each, %d at a time -> %s\n", total, o.norms.size(), o.placements.size(), o.lrs.size(),
-                 o.seeds.size(), o.depths.size(), std::max<size_t>(1, o.warmups.size()),
-                 static_cast<long long>(o.base.steps), o.jobs, o.out.c_str());
-    const auto runs = run_sweep(o, [](const RunRecord& r, bool skipped, int done, int n) {
+    if (comm.root())
+      std::fprintf(stderr, "compare_norms: %zu runs (%zu norms x %zu placements x %zu lrs x %zu seeds x %zu depths x %zu warmups), "
+                   "%lld steps each, %d at a time%s -> %s\n", total, o.norms.size(), o.placements.size(), o.lrs.size(),
+                   o.seeds.size(), o.depths.size(), std::max<size_t>(1, o.warmups.size()),
+                   static_cast<long long>(o.base.steps), o.jobs,
+                   comm.distributed() ? (" on each of " + std::to_string(comm.size()) + " ranks").c_str() : "", o.out.c_str());
+    const std::string who = comm.distributed() ? "rank " + std::to_string(comm.rank()) + " " : "";
+    const auto runs = run_sweep(o, [&](const RunRecord& r, bool skipped, int done, int n) {
       char status[160];
       if (r.diverged)
         std::snprintf(status, sizeof status, "DIVERGED at step %lld (%s, %s)", static_cast<long long>(r.divergence_step),
@@ -110,9 +115,10 @@ int main(int argc, char** argv) {
       else
         std::snprintf(status, sizeof status, "val %.3f, peak residual RMS %.2f, max logit %.1f", r.final_val_loss,
                       r.peak_residual_rms, r.peak_max_logit);
-      std::fprintf(stderr, "[%3d/%d] %-40s %s%s\n", done, n, r.spec.id().c_str(), status,
+      std::fprintf(stderr, "%s[%3d/%d] %-40s %s%s\n", who.c_str(), done, n, r.spec.id().c_str(), status,
                    skipped ? "  (done earlier)" : (" " + std::to_string(static_cast<int>(r.wall_s + 0.5)) + " s").c_str());
-    });
+    }, &comm);
+    if (!comm.root()) return lm::stop_signal() ? 128 + lm::stop_signal() : 0;  // rank 0 reports
     if (lm::stop_signal()) {
       std::fprintf(stderr, "interrupted: %zu of %zu runs are in %s/runs.csv; run the same command again to continue\n",
                    runs.size(), total, o.out.c_str());
@@ -163,5 +169,5 @@ int main(int argc, char** argv) {
     if (!plot_note.empty()) std::printf("%s\n", plot_note.c_str());
     std::printf("time:    %.0f s\n", ctx.wall_s);
     return 0;
-  });
+  }, &comm);
 }

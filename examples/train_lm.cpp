@@ -3,20 +3,25 @@
 //   build/examples/train_lm --out runs/demo                       # defaults: L4 H4 C128 T64 B12, 2000 steps
 //   build/examples/train_lm --data ../shared/data/tinyshakespeare.txt --norm rmsnorm --out runs/rms
 //   build/examples/train_lm --resume runs/demo --steps 3000       # continue (bitwise as if never stopped)
+//   mpirun -np 2 build/examples/train_lm --out runs/dp             # data-parallel over 2 processes
 //
 // Writes to --out: config.json (every flag; feed it back with --config), metrics.jsonl (one line
 // per step, one per evaluation), and a checkpoint (model.safetensors, optimizer.safetensors,
 // checkpoint.json) every --checkpoint-every steps and at the end. Ctrl-C saves a checkpoint and
-// exits; `--resume DIR` continues from it.
+// exits; `--resume DIR` continues from it. Under mpirun every rank trains its slice of the global
+// --batch and rank 0 alone writes (see Trainer for the one allreduce per step).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "checkpoint.h"
 #include "cli.h"
+#include "communicator.h"
 #include "divergence.h"
 #include "flops.h"
 #include "run_log.h"
@@ -34,6 +39,7 @@ nlohmann::json step_line(const StepResult& s, double flops, const StepStats* sta
   nlohmann::json j = {{"step", s.step},           {"loss", s.loss},       {"lr", s.lr},
                       {"grad_norm", s.grad_norm}, {"step_ms", s.step_ms}, {"tokens_per_s", s.tokens_per_s},
                       {"gflops_per_s", flops / (s.step_ms / 1000.0) / 1e9}};
+  if (s.comm_ms > 0) j["comm_ms"] = s.comm_ms;
   if (stats) {
     j["update_ratio"] = stats->update_ratio;
     j["logit_mean"] = stats->logit_mean;
@@ -57,6 +63,8 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  Communicator comm(&argc, &argv);
+  const bool root = comm.root();
   CLI::App app{"Train a tiny decoder-only transformer (tapegrad)", "train_lm"};
   TrainConfig config;
   std::string out = "runs/train_lm", resume;
@@ -83,58 +91,70 @@ int main(int argc, char** argv) {
       if (app.count("--eval-every")) o.eval_every = config.eval_every;
       if (app.count("--eval-iters")) o.eval_iters = config.eval_iters;
       if (app.count("--checkpoint-every")) o.checkpoint_every = config.checkpoint_every;
-      trainer = resume_trainer(resume, o);
+      trainer = resume_trainer(resume, o, &comm);
       out = resume;
       check(trainer->step() < trainer->config().steps, "the run in '", resume, "' already finished its ",
             trainer->config().steps, " steps; pass --steps N with a larger N to continue it");
     } else {
       config.validate();
-      io::ensure_writable_directory(out);
+      if (root) io::ensure_writable_directory(out);
       const std::string what = config.data.empty() ? std::string("embedded corpus") : config.data;
       const std::string text = load_text(config.data);
       auto tokenizer = build_tokenizer(config, text, what);
-      trainer = std::make_unique<Trainer>(config, tokenizer, make_token_data(config, *tokenizer, text));
-      io::write_file_atomic(out + "/config.json", to_json(trainer->config()).dump(2) + "\n");
+      trainer = std::make_unique<Trainer>(config, tokenizer, make_token_data(config, *tokenizer, text), &comm);
+      if (root) io::write_file_atomic(out + "/config.json", to_json(trainer->config()).dump(2) + "\n");
     }
     const TrainConfig& c = trainer->config();
     auto& model = trainer->model();
     const double flops = flops_per_step(model.config(), c.batch, c.ctx);
     const double gemm_peak = measure_gemm_gflops(model.config(), c.batch, c.ctx);
-    std::fprintf(stderr, "%s(%s)\n%lld parameters, vocab %lld (%s tokenizer), %d threads; %.2f GFLOP/step, GEMM peak %.0f GFLOP/s\n",
-                 model.type_name().c_str(), model.options_repr().c_str(),
-                 static_cast<long long>(model.num_parameters()), static_cast<long long>(trainer->tokenizer().vocab_size()),
-                 c.tokenizer.c_str(), num_threads(), flops / 1e9, gemm_peak);
-    if (!resume.empty()) std::fprintf(stderr, "resuming at step %lld of %lld\n", static_cast<long long>(trainer->step()),
-                                      static_cast<long long>(c.steps));
+    if (root) {
+      std::fprintf(stderr, "%s(%s)\n%lld parameters, vocab %lld (%s tokenizer), %d threads%s; %.2f GFLOP/step, GEMM peak %.0f GFLOP/s\n",
+                   model.type_name().c_str(), model.options_repr().c_str(),
+                   static_cast<long long>(model.num_parameters()), static_cast<long long>(trainer->tokenizer().vocab_size()),
+                   c.tokenizer.c_str(), num_threads(),
+                   comm.distributed() ? (" per rank x " + std::to_string(comm.size()) + " ranks (data-parallel)").c_str() : "",
+                   flops / 1e9, gemm_peak);
+      if (!resume.empty()) std::fprintf(stderr, "resuming at step %lld of %lld\n", static_cast<long long>(trainer->step()),
+                                        static_cast<long long>(c.steps));
+    }
 
-    MetricsLog metrics(out, resume.empty() ? -1 : trainer->step());
-    Progress progress(trainer->step(), c.steps, isatty(STDERR_FILENO) != 0);
+    // Rank 0 alone writes metrics and checkpoints and draws progress.
+    std::optional<MetricsLog> metrics;
+    if (root) metrics.emplace(out, resume.empty() ? -1 : trainer->step());
+    const auto log = [&](const nlohmann::json& line) {
+      if (metrics) metrics->write(line);
+    };
+    Progress progress(trainer->step(), c.steps, root && isatty(STDERR_FILENO) != 0, root);
     install_stop_handlers();
     const auto evaluate = [&](int64_t step) {
       const EvalResult e = trainer->evaluate();
-      metrics.write({{"step", step}, {"val_loss", e.val_loss}, {"train_loss", e.train_loss}});
+      log({{"step", step}, {"val_loss", e.val_loss}, {"train_loss", e.train_loss}});
       progress.message(fmt("step %5.0f: train loss %.4f, val loss %.4f", static_cast<double>(step), e.train_loss, e.val_loss));
       return e;
     };
-    const auto checkpoint = [&] { save_checkpoint(*trainer, out); };
+    const auto checkpoint = [&] {
+      if (root) save_checkpoint(*trainer, out);
+    };
 
-    double ms_sum = 0, tok_sum = 0;
+    double ms_sum = 0, tok_sum = 0, comm_sum = 0;
     int64_t timed = 0;
     while (trainer->step() < c.steps) {
-      const StepResult s = trainer->train_step();
+      const StepResult s = trainer->train_step(stop_signal() != 0);
       if (!s.finite) {
         progress.finish();
         // Name the first non-finite quantity (with --instrument, down to the layer).
         const auto d = DivergenceDetector(1e300, 0).check(s, trainer->last_stats());
-        metrics.write({{"step", s.step}, {"loss", s.loss}, {"grad_norm", s.grad_norm}, {"diverged", true},
-                       {"divergence", d ? d->quantity : "loss"}});
+        log({{"step", s.step}, {"loss", s.loss}, {"grad_norm", s.grad_norm}, {"diverged", true},
+             {"divergence", d ? d->quantity : "loss"}});
+        if (!root) return 1;  // the same reduced loss on every rank: rank 0 reports it
         throw Error(cat("training diverged at step ", s.step, ": ", d ? d->detail : "non-finite loss", " (loss ", s.loss,
                         ", gradient norm ", s.grad_norm, "); the weights were not updated with it and the last "
                         "checkpoint in '", out, "' is intact (try a lower --lr",
                         trainer->last_stats() ? ")" : ", or --instrument to see which layer)"));
       }
-      metrics.write(step_line(s, flops, trainer->last_stats()));
-      if (s.step > 1) ms_sum += s.step_ms, tok_sum += s.tokens_per_s, ++timed;  // step 1 includes warm-up
+      log(step_line(s, flops, trainer->last_stats()));
+      if (s.step > 1) ms_sum += s.step_ms, tok_sum += s.tokens_per_s, comm_sum += s.comm_ms, ++timed;  // step 1: warm-up
       progress.update(s.step, s.loss, s.tokens_per_s);
       const bool last = s.step == c.steps;
       if (c.eval_every > 0 && (s.step % c.eval_every == 0 || last)) evaluate(s.step);
@@ -142,27 +162,32 @@ int main(int argc, char** argv) {
       if (stop_after > 0 && s.step >= stop_after && !last) {
         checkpoint();
         progress.finish();
-        std::fprintf(stderr, "stopped after step %lld as asked; checkpoint saved in '%s' (continue with --resume %s)\n",
-                     static_cast<long long>(s.step), out.c_str(), out.c_str());
+        if (root)
+          std::fprintf(stderr, "stopped after step %lld as asked; checkpoint saved in '%s' (continue with --resume %s)\n",
+                       static_cast<long long>(s.step), out.c_str(), out.c_str());
         return 0;
       }
-      if (const int sig = stop_signal()) {
+      if (s.stop) {  // a signal reached some rank; all stop at this same step
         checkpoint();
         progress.finish();
-        std::fprintf(stderr, "stopped by signal %d at step %lld; checkpoint saved in '%s' (continue with --resume %s)\n",
-                     sig, static_cast<long long>(s.step), out.c_str(), out.c_str());
+        const int sig = stop_signal() ? stop_signal() : SIGTERM;
+        if (root)
+          std::fprintf(stderr, "stopped by signal %d at step %lld; checkpoint saved in '%s' (continue with --resume %s)\n",
+                       sig, static_cast<long long>(s.step), out.c_str(), out.c_str());
         return 128 + sig;
       }
     }
     checkpoint();
     progress.finish();
+    if (!root) return 0;
     if (timed > 0) {
       const double ms = ms_sum / static_cast<double>(timed);
-      std::fprintf(stderr, "done: %lld steps, %.1f ms/step, %.0f tokens/s, %.1f GFLOP/s (%.0f%% of the GEMM peak)\n",
+      std::fprintf(stderr, "done: %lld steps, %.1f ms/step, %.0f tokens/s, %.1f GFLOP/s (%.0f%% of the GEMM peak)%s\n",
                    static_cast<long long>(c.steps), ms, tok_sum / static_cast<double>(timed), flops / (ms / 1000) / 1e9,
-                   100 * flops / (ms / 1000) / 1e9 / gemm_peak);
+                   100 * flops / (ms / 1000) / 1e9 / gemm_peak,
+                   comm.distributed() ? fmt(", allreduce %.2f ms/step", comm_sum / static_cast<double>(timed)).c_str() : "");
     }
     std::fprintf(stderr, "checkpoint: %s/{model.safetensors,optimizer.safetensors,checkpoint.json}\n", out.c_str());
     return 0;
-  });
+  }, &comm);
 }

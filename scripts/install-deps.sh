@@ -11,6 +11,7 @@ packages=(
   catch2 libbenchmark-dev        # tests, benchmarks
   libcli11-dev nlohmann-json3-dev
   python3 python3-matplotlib python3-numpy  # plots (examples/plot_lab.py)
+  libopenmpi-dev openmpi-bin     # data-parallel training and distributed sweeps (optional at build time)
 )
 [[ "${1:-}" == "--bench" ]] && packages+=(python3-torch)
 

@@ -204,46 +204,79 @@ std::vector<RunRecord> read_runs(const std::string& path) {
   return runs;
 }
 
+namespace {
+
+// Every run recorded so far: the rows of runs.csv (earlier sweeps) and the per-run records.
+std::map<std::string, RunRecord> recorded(const std::string& out) {
+  std::map<std::string, RunRecord> all;
+  for (auto& r : read_runs(out + "/runs.csv")) all[r.spec.id()] = r;
+  std::error_code ec;
+  if (fs::is_directory(out + "/records", ec))
+    for (const auto& entry : fs::directory_iterator(out + "/records"))
+      if (entry.path().extension() == ".csv")
+        for (auto& r : read_runs(entry.path().string())) all[r.spec.id()] = r;
+  return all;
+}
+
+void write_runs_csv(const std::string& out, const std::map<std::string, RunRecord>& all) {
+  std::vector<RunRecord> rows;
+  for (const auto& [id, r] : all) rows.push_back(r);
+  write_runs(out + "/runs.csv", rows);
+}
+
+}  // namespace
+
 std::vector<RunRecord> run_sweep(const SweepOptions& o,
-                                 const std::function<void(const RunRecord&, bool, int, int)>& on_run) {
-  io::ensure_writable_directory(o.out);
-  io::ensure_writable_directory(o.out + "/curves");
-  const std::string runs_path = o.out + "/runs.csv";
-  std::vector<RunRecord> all = read_runs(runs_path);  // earlier sweeps' runs are kept
-  std::map<std::string, size_t> done;
-  for (size_t i = 0; i < all.size(); ++i) done[all[i].spec.id()] = i;
+                                 const std::function<void(const RunRecord&, bool, int, int)>& on_run,
+                                 const lm::Communicator* comm) {
+  const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
+  if (rank == 0) {
+    io::ensure_writable_directory(o.out);
+    io::ensure_writable_directory(o.out + "/curves");
+    io::ensure_writable_directory(o.out + "/records");
+  }
+  if (comm) comm->barrier();
+  std::map<std::string, RunRecord> all = recorded(o.out);
 
   const std::vector<RunSpec> specs = expand(o);
   std::vector<size_t> todo;
   int finished = 0;
   const int total = static_cast<int>(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (done.count(specs[i].id())) on_run(all[done[specs[i].id()]], true, ++finished, total);
-    else todo.push_back(i);
+    if (!all.count(specs[i].id())) todo.push_back(i);
+    else if (rank == 0) on_run(all[specs[i].id()], true, ++finished, total);
   }
-  if (!todo.empty()) {
+  // Runs not yet recorded are dealt round-robin over the ranks; each rank reports its own.
+  std::vector<size_t> mine;
+  for (size_t k = 0; k < todo.size(); ++k)
+    if (static_cast<int>(k % ranks) == rank) mine.push_back(todo[k]);
+
+  if (!mine.empty()) {
     const std::string what = o.base.data.empty() ? std::string("embedded corpus") : o.base.data;
     const std::string text = lm::load_text(o.base.data);
     std::shared_ptr<const text::Tokenizer> tokenizer = lm::build_tokenizer(o.base, text, what);
     std::shared_ptr<const lm::TokenData> data = lm::make_token_data(o.base, *tokenizer, text);
-    const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size())));
-    const int threads = std::max(1, (o.base.threads > 0 ? o.base.threads : num_cores()) / jobs);
+    const int per_rank_cores = std::max(1, (o.base.threads > 0 ? o.base.threads : num_cores()) /
+                                               (comm ? comm->local_size() : 1));
+    const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(mine.size())));
+    const int threads = std::max(1, per_rank_cores / jobs);
     std::atomic<size_t> next{0};
     std::mutex mu;
     std::exception_ptr failure;
     const auto stop = [] { return lm::stop_signal() != 0; };
     auto worker = [&] {
       try {
-        for (size_t k; (k = next++) < todo.size() && !stop();) {
-          const RunSpec& spec = specs[todo[k]];
+        for (size_t k; (k = next++) < mine.size() && !stop();) {
+          const RunSpec& spec = specs[mine[k]];
           std::string curve;
           const auto rec = run_one(o, spec, tokenizer, data, threads, curve, stop);
           if (!rec) return;
-          // The curve first: a run listed in runs.csv always has its curve file.
+          // The curve first, then the record: a recorded run always has its curve file.
           io::write_file_atomic(o.out + "/curves/" + spec.id() + ".csv", join(curve_columns(spec.depth)) + "\n" + curve);
+          io::write_file_atomic(o.out + "/records/" + spec.id() + ".csv", join(kRunColumns) + "\n" + csv_row(*rec) + "\n");
           std::lock_guard<std::mutex> lock(mu);
-          all.push_back(*rec);
-          write_runs(runs_path, all);
+          all[spec.id()] = *rec;
+          if (ranks == 1) write_runs_csv(o.out, all);  // kept current; under MPI rank 0 assembles at the end
           on_run(*rec, false, ++finished, total);
         }
       } catch (...) {
@@ -257,13 +290,17 @@ std::vector<RunRecord> run_sweep(const SweepOptions& o,
     for (auto& t : pool) t.join();
     if (failure) std::rethrow_exception(failure);
   }
+  if (comm) comm->barrier();  // every rank's runs are recorded
+  if (rank != 0) return {};
 
+  all = recorded(o.out);
+  write_runs_csv(o.out, all);
   // curves.csv: every recorded run's curve, padded to the deepest run's columns.
   int64_t max_depth = 0;
-  for (const auto& r : all) max_depth = std::max(max_depth, r.spec.depth);
+  for (const auto& [id, r] : all) max_depth = std::max(max_depth, r.spec.depth);
   std::string curves = join(curve_columns(max_depth)) + "\n";
-  for (const auto& r : all) {
-    const std::string path = o.out + "/curves/" + r.spec.id() + ".csv";
+  for (const auto& [id, r] : all) {
+    const std::string path = o.out + "/curves/" + id + ".csv";
     if (!fs::exists(path)) continue;
     std::istringstream in(io::read_file(path));
     std::string line;
@@ -274,10 +311,8 @@ std::vector<RunRecord> run_sweep(const SweepOptions& o,
   io::write_file_atomic(o.out + "/curves.csv", curves);
 
   std::vector<RunRecord> sweep;  // this sweep's runs, in sweep order
-  std::map<std::string, const RunRecord*> by_id;
-  for (const auto& r : all) by_id[r.spec.id()] = &r;
   for (const auto& s : specs)
-    if (by_id.count(s.id())) sweep.push_back(*by_id[s.id()]);
+    if (all.count(s.id())) sweep.push_back(all[s.id()]);
   return sweep;
 }
 

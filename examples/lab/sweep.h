@@ -3,10 +3,15 @@
 // (the seed fixes both), so norms are compared pairwise on identical inputs.
 //
 // Files in the output directory (written atomically, so a killed sweep loses at most the runs in
-// flight; restarting it skips every run already in runs.csv):
-//   runs.csv           one row per finished run (columns: kRunColumns)
-//   curves/<id>.csv    one row per step of that run (columns: curve_columns())
+// flight; restarting it skips every run already recorded):
+//   curves/<id>.csv    one row per step of that run (columns: curve_columns()), written first
+//   records/<id>.csv   the run's row of runs.csv: a file per run, so ranks of a distributed sweep
+//                      (and machines sharing the directory) never write the same file
+//   runs.csv           one row per finished run (columns: kRunColumns), assembled from records/
 //   curves.csv         all runs' curves concatenated, written at the end of a sweep
+//
+// Under MPI (`mpirun -np N compare_norms ...`), rank r trains runs r, r + N, ... of those not yet
+// recorded; after a barrier rank 0 assembles runs.csv and curves.csv and writes the report.
 #pragma once
 
 #include <functional>
@@ -16,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "communicator.h"
 #include "divergence.h"
 #include "train_config.h"
 #include "trainer.h"
@@ -81,9 +87,11 @@ std::vector<RunRecord> read_runs(const std::string& path);
 void write_runs(const std::string& path, const std::vector<RunRecord>& runs);
 std::string csv_row(const RunRecord& r);
 
-// Runs every run of the sweep not already in OUT/runs.csv; `on_run` reports each finished or
-// skipped run (for progress output). Returns all records of the sweep, in sweep order.
-std::vector<RunRecord> run_sweep(const SweepOptions& o, const std::function<void(const RunRecord&, bool skipped,
-                                                                                 int done, int total)>& on_run);
+// Runs every run of the sweep not already recorded; `on_run` reports each finished or skipped
+// run (for progress output). Returns all records of the sweep, in sweep order (on rank 0; the
+// other ranks of a distributed sweep get an empty list).
+std::vector<RunRecord> run_sweep(const SweepOptions& o,
+                                 const std::function<void(const RunRecord&, bool skipped, int done, int total)>& on_run,
+                                 const lm::Communicator* comm = nullptr);
 
 }  // namespace tapegrad::lab

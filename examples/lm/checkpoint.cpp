@@ -150,7 +150,7 @@ LoadedModel load_model(const std::string& dir) {
   return m;
 }
 
-std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOverrides& o) {
+std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOverrides& o, const Communicator* comm) {
   const nlohmann::json j = open_checkpoint(dir);
   TrainConfig config = train_config_from_json(j["train"]);
   config.steps = o.steps.value_or(config.steps);
@@ -160,7 +160,7 @@ std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOver
   config.threads = o.threads.value_or(config.threads);
   std::shared_ptr<text::Tokenizer> tokenizer = text::tokenizer_from_json(j["tokenizer"]);
   const std::string text = load_text(config.data);
-  auto trainer = std::make_unique<Trainer>(config, tokenizer, make_token_data(config, *tokenizer, text));
+  auto trainer = std::make_unique<Trainer>(config, tokenizer, make_token_data(config, *tokenizer, text), comm);
   check(nn::decoder_config_from_json(j["model"]) == trainer->model().config(), path_in(dir, kJson),
         ": the model config does not match the training config");
 

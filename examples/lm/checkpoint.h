@@ -34,7 +34,10 @@ struct ResumeOverrides {
 
 // A trainer in the state of the checkpoint in `dir`: same config (with the overrides),
 // tokenizer, weights, optimizer moments, step and data position.
-std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOverrides& overrides = {});
+// With a communicator of N ranks the run continues data-parallel; N may differ from the run's
+// earlier N (the checkpoint holds the global state only).
+std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOverrides& overrides = {},
+                                        const Communicator* comm = nullptr);
 
 // The model and tokenizer only (for sampling and evaluation).
 struct LoadedModel {

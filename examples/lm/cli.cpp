@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "communicator.h"
 #include "tapegrad/error.h"
 
 namespace tapegrad::lm {
@@ -74,33 +75,43 @@ void use_json_config(CLI::App& app) {
   app.allow_config_extras(CLI::config_extras_mode::error);
 }
 
-int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
+int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& body, const Communicator* comm) {
+  const bool root = !comm || comm->root();
+  const std::string name = app.get_name();
+  const auto usage = [&](const char* what) {
+    if (root) std::fprintf(stderr, "%s: error: %s (see --help)\n", name.c_str(), what);
+    return 2;
+  };
+  const auto failure = [&](const std::string& what) {
+    if (comm && comm->distributed()) {
+      std::fprintf(stderr, "%s: error [rank %d of %d]: %s\n", name.c_str(), comm->rank(), comm->size(), what.c_str());
+      std::fflush(stderr);
+      comm->abort(1);
+    }
+    std::fprintf(stderr, "%s: error: %s\n", name.c_str(), what.c_str());
+    return 1;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
+    if (root) std::fputs(app.help().c_str(), stdout);
     return 0;
   } catch (const CLI::CallForAllHelp&) {
-    std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    if (root) std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: error: %s (see --help)\n", app.get_name().c_str(), e.what());
-    return 2;
+    return usage(e.what());
   }
   try {
     return body();
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s (see --help)\n", app.get_name().c_str(), e.what());
-    return 2;
+    return usage(e.what());
   } catch (const tapegrad::Error& e) {
-    std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
-    return 1;
+    return failure(e.what());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: error: out of memory\n", app.get_name().c_str());
-    return 1;
+    return failure("out of memory");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
-    return 1;
+    return failure(e.what());
   }
 }
 

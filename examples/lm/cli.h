@@ -22,8 +22,14 @@ class UsageError : public tapegrad::Error {
   using tapegrad::Error::Error;
 };
 
-// Parses argv into `app`, then runs `body`. Returns the process exit status.
-int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
+class Communicator;
+
+// Parses argv into `app`, then runs `body`. Returns the process exit status. Under MPI (`comm`
+// with several ranks): usage errors, the same on every rank, are printed by rank 0 alone and every
+// rank returns 2; any other error is printed by the rank that hit it, prefixed with its rank, and
+// ends the whole job (MPI_Abort) — the other ranks may be waiting in a collective.
+int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& body,
+            const Communicator* comm = nullptr);
 
 // JSON config files for CLI11's --config: {"flag-name": value, ...}.
 void use_json_config(CLI::App& app);

@@ -43,8 +43,8 @@ void MetricsLog::write(const nlohmann::json& line) {
         "cannot write metrics.jsonl (disk full?)");
 }
 
-Progress::Progress(int64_t first_step, int64_t total_steps, bool interactive)
-    : first_(first_step), total_(total_steps), interactive_(interactive),
+Progress::Progress(int64_t first_step, int64_t total_steps, bool interactive, bool enabled)
+    : first_(first_step), total_(total_steps), interactive_(interactive), enabled_(enabled),
       every_(std::max<int64_t>(1, (total_steps - first_step) / 20)),
       start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
 
@@ -58,6 +58,7 @@ std::string Progress::eta(int64_t step) const {
 }
 
 void Progress::update(int64_t step, double loss, double tokens_per_s) {
+  if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
   if (interactive_) {
     if (step != total_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
@@ -75,6 +76,7 @@ void Progress::update(int64_t step, double loss, double tokens_per_s) {
 }
 
 void Progress::message(const std::string& line) {
+  if (!enabled_) return;
   if (interactive_ && drawn_) std::fputs("\r\033[K", stderr);
   std::fprintf(stderr, "%s\n", line.c_str());
   last_draw_ = {};

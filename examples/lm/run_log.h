@@ -28,7 +28,8 @@ class MetricsLog {
 
 class Progress {
  public:
-  Progress(int64_t first_step, int64_t total_steps, bool interactive);
+  // `enabled` false draws nothing (the non-root ranks of a data-parallel run).
+  Progress(int64_t first_step, int64_t total_steps, bool interactive, bool enabled = true);
   // Called after every step; draws at most ~10 times a second (or every `every` steps as lines).
   void update(int64_t step, double loss, double tokens_per_s);
   void message(const std::string& line);  // a line that does not disturb the bar
@@ -38,6 +39,7 @@ class Progress {
   std::string eta(int64_t step) const;
   int64_t first_, total_;
   bool interactive_;
+  bool enabled_;
   int64_t every_;
   std::chrono::steady_clock::time_point start_, last_draw_;
   bool drawn_ = false;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "cli.h"
 #include "corpus.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/optim/adamw.h"
@@ -25,13 +26,20 @@ uint64_t train_eval_seed(uint64_t seed) { return seed * 0x9e3779b97f4a7c15ULL + 
 }  // namespace
 
 Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenizer> tokenizer,
-                 std::shared_ptr<const TokenData> data)
+                 std::shared_ptr<const TokenData> data, const Communicator* comm)
     : config_(config),
       tokenizer_(std::move(tokenizer)),
       data_(std::move(data)),
-      sampler_(data_->train, config.batch, config.ctx, data_seed(config.seed)) {
+      sampler_(data_->train, config.batch, config.ctx, data_seed(config.seed)),
+      comm_(comm && comm->distributed() ? comm : nullptr) {
   config_.validate();
-  set_num_threads(config_.threads);
+  const int ranks = comm_ ? comm_->size() : 1;
+  if (config_.batch % ranks != 0)
+    throw UsageError(cat("--batch ", config_.batch, " does not divide among the ", ranks,
+                         " ranks: the global batch is split evenly, so use a multiple of ", ranks));
+  // Ranks on one machine share its cores: one OpenMP pool each, never oversubscribed.
+  set_num_threads(config_.threads > 0 ? config_.threads
+                                      : std::max(1, num_cores() / (comm_ ? comm_->local_size() : 1)));
   model_ = std::make_unique<nn::Decoder<float>>(config_.model(tokenizer_->vocab_size()), config_.seed);
   params_ = model_->parameters();
   if (config_.optimizer == "adamw") {
@@ -42,18 +50,45 @@ Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenize
   }
   schedule_ = {config_.lr, config_.min_lr, config_.warmup, config_.steps};
   if (config_.instrument) instrument_ = std::make_unique<Instrument>(*model_);
+  if (comm_) {
+    int64_t n = 2;  // loss, stop flag
+    for (const Parameter<float>* p : params_) n += p->numel();
+    flat_.resize(static_cast<size_t>(n));
+  }
 }
 
-StepResult Trainer::train_step() {
+StepResult Trainer::train_step(bool request_stop) {
   const auto t0 = std::chrono::steady_clock::now();
-  sampler_.next(ids_, targets_);
+  sampler_.next(ids_, targets_);  // the global batch: the same on every rank
+  const int64_t ranks = comm_ ? comm_->size() : 1, rank = comm_ ? comm_->rank() : 0;
+  const int64_t B = config_.batch / ranks, T = config_.ctx;
+  const std::span<const int32_t> ids(ids_.data() + rank * B * T, static_cast<size_t>(B * T));
+  const std::span<const int32_t> targets(targets_.data() + rank * B * T, static_cast<size_t>(B * T));
   tape_.clear();
   optimizer_->zero_grad();
-  auto out = model_->forward(tape_, ids_, config_.batch, config_.ctx, targets_,
-                             instrument_ ? instrument_->probe() : nullptr);
+  auto out = model_->forward(tape_, ids, B, T, targets, instrument_ ? instrument_->probe() : nullptr);
   StepResult r;
   r.loss = out.loss.value()[0];
   tape_.backward(out.loss);
+  r.stop = request_stop;
+  if (comm_) {  // one allreduce: every gradient, the loss and the stop flag
+    float* f = flat_.data();
+    for (const Parameter<float>* p : params_) f = std::copy_n(p->grad.data(), p->numel(), f);
+    f[0] = static_cast<float>(r.loss);
+    f[1] = request_stop ? 1.f : 0.f;
+    const auto c0 = std::chrono::steady_clock::now();
+    comm_->allreduce_sum(flat_.data(), static_cast<int64_t>(flat_.size()));
+    r.comm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
+    const float inv = 1.f / static_cast<float>(ranks);
+    const float* g = flat_.data();
+    for (Parameter<float>* p : params_) {
+      float* dst = p->grad.data();
+      for (int64_t i = 0; i < p->numel(); ++i) dst[i] = g[i] * inv;
+      g += p->numel();
+    }
+    r.loss = static_cast<double>(g[0]) / static_cast<double>(ranks);
+    r.stop = g[1] > 0;
+  }
   if (instrument_) instrument_->after_backward();
   r.grad_norm = last_grad_norm_ = grad_norm<float>(params_);
   r.lr = schedule_.at(step_);
@@ -76,18 +111,23 @@ double Trainer::loss_on(std::span<const int32_t> ids, std::span<const int32_t> t
 }
 
 double Trainer::mean_loss(std::span<const int32_t> split, uint64_t seed) {
+  // Under data parallelism rank r evaluates batches r, r + N, ...; the sum is reduced below.
+  const int64_t ranks = comm_ ? comm_->size() : 1, rank = comm_ ? comm_->rank() : 0;
   BatchSampler s(split, config_.batch, config_.ctx, seed);
   std::vector<int32_t> ids, targets;
   double total = 0;
   for (int64_t i = 0; i < config_.eval_iters; ++i) {
-    s.next(ids, targets);
-    total += loss_on(ids, targets, config_.batch, config_.ctx);
+    s.next(ids, targets);  // every rank draws every batch, so batch i is the same on all of them
+    if (i % ranks == rank) total += loss_on(ids, targets, config_.batch, config_.ctx);
   }
-  return total / static_cast<double>(config_.eval_iters);
+  return total;
 }
 
 EvalResult Trainer::evaluate() {
-  return {mean_loss(data_->val, val_seed(config_.seed)), mean_loss(data_->train, train_eval_seed(config_.seed))};
+  double sums[2] = {mean_loss(data_->val, val_seed(config_.seed)), mean_loss(data_->train, train_eval_seed(config_.seed))};
+  if (comm_) comm_->allreduce_sum(sums, 2);
+  const double n = static_cast<double>(config_.eval_iters);
+  return {sums[0] / n, sums[1] / n};
 }
 
 std::string load_text(const std::string& path) {

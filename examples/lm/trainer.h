@@ -4,12 +4,21 @@
 // Determinism: the model is initialised from Rng(seed) and batches are drawn from their own
 // generator seeded from `seed`; with the same seed and thread count, two runs produce the same
 // losses bit for bit, and a run resumed from a checkpoint continues exactly as if never stopped.
+//
+// Data parallelism (a Communicator of N > 1 ranks): every rank holds the whole model and draws
+// the same global batch of `batch` sequences; rank r trains on sequences [r B/N, (r+1) B/N).
+// Each step copies every gradient, the local loss and a stop flag into one flat buffer and sums
+// it with a single allreduce; divided by N, those are the gradients and the loss of the global
+// batch (the mean over equal slices is the mean over the batch). Clipping, the optimizer step and
+// everything after see exactly what one process would — up to the order of float additions — so
+// the replicas stay identical without ever exchanging weights.
 #pragma once
 
 #include <memory>
 #include <span>
 #include <vector>
 
+#include "communicator.h"
 #include "data.h"
 #include "instrument.h"
 #include "tapegrad/nn/decoder.h"
@@ -24,6 +33,8 @@ struct StepResult {
   int64_t step = 0;  // the step just taken, from 1
   double loss = 0, lr = 0, grad_norm = 0, step_ms = 0, tokens_per_s = 0;
   bool finite = true;  // false: NaN/Inf in the loss or the gradients; the update was skipped
+  bool stop = false;   // some rank asked to stop after this step (see train_step)
+  double comm_ms = 0;  // time in the step's allreduce (data-parallel runs)
 };
 
 struct EvalResult {
@@ -32,10 +43,13 @@ struct EvalResult {
 
 class Trainer {
  public:
+  // `comm` may be null (one process). Throws if --batch does not divide among the ranks.
   Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenizer> tokenizer,
-          std::shared_ptr<const TokenData> data);
+          std::shared_ptr<const TokenData> data, const Communicator* comm = nullptr);
 
-  StepResult train_step();
+  // One step. `request_stop` (e.g. a signal arrived) is combined over the ranks in the step's
+  // allreduce: result.stop is true on every rank when any asked, so all stop at the same step.
+  StepResult train_step(bool request_stop = false);
   // Mean loss over config.eval_iters batches of each split. The batches are the same at every
   // evaluation (a fixed seed), so successive evaluations — and runs with other norms — compare
   // on identical text.
@@ -72,6 +86,8 @@ class Trainer {
   Tape<float> tape_;
   std::vector<int32_t> ids_, targets_;
   std::unique_ptr<Instrument> instrument_;
+  const Communicator* comm_ = nullptr;
+  std::vector<float> flat_;  // gradients + loss + stop flag, for the one allreduce per step
   double last_grad_norm_ = 0;
   int64_t step_ = 0;
 };

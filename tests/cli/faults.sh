@@ -34,9 +34,10 @@ sweep=(--norm layernorm rmsnorm none --lr 1e-3 3e-3 --seed 1 --layers 1 --heads 
        --steps 30 --eval-iters 2 --jobs 1 --threads 1 --no-plot --out "$work/sweep")
 "$bin/compare_norms" "${sweep[@]}" > /dev/null 2>&1 &
 pid=$!
-for _ in $(seq 300); do [[ -f "$work/sweep/runs.csv" && $(wc -l < "$work/sweep/runs.csv") -ge 3 ]] && break; sleep 0.05; done
+records() { ls "$work/sweep/records" 2>/dev/null | wc -l; }
+for _ in $(seq 300); do [[ $(records) -ge 2 ]] && break; sleep 0.05; done
 kill -9 "$pid"; wait "$pid" 2>/dev/null || true
-done_before=$(($(wc -l < "$work/sweep/runs.csv") - 1))
+done_before=$(records)
 "$bin/compare_norms" "${sweep[@]}" > /dev/null 2> "$work/sweep_err"
 skipped=$(grep -c "(done earlier)" "$work/sweep_err" || true)
 rows=$(($(wc -l < "$work/sweep/runs.csv") - 1))

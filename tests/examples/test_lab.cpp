@@ -170,6 +170,7 @@ TEST_CASE("lab: an interrupted sweep resumes, redoing only unfinished runs", "[l
   REQUIRE(first.size() == 2);
   // Forget the second run, as if the sweep had been killed during it.
   write_runs(out.string() + "/runs.csv", {first[0]});
+  fs::remove(out / "records" / (first[1].spec.id() + ".csv"));
   std::vector<std::pair<std::string, bool>> seen;
   const auto second = run_sweep(o, [&](const RunRecord& r, bool skipped, int, int) { seen.emplace_back(r.spec.id(), skipped); });
   REQUIRE(seen.size() == 2);
