@@ -20,31 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "allocation_counter.h"
 #include "flops.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/optim/adamw.h"
 #include "tapegrad/optim/clip.h"
 #include "tapegrad/threads.h"
-
-namespace {
-std::atomic<int64_t> g_allocations{0};
-}
-
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  const auto al = static_cast<std::size_t>(a);
-  if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -110,7 +91,7 @@ int main(int argc, char** argv) {
     tape.set_profiling(profile && i >= warmup);
     for (auto& v : ids) v = static_cast<int32_t>(rng.below(c.vocab_size));
     for (auto& v : targets) v = static_cast<int32_t>(rng.below(c.vocab_size));
-    const int64_t a0 = g_allocations.load();
+    const int64_t a0 = alloc_counter::allocations();
     const auto t0 = std::chrono::steady_clock::now();
     tape.clear();
     opt.zero_grad();
@@ -121,7 +102,7 @@ int main(int argc, char** argv) {
     if (i >= warmup) optimizer_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
     const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (i >= warmup) {
-      allocs_timed += g_allocations.load() - a0;
+      allocs_timed += alloc_counter::allocations() - a0;
       ms.push_back(t);
     }
     if (rss_every > 0 && (i + 1) % rss_every == 0) rss.push_back({{"step", i + 1}, {"rss_mib", rss_mib()}});

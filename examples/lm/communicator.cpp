@@ -16,9 +16,18 @@ namespace {
 void mpi_check(int rc, const char* what) { check(rc == MPI_SUCCESS, "MPI: ", what, " failed (error ", rc, ")"); }
 }  // namespace
 
+namespace {
+bool launched_by_mpi() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(var) != nullptr) return true;
+  return false;
+}
+}  // namespace
+
 Communicator::Communicator(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
+  if (!initialized && !launched_by_mpi()) return;  // a single process
   if (!initialized) {
     int provided = 0;
     mpi_check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");

@@ -2,8 +2,11 @@
 // TAPEGRAD_HAVE_MPI and launched by mpirun/srun) it wraps MPI_COMM_WORLD; otherwise it is a
 // single process (rank 0 of 1) and every collective is a no-op, so callers need no #ifdefs.
 //
-// Construct exactly one, first thing in main(): it calls MPI_Init_thread (FUNNELED: only the main
-// thread talks to MPI; OpenMP and sweep worker threads never do) and MPI_Finalize on destruction.
+// Construct exactly one, first thing in main(). When the process was started by an MPI launcher
+// (mpirun, mpiexec or srun, which set OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK) it calls
+// MPI_Init_thread (FUNNELED: only the main thread talks to MPI; OpenMP and sweep worker threads
+// never do) and MPI_Finalize on destruction. A program started on its own never initialises MPI:
+// no start-up cost, and none of the allocations OpenMPI leaves behind at exit.
 #pragma once
 
 #include <cstdint>

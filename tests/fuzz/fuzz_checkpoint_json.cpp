@@ -6,17 +6,16 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "fuzz_json.h"
+
 #include "tapegrad/error.h"
 #include "tapegrad/nn/decoder_config.h"
 #include "train_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(data, data + size);
-  } catch (const nlohmann::json::exception&) {
-    return 0;
-  }
+  const auto parsed = parse_json(data, size);
+  if (!parsed) return 0;
+  const nlohmann::json& j = *parsed;
   try {
     (void)tapegrad::nn::decoder_config_from_json(j);
   } catch (const tapegrad::Error&) {

@@ -4,18 +4,17 @@
 #include <cstdint>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+
+#include "fuzz_json.h"
 #include <string>
 
 #include "tapegrad/error.h"
 #include "tapegrad/text/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(data, data + size);
-  } catch (const nlohmann::json::exception&) {
-    return 0;
-  }
+  const auto parsed = parse_json(data, size);
+  if (!parsed) return 0;
+  const nlohmann::json& j = *parsed;
   try {
     const auto tok = tapegrad::text::tokenizer_from_json(j);
     const std::string probe = "hello 乒乓";

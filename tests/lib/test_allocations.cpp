@@ -8,25 +8,7 @@
 #include "support.h"
 #include "tapegrad/ops.h"
 
-namespace {
-std::atomic<int64_t> g_allocations{0};
-}
-
-void* operator new(std::size_t n) {
-  ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-  ++g_allocations;
-  const std::size_t al = static_cast<std::size_t>(a);
-  if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+#include "allocation_counter.h"
 
 using namespace tapegrad;
 
@@ -51,9 +33,9 @@ TEST_CASE("tape: a warmed-up step makes zero heap allocations", "[tape][alloc]")
     tape.backward(cross_entropy(logits, targets));
   };
   for (int i = 0; i < 3; ++i) step();  // warm-up: the arena and vectors reach their peak size
-  const int64_t before = g_allocations.load();
+  const int64_t before = alloc_counter::allocations();
   for (int i = 0; i < 20; ++i) step();
-  const int64_t during = g_allocations.load() - before;
+  const int64_t during = alloc_counter::allocations() - before;
   INFO("heap allocations in 20 warmed-up steps: " << during);
   CHECK(during == 0);
   CHECK(before > 0);  // the counter works: warm-up did allocate

@@ -12,6 +12,15 @@ inline void randomize(nn::Module<double>& m, uint64_t seed, double std = 0.5, do
   for (Parameter<double>* p : m.parameters()) p->value = Tensor<double>::randn(p->shape(), rng, std, mean);
 }
 
+// Rows [begin, begin + n) of a (rows, cols) or (rows) tensor: slices of a fused weight (q, k, v
+// of qkv; gate and up of SwiGLU's fc) to build the same computation from primitive ops.
+inline Tensor<double> rows_of(const Tensor<double>& t, int64_t begin, int64_t n) {
+  const int64_t cols = t.shape().rank() == 2 ? t.shape()[1] : 1;
+  Shape s = t.shape();
+  s[0] = n;
+  return Tensor<double>::from(std::span<const double>(t.data() + begin * cols, n * cols), s);
+}
+
 // d(module(x)) w.r.t. x and every parameter of the module.
 template <typename Forward>
 GradcheckResult gradcheck_module(const std::string& name, nn::Module<double>& m, Parameter<double>& x,

@@ -10,14 +10,6 @@ using namespace tapegrad::testing;
 
 namespace {
 
-// Rows [begin, begin + n) of a (rows, cols) or (rows) tensor.
-Tensor<double> rows_of(const Tensor<double>& t, int64_t begin, int64_t n) {
-  const int64_t cols = t.shape().rank() == 2 ? t.shape()[1] : 1;
-  Shape s = t.shape();
-  s[0] = n;
-  return Tensor<double>::from(std::span<const double>(t.data() + begin * cols, n * cols), s);
-}
-
 // The same attention composed from primitive ops, with q, k, v weights as separate tensors.
 struct Reference {
   Parameter<double> wq, wk, wv, bq, bk, bv, wp, bp;

@@ -6,15 +6,6 @@ using namespace tapegrad;
 using namespace tapegrad::nn;
 using namespace tapegrad::testing;
 
-namespace {
-Tensor<double> row_block(const Tensor<double>& t, int64_t begin, int64_t n) {
-  const int64_t cols = t.shape().rank() == 2 ? t.shape()[1] : 1;
-  Shape s = t.shape();
-  s[0] = n;
-  return Tensor<double>::from(std::span<const double>(t.data() + begin * cols, n * cols), s);
-}
-}  // namespace
-
 TEST_CASE("mlp: fused GELU and SwiGLU equal their compositions of primitive ops", "[nn]") {
   const MlpKind kind = GENERATE(MlpKind::kGelu, MlpKind::kSwiGLU);
   const int64_t C = 6, H = 10;
@@ -31,11 +22,11 @@ TEST_CASE("mlp: fused GELU and SwiGLU equal their compositions of primitive ops"
     return add(matmul(in, tape.param(w), Trans::kNo, Trans::kYes), tape.param(b));
   };
   Var<double> composed;
-  Parameter<double> w1("w1", row_block(wf, 0, H)), b1("b1", row_block(bf, 0, H));
+  Parameter<double> w1("w1", rows_of(wf, 0, H)), b1("b1", rows_of(bf, 0, H));
   if (kind == MlpKind::kGelu) {
     composed = lin(gelu(lin(tape.constant(x), w1, b1)), wp, bp);
   } else {
-    Parameter<double> w3("w3", row_block(wf, H, H)), b3("b3", row_block(bf, H, H));
+    Parameter<double> w3("w3", rows_of(wf, H, H)), b3("b3", rows_of(bf, H, H));
     composed = lin(mul(silu(lin(tape.constant(x), w1, b1)), lin(tape.constant(x), w3, b3)), wp, bp);
   }
   CHECK_THAT(fused.value(), AllClose<double>(to_vector<double>(composed.value()), 1e-13, 1e-12));
