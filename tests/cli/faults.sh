@@ -31,13 +31,17 @@ for sig in TERM INT; do
 done
 
 sweep=(--norm layernorm rmsnorm none --lr 1e-3 3e-3 --seed 1 --layers 1 --heads 2 --dim 16 --ctx 16 --batch 2
-       --steps 30 --eval-iters 2 --jobs 1 --threads 1 --no-plot --out "$work/sweep")
+       --steps 3000 --eval-iters 2 --jobs 1 --threads 1 --no-plot --out "$work/sweep")
 "$bin/compare_norms" "${sweep[@]}" > /dev/null 2>&1 &
 pid=$!
 records() { ls "$work/sweep/records" 2>/dev/null | wc -l; }
-for _ in $(seq 300); do [[ $(records) -ge 2 ]] && break; sleep 0.05; done
-kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+# Each run is ~3000 steps (~0.35 s here, more under sanitizers) so the kill lands mid-sweep even when
+# polled coarsely; a sweep that still outruns the poll is reported as such, not as lost work.
+for _ in $(seq 1500); do [[ $(records) -ge 2 ]] && break; sleep 0.02; done
+kill -9 "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
 done_before=$(records)
+[[ $done_before -ge 1 && $done_before -lt 6 ]] ||
+  fail "sweep: the kill should land mid-sweep, but $done_before of 6 runs were done (runs too short or too slow?)"
 "$bin/compare_norms" "${sweep[@]}" > /dev/null 2> "$work/sweep_err"
 skipped=$(grep -c "(done earlier)" "$work/sweep_err" || true)
 rows=$(($(wc -l < "$work/sweep/runs.csv") - 1))
