@@ -43,48 +43,79 @@ inline void sigmoid(T* y, const T* x, int64_t n) {
   }
 }
 
-// y = exp(x - shift), in place allowed; returns sum(y), accumulated in T.
-template <typename T>
-inline T exp_shifted_sum(T* y, const T* x, T shift, int64_t n) {
-  if constexpr (std::is_same_v<T, float>) {
-    Eigen::Map<Eigen::ArrayXf> out(y, n);
-    out = (Eigen::Map<const Eigen::ArrayXf>(x, n) - shift).exp();
-    return out.sum();
-  } else {
-    T total = 0;
-    for (int64_t i = 0; i < n; ++i) total += (y[i] = std::exp(x[i] - shift));
-    return total;
-  }
+// Reductions. GCC does not vectorise a plain `acc += x[i]` loop without -ffast-math (it may not
+// reassociate), and Eigen's vectorised sum() peels elements up to the first aligned address, so
+// its association order moves with where the allocator put the data — two identical runs could
+// differ in the last bit. These sums fix the order by n alone: kLanes partial sums, lane j taking
+// the elements i ≡ j (mod kLanes), folded pairwise at the end. The lane loop is explicit
+// element-wise work, which GCC vectorises on its own (two AVX registers of float lanes).
+template <int kLanes, typename Acc>
+inline Acc fold_lanes(Acc* lane) {
+  for (int width = kLanes / 2; width > 0; width /= 2)
+    for (int j = 0; j < width; ++j) lane[j] += lane[j + width];
+  return lane[0];
 }
 
-// Reductions. GCC does not vectorise float reductions without -ffast-math (it may not
-// reassociate); Eigen's are vectorised with an association order fixed by n and the pointers'
-// alignment — the same at every call of a step, so results stay bitwise reproducible.
-template <typename T>
-using ConstArray = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <typename Acc, typename Term>
+inline Acc lane_sum(int64_t n, Term term) {
+  constexpr int kLanes = 64 / static_cast<int>(sizeof(Acc));
+  Acc lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lane[j] += term(i + j);
+  for (int j = 0; i < n; ++i, ++j) lane[j] += term(i);
+  return fold_lanes<kLanes>(lane);
+}
 
 template <typename T>
 inline T sum(const T* x, int64_t n) {
-  return n ? ConstArray<T>(x, n).sum() : T(0);
-}
-template <typename T>
-inline T max(const T* x, int64_t n) {
-  return ConstArray<T>(x, n).maxCoeff();
+  return lane_sum<T>(n, [x](int64_t i) { return x[i]; });
 }
 template <typename T>
 inline T dot(const T* a, const T* b, int64_t n) {
-  return n ? (ConstArray<T>(a, n) * ConstArray<T>(b, n)).sum() : T(0);
+  return lane_sum<T>(n, [a, b](int64_t i) { return a[i] * b[i]; });
 }
 // sum of (x - shift)^2
 template <typename T>
 inline T sum_sq_dev(const T* x, T shift, int64_t n) {
-  return n ? (ConstArray<T>(x, n) - shift).square().sum() : T(0);
+  return lane_sum<T>(n, [x, shift](int64_t i) { return (x[i] - shift) * (x[i] - shift); });
 }
-
 // sum of x^2 accumulated in double.
 template <typename T>
 inline double sum_squares(const T* x, int64_t n) {
-  return Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(x, n).template cast<double>().square().sum();
+  return lane_sum<double>(n, [x](int64_t i) { return static_cast<double>(x[i]) * static_cast<double>(x[i]); });
+}
+// max is exact in any order.
+template <typename T>
+inline T max(const T* x, int64_t n) {
+  return Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(x, n).maxCoeff();
+}
+
+// y = exp(x - shift), in place allowed; returns sum(y), accumulated in T in lane_sum's order.
+// float: one pass — each block of kLanes is exponentiated by Eigen (fixed size, unaligned loads,
+// so no peeling) and added to the lanes while still in registers.
+template <typename T>
+inline T exp_shifted_sum(T* y, const T* x, T shift, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    constexpr int kLanes = 16;
+    using Block = Eigen::Array<float, kLanes, 1>;
+    Block lanes = Block::Zero();
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      const Block e = (Eigen::Map<const Block>(x + i) - shift).exp();
+      Eigen::Map<Block>(y + i) = e;
+      lanes += e;
+    }
+    Eigen::Map<Eigen::ArrayXf>(y + i, n - i) = (Eigen::Map<const Eigen::ArrayXf>(x + i, n - i) - shift).exp();
+    for (int j = 0; i < n; ++i, ++j) lanes[j] += y[i];
+    // fold_lanes' order, kept in registers
+    const Eigen::Array<float, 8, 1> h8 = lanes.head<8>() + lanes.tail<8>();
+    const Eigen::Array<float, 4, 1> h4 = h8.head<4>() + h8.tail<4>();
+    return (h4[0] + h4[2]) + (h4[1] + h4[3]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - shift);
+    return sum(y, n);
+  }
 }
 
 }  // namespace tapegrad::vmath

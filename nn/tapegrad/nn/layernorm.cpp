@@ -56,15 +56,13 @@ void layernorm_backward(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, con
       T* dxr = dx ? dx + r * C : nullptr;
       const T m = mean[r], s = rstd[r];
       if (dxr) {
-        const auto dyv = vmath::ConstArray<T>(dyr, C), xv = vmath::ConstArray<T>(xr, C);
         T sum_dn, sum_dn_xc;
         if (gamma) {
-          const auto dnv = vmath::ConstArray<T>(gamma, C) * dyv;
-          sum_dn = dnv.sum();
-          sum_dn_xc = (dnv * (xv - m)).sum();
+          sum_dn = vmath::lane_sum<T>(C, [&](int64_t c) { return gamma[c] * dyr[c]; });
+          sum_dn_xc = vmath::lane_sum<T>(C, [&](int64_t c) { return gamma[c] * dyr[c] * (xr[c] - m); });
         } else {
-          sum_dn = dyv.sum();
-          sum_dn_xc = (dyv * (xv - m)).sum();
+          sum_dn = vmath::sum(dyr, C);
+          sum_dn_xc = vmath::lane_sum<T>(C, [&](int64_t c) { return dyr[c] * (xr[c] - m); });
         }
         const T mean_dn = sum_dn / static_cast<T>(C);
         const T k = s * s * sum_dn_xc / static_cast<T>(C);  // = s * mean(dn * n)

@@ -48,10 +48,11 @@ void rmsnorm_backward(T* dx, T* dweight, const T* dy, const T* x, const T* rinv,
       const T* xr = x + r * C;
       T* dxr = dx ? dx + r * C : nullptr;
       const T s = rinv[r];
-      const auto dyv = vmath::ConstArray<T>(dyr, C), xv = vmath::ConstArray<T>(xr, C);
-      const T k = dx ? s * s / static_cast<T>(C) *
-                           (weight ? (vmath::ConstArray<T>(weight, C) * dyv * xv).sum() : (dyv * xv).sum())
-                     : T(0);  // = r * mean(dn * n)
+      const T sum_dn_x =
+          !dx       ? T(0)
+          : weight ? vmath::lane_sum<T>(C, [&](int64_t c) { return weight[c] * dyr[c] * xr[c]; })
+                   : vmath::dot(dyr, xr, C);
+      const T k = s * s / static_cast<T>(C) * sum_dn_x;  // = r * mean(dn * n)
       if (dxr && weight) {
         for (int64_t c = 0; c < C; ++c) dxr[c] += s * (weight[c] * dyr[c] - xr[c] * k);
       } else if (dxr) {
