@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
     o.base.norm = "layernorm";
     check(!o.lrs.empty() && !o.seeds.empty() && !o.depths.empty() && !o.norms.empty() && !o.placements.empty(),
           "every sweep axis needs at least one value");
+    check_shared_settings(o);  // before any output: a refused restart is one line
     const auto t0 = std::chrono::steady_clock::now();
     lm::install_stop_handlers();
     const size_t total = expand(o).size();

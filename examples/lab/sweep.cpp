@@ -204,6 +204,37 @@ std::vector<RunRecord> read_runs(const std::string& path) {
   return runs;
 }
 
+void check_shared_settings(const SweepOptions& o) {
+  const std::string path = o.out + "/sweep.json";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  const nlohmann::json now = shared_settings(o);
+  nlohmann::json before;
+  try {
+    before = nlohmann::json::parse(io::read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(cat(path, ": not valid JSON (", e.what(), "); delete it to adopt this sweep's settings"));
+  }
+  for (const auto& [key, value] : now.items()) {
+    const std::string was = before.contains(key) ? before[key].dump() : "(unset)";
+    check(was == value.dump(), o.out, " holds runs trained with --", key, " ", was, ", this sweep asks for ",
+          value.dump(), ": give another --out, or the same setting (", path, ")");
+  }
+}
+
+nlohmann::json shared_settings(const SweepOptions& o) {
+  nlohmann::json j = lm::to_json(o.base);
+  // Set per run by the axes, or not changing what a run computes (threads: the same up to
+  // float32 reduction order; the rest are bookkeeping the sweep overrides).
+  for (const char* key : {"norm", "placement", "lr", "min-lr", "seed", "layers", "warmup", "threads", "eval-every",
+                          "checkpoint-every", "instrument"})
+    j.erase(key);
+  j["min-lr-ratio"] = o.min_lr_ratio;
+  j["divergence-factor"] = o.divergence_factor;
+  j["evals"] = o.evals;
+  return j;
+}
+
 namespace {
 
 // Every run recorded so far: the rows of runs.csv (earlier sweeps) and the per-run records.
@@ -216,6 +247,12 @@ std::map<std::string, RunRecord> recorded(const std::string& out) {
       if (entry.path().extension() == ".csv")
         for (auto& r : read_runs(entry.path().string())) all[r.spec.id()] = r;
   return all;
+}
+
+void record_shared_settings(const SweepOptions& o) {
+  check_shared_settings(o);
+  std::error_code ec;
+  if (!fs::exists(o.out + "/sweep.json", ec)) io::write_file_atomic(o.out + "/sweep.json", shared_settings(o).dump(2) + "\n");
 }
 
 void write_runs_csv(const std::string& out, const std::map<std::string, RunRecord>& all) {
@@ -234,6 +271,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& o,
     io::ensure_writable_directory(o.out);
     io::ensure_writable_directory(o.out + "/curves");
     io::ensure_writable_directory(o.out + "/records");
+    record_shared_settings(o);
   }
   if (comm) comm->barrier();
   std::map<std::string, RunRecord> all = recorded(o.out);

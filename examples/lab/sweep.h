@@ -9,6 +9,7 @@
 //                      (and machines sharing the directory) never write the same file
 //   runs.csv           one row per finished run (columns: kRunColumns), assembled from records/
 //   curves.csv         all runs' curves concatenated, written at the end of a sweep
+//   sweep.json         the settings all runs share (shared_settings); a restart must match them
 //
 // Under MPI (`mpirun -np N compare_norms ...`), rank r trains runs r, r + N, ... of those not yet
 // recorded; after a barrier rank 0 assembles runs.csv and curves.csv and writes the report.
@@ -71,6 +72,13 @@ struct SweepOptions {
   int jobs = 1;                  // runs at once; each gets max(1, cores / jobs) threads
   std::string out;
 };
+
+// The settings every run of the sweep shares (base flags the axes do not set, and the sweep's own
+// run-level options), as stored in DIR/sweep.json: a restart with other values is refused.
+nlohmann::json shared_settings(const SweepOptions& o);
+// Throws, naming the first difference, if o.out holds a sweep.json with other shared settings.
+// run_sweep checks (and on a first run records) them; a program can call this to fail early.
+void check_shared_settings(const SweepOptions& o);
 
 // All runs of the sweep, in a fixed order (placement, depth, warmup, norm, lr, seed).
 std::vector<RunSpec> expand(const SweepOptions& o);

@@ -16,6 +16,7 @@ nn::DecoderConfig TrainConfig::model(int64_t vocab) const {
   m.n_head = heads;
   m.dim = dim;
   m.norm = nn::parse_norm_kind(norm);
+  m.qk_norm = nn::parse_norm_kind(qk_norm);
   m.placement = nn::parse_placement(placement);
   m.mlp = nn::parse_mlp_kind(mlp);
   m.tie_head = tie_head;
@@ -51,7 +52,7 @@ void TrainConfig::validate() const {
         " is smaller than the 256-byte alphabet of the bpe tokenizer");
   check_flag(optimizer == "adamw" || optimizer == "sgd", "--optimizer must be adamw or sgd, got '", optimizer, "'");
   try {
-    nn::parse_norm_kind(norm), nn::parse_placement(placement), nn::parse_mlp_kind(mlp);
+    nn::parse_norm_kind(norm), nn::parse_norm_kind(qk_norm), nn::parse_placement(placement), nn::parse_mlp_kind(mlp);
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
@@ -67,6 +68,7 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"dim", c.dim},
           {"ctx", c.ctx},
           {"norm", c.norm},
+          {"qk-norm", c.qk_norm},
           {"placement", c.placement},
           {"mlp", c.mlp},
           {"tie-head", c.tie_head},
@@ -104,7 +106,8 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
   for (const auto& [key, value] : j.items()) check(known.contains(key), "training config: unknown key '", key, "'");
   read(j, "data", c.data), read(j, "tokenizer", c.tokenizer), read(j, "vocab-size", c.vocab_size);
   read(j, "val-fraction", c.val_fraction), read(j, "layers", c.layers), read(j, "heads", c.heads);
-  read(j, "dim", c.dim), read(j, "ctx", c.ctx), read(j, "norm", c.norm), read(j, "placement", c.placement);
+  read(j, "dim", c.dim), read(j, "ctx", c.ctx), read(j, "norm", c.norm), read(j, "qk-norm", c.qk_norm);
+  read(j, "placement", c.placement);
   read(j, "mlp", c.mlp), read(j, "tie-head", c.tie_head), read(j, "bias", c.bias);
   read(j, "optimizer", c.optimizer), read(j, "batch", c.batch), read(j, "steps", c.steps);
   read(j, "warmup", c.warmup), read(j, "lr", c.lr), read(j, "min-lr", c.min_lr);
@@ -137,6 +140,8 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
   opt("dim", c.dim, "model width C")->group("Model");
   opt("ctx", c.ctx, "context length T")->group("Model");
   opt("norm", c.norm, "layernorm, rmsnorm or none")
+      ->check(CLI::IsMember({"layernorm", "rmsnorm", "none"}))->group("Model");
+  opt("qk-norm", c.qk_norm, "normalise q and k per head: none, layernorm or rmsnorm")
       ->check(CLI::IsMember({"layernorm", "rmsnorm", "none"}))->group("Model");
   opt("placement", c.placement, "pre or post")->check(CLI::IsMember({"pre", "post"}))->group("Model");
   opt("mlp", c.mlp, "gelu or swiglu")->check(CLI::IsMember({"gelu", "swiglu"}))->group("Model");

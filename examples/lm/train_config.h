@@ -24,6 +24,7 @@ struct TrainConfig {
   // model (vocab_size comes from the tokenizer)
   int64_t layers = 4, heads = 4, dim = 128, ctx = 64;
   std::string norm = "layernorm", placement = "pre", mlp = "gelu";
+  std::string qk_norm = "none";
   bool tie_head = true;
   bool bias = true;
   // optimisation

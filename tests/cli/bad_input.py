@@ -99,6 +99,10 @@ def fixtures(tmp, bin_dir):
     tampered("ckpt_overlap", edit_model=overlap)
     tampered("ckpt_out_of_range", edit_model=out_of_range)
     tampered("ckpt_dtype", edit_model=wrong_dtype)
+    sweep = os.path.join(tmp, "sweep")
+    subprocess.run([os.path.join(bin_dir, "compare_norms"), "--norm", "none", "--lr", "1e-3", "--steps", "4",
+                    "--eval-iters", "1", "--no-plot", "--out", sweep] + TINY[:-4], check=True, capture_output=True)
+    f["sweep"] = sweep
     tampered("ckpt_shape", edit_json=lambda m: (m["model"].update(dim=32), m["train"].update(dim=32)))
     tampered("ckpt_missing_field", edit_json=lambda m: m["model"].pop("n_head"))
     tampered("ckpt_extra_field", edit_json=lambda m: m["model"].update(dropout=0.1))
@@ -154,6 +158,8 @@ def cases(f):
         ("sample_lm", ["--checkpoint", f["ckpt_extra_field"]], 1, "config: unknown field 'dropout'", "config with an extra field"),
         ("compare_norms", ["--lr", "0"], 2, "--lr: must be positive, got 0", "non-positive learning rate in a sweep"),
         ("compare_norms", ["--norm", "groupnorm"], 2, "--norm: groupnorm not in {layernorm,rmsnorm,none}", "unknown norm in a sweep"),
+        ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "5", "--eval-iters", "1", "--out", f["sweep"]] + TINY[:-4], 1,
+         "holds runs trained with --steps 4, this sweep asks for 5", "restarting a sweep with other settings"),
     ]
 
 

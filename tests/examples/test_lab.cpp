@@ -182,6 +182,27 @@ TEST_CASE("lab: an interrupted sweep resumes, redoing only unfinished runs", "[l
   fs::remove_all(out);
 }
 
+TEST_CASE("lab: a restart with other shared settings is refused, not mixed into the report", "[lab]") {
+  const fs::path out = fresh("settings");
+  SweepOptions o = tiny_sweep(out.string());
+  o.norms = {"none"};
+  run_sweep(o, [](const RunRecord&, bool, int, int) {});
+  CHECK(fs::exists(out / "sweep.json"));
+  // More axis values and other threads reuse the recorded runs...
+  o.lrs = {1e-3, 2e-3};
+  o.base.threads = 2;
+  CHECK(run_sweep(o, [](const RunRecord&, bool, int, int) {}).size() == 2);
+  // ...a different model or training setting does not.
+  o.base.qk_norm = "rmsnorm";
+  REQUIRE_THROWS_WITH(run_sweep(o, [](const RunRecord&, bool, int, int) {}),
+                      out.string() + " holds runs trained with --qk-norm \"none\", this sweep asks for \"rmsnorm\": "
+                      "give another --out, or the same setting (" + out.string() + "/sweep.json)");
+  o.base.qk_norm = "none", o.base.steps = 9;
+  REQUIRE_THROWS_WITH(run_sweep(o, [](const RunRecord&, bool, int, int) {}),
+                      Catch::Matchers::StartsWith(out.string() + " holds runs trained with --steps 8, this sweep asks for 9"));
+  fs::remove_all(out);
+}
+
 TEST_CASE("lab: LR sensitivity on a hand-made table", "[lab]") {
   // min(loss, initial) per lr: 2.0, 1.5, 1.7, and a diverged run capped at the initial loss 4.2.
   CHECK_THAT(lr_sensitivity({2.0, 1.5, 1.7, 4.2}), Catch::Matchers::WithinAbs((0.5 + 0 + 0.2 + 2.7) / 4, 1e-12));

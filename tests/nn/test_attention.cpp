@@ -2,6 +2,8 @@
 
 #include "nn_support.h"
 #include "tapegrad/nn/attention.h"
+#include "tapegrad/nn/layernorm.h"
+#include "tapegrad/nn/rmsnorm.h"
 #include "tapegrad/ops.h"
 
 using namespace tapegrad;
@@ -10,11 +12,17 @@ using namespace tapegrad::testing;
 
 namespace {
 
-// The same attention composed from primitive ops, with q, k, v weights as separate tensors.
+// The same attention composed from primitive ops, with q, k, v weights as separate tensors, and
+// QK-norm (if any) as the LayerNorm / RMSNorm tape nodes applied to the (B, NH, T, HS) heads.
 struct Reference {
   Parameter<double> wq, wk, wv, bq, bk, bv, wp, bp;
+  NormKind qk_norm = NormKind::kNone;
+  Parameter<double> qw, kw;
   Tensor<double> mask;  // (T, T): 0 on and below the diagonal, -1e30 above
-  Reference(CausalSelfAttention<double>& a, int64_t Tn) {
+  Reference(CausalSelfAttention<double>& a, int64_t Tn) : qk_norm(a.options().qk_norm) {
+    if (qk_norm != NormKind::kNone) {
+      qw = {"qw", a.q_norm()->parameter("weight").value}, kw = {"kw", a.k_norm()->parameter("weight").value};
+    }
     const int64_t C = a.options().dim;
     const auto& w = a.qkv().weight().value;
     const auto& b = a.qkv().bias()->value;
@@ -33,6 +41,11 @@ struct Reference {
     };
     auto heads = [&](Var<double> t) { return transpose(reshape(t, {B, Tn, NH, HS}), 1, 2); };
     Var<double> q = heads(proj(wq, bq)), k = heads(proj(wk, bk)), v = heads(proj(wv, bv));
+    if (qk_norm == NormKind::kLayerNorm) {
+      q = layer_norm(q, tape.param(qw), Var<double>{}), k = layer_norm(k, tape.param(kw), Var<double>{});
+    } else if (qk_norm == NormKind::kRMSNorm) {
+      q = rms_norm(q, tape.param(qw)), k = rms_norm(k, tape.param(kw));
+    }
     Var<double> S = scale(matmul(q, k, Trans::kNo, Trans::kYes), 1.0 / std::sqrt(static_cast<double>(HS)));
     if (logits) *logits = S;
     Var<double> y = matmul(softmax(add(S, tape.constant(mask))), v);
@@ -110,4 +123,101 @@ TEST_CASE("attention: float32 agrees with float64", "[nn][precision]") {
 TEST_CASE("attention: n_head must divide C", "[nn][errors]") {
   REQUIRE_THROWS_WITH(CausalSelfAttention<float>({.dim = 10, .n_head = 4}),
                       "CausalSelfAttention: n_head = 4 does not divide dim = 10");
+}
+
+TEST_CASE("attention: QK-norm — the fused node equals norms applied to the composed heads", "[nn]") {
+  const NormKind kind = GENERATE(NormKind::kLayerNorm, NormKind::kRMSNorm);
+  const auto [B, Tn, C, NH] = GENERATE(std::tuple{2, 5, 6, 3}, std::tuple{1, 1, 4, 2}, std::tuple{2, 4, 8, 1});
+  CausalSelfAttention<double> attn({.dim = C, .n_head = NH, .qk_norm = kind});
+  randomize(attn, 11);
+  Reference ref(attn, Tn);
+  Parameter<double> x("x", randn({B, Tn, C}, 12)), x_ref("x", x.value);
+  const Tensor<double> dy = randn({B, Tn, C}, 13);
+
+  Tape<double> t1, t2;
+  Var<double> fused = attn.forward(t1.param(x));
+  Var<double> composed = ref.forward(t2, t2.param(x_ref), NH);
+  REQUIRE_THAT(fused.value(), AllClose<double>(to_vector<double>(composed.value()), 1e-13, 1e-12));
+  t1.backward(fused, dy.view());
+  t2.backward(composed, dy.view());
+  CHECK_THAT(x.grad.view(), AllClose<double>(to_vector<double>(x_ref.grad.view()), 1e-12, 1e-11));
+  CHECK_THAT(attn.q_norm()->parameter("weight").grad.view(),
+             AllClose<double>(to_vector<double>(ref.qw.grad.view()), 1e-12, 1e-11));
+  CHECK_THAT(attn.k_norm()->parameter("weight").grad.view(),
+             AllClose<double>(to_vector<double>(ref.kw.grad.view()), 1e-12, 1e-11));
+}
+
+TEST_CASE("gradcheck: attention qk-norm", "[nn][gradcheck]") {
+  const NormKind kind = GENERATE(NormKind::kLayerNorm, NormKind::kRMSNorm);
+  const bool bias = GENERATE(true, false);
+  // Not T = 1: one visible position makes the output independent of q and k, so the norms'
+  // gradients are exactly zero and a relative error means nothing. Not HS = 2 either: a
+  // LayerNorm over two values outputs +-1 whatever they are, so its input gradient is ~eps.
+  const auto [B, Tn, C, NH] = GENERATE(std::tuple{2, 3, 8, 2}, std::tuple{2, 4, 6, 2}, std::tuple{1, 5, 9, 3});
+  CausalSelfAttention<double> attn({.dim = C, .n_head = NH, .bias = bias, .qk_norm = kind});
+  randomize(attn, 1);
+  Parameter<double> x("x", randn({B, Tn, C}, 2));
+  const GradcheckResult r = gradcheck_module("attention qk-norm", attn, x, [&](Var<double> v) { return attn.forward(v); });
+  // x, qkv and proj weights (and biases), then q_norm and k_norm's weights.
+  CHECK(r.inputs.size() == size_t(3 + (bias ? 2 : 0) + 2));
+  require_gradcheck(r);
+}
+
+TEST_CASE("attention: QK-norm holds the logits to sqrt(HS) at any input scale", "[nn]") {
+  // RMS-normalised q and k with unit weights have |q| = |k| = sqrt(HS), so by Cauchy-Schwarz
+  // |<q,k>| / sqrt(HS) <= sqrt(HS). Without biases, q and k are linear in x: the plain logits grow
+  // exactly with the square of x's scale, the normalised ones not at all (up to eps).
+  CausalSelfAttention<double> plain({.dim = 16, .n_head = 2, .bias = false});
+  CausalSelfAttention<double> normed({.dim = 16, .n_head = 2, .bias = false, .qk_norm = NormKind::kRMSNorm});
+  randomize(plain, 21, 0.2);
+  for (auto& [name, p] : plain.named_parameters()) normed.parameter(name).value = Tensor<double>::copy_of(p->value.view());
+  const Tensor<double> x = randn({2, 6, 16}, 22);
+  Tape<double> tape;
+  plain.forward(tape.constant(x));
+  normed.forward(tape.constant(x));
+  const double plain1 = plain.last_max_logit(), normed1 = normed.last_max_logit();
+  Tensor<double> big = Tensor<double>::copy_of(x.view());
+  for (int64_t i = 0; i < big.numel(); ++i) big[i] *= 1000.0;
+  plain.forward(tape.constant(big));
+  normed.forward(tape.constant(big));
+  CHECK(normed1 <= std::sqrt(8.0));
+  CHECK_THAT(normed.last_max_logit(), Catch::Matchers::WithinRel(normed1, 1e-4));
+  CHECK_THAT(plain.last_max_logit(), Catch::Matchers::WithinRel(1e6 * plain1, 1e-9));
+}
+
+TEST_CASE("attention: QK-norm parameters are named and shaped per head", "[nn]") {
+  CausalSelfAttention<float> attn({.dim = 12, .n_head = 3, .qk_norm = NormKind::kLayerNorm});
+  std::vector<std::string> names;
+  for (auto& [name, p] : attn.named_parameters()) names.push_back(cat(name, p->shape()));
+  CHECK(names == std::vector<std::string>{"qkv.weight(36,12)", "qkv.bias(36)", "proj.weight(12,12)", "proj.bias(12)",
+                                          "q_norm.weight(4)", "k_norm.weight(4)"});
+  CHECK_THAT(attn.summary(), Catch::Matchers::Contains("qk_norm=layernorm"));
+}
+
+TEST_CASE("attention: QK-norm float32 agrees with float64", "[nn][precision]") {
+  const auto unit_weights = [](int64_t n, uint64_t seed) {  // 1 + N(0, 0.2^2), like trained norm weights
+    Tensor<double> w = randn({n}, seed, 0.2);
+    for (int64_t i = 0; i < n; ++i) w[i] += 1.0;
+    return w;
+  };
+  require_precisions_agree(
+      [](auto&, auto in) {
+        using T = std::remove_pointer_t<decltype(in[0].data())>;
+        QKNormInputs<T> qk;
+        qk.kind = NormKind::kRMSNorm, qk.q_weight = in[5], qk.k_weight = in[6];
+        return causal_self_attention(in[0], in[1], in[2], in[3], in[4], 4, static_cast<T*>(nullptr), qk);
+      },
+      {randn({2, 16, 32}, 1), randn({96, 32}, 2, 0.2), randn({32, 32}, 3, 0.2), randn({96}, 4), randn({32}, 5),
+       unit_weights(8, 6), unit_weights(8, 7)},
+      1e-5);
+}
+
+TEST_CASE("attention: QK-norm weights of the wrong shape are a clear error", "[nn][errors]") {
+  Tape<double> tape;
+  QKNormInputs<double> qk;
+  qk.kind = NormKind::kRMSNorm, qk.q_weight = tape.constant(randn({3}, 1)), qk.k_weight = tape.constant(randn({3}, 2));
+  REQUIRE_THROWS_WITH(causal_self_attention(tape.constant(randn({1, 2, 8}, 3)), tape.constant(randn({24, 8}, 4)),
+                                            tape.constant(randn({8, 8}, 5)), Var<double>{}, Var<double>{}, 2,
+                                            static_cast<double*>(nullptr), qk),
+                      "causal_self_attention: QK-norm needs q and k weights of shape (4) = (C / n_head)");
 }

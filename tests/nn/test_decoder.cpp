@@ -65,6 +65,13 @@ TEST_CASE("gradcheck: decoder untied head, swiglu, no bias", "[nn][gradcheck]") 
   gradcheck_decoder(c, "decoder untied swiglu");
 }
 
+TEST_CASE("gradcheck: decoder qk-norm", "[nn][gradcheck]") {
+  const NormKind kind = GENERATE(NormKind::kLayerNorm, NormKind::kRMSNorm);
+  DecoderConfig c = tiny(NormKind::kLayerNorm, Placement::kPre);
+  c.qk_norm = kind;
+  gradcheck_decoder(c, "decoder qk-norm " + to_string(kind));
+}
+
 TEST_CASE("decoder: GPT-2 initialisation and a loss of ln(V) at init", "[nn]") {
   DecoderConfig c;  // the default: L4 H4 C128, V65, T64
   Decoder<float> model(c, 42);
@@ -94,9 +101,12 @@ TEST_CASE("decoder: GPT-2 initialisation and a loss of ln(V) at init", "[nn]") {
 
 TEST_CASE("decoder: config JSON round-trip, strict parsing, clear errors", "[nn]") {
   DecoderConfig c = tiny(NormKind::kRMSNorm, Placement::kPost);
-  c.mlp = MlpKind::kSwiGLU;
+  c.mlp = MlpKind::kSwiGLU, c.qk_norm = NormKind::kLayerNorm;
   CHECK(decoder_config_from_json(to_json(c)) == c);
   auto j = to_json(c);
+  j.erase("qk_norm");  // configs written before QK-norm existed: it was off
+  CHECK(decoder_config_from_json(j).qk_norm == NormKind::kNone);
+  j = to_json(c);
   j.erase("n_head");
   REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: missing field 'n_head'");
   j = to_json(c);

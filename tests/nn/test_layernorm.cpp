@@ -58,9 +58,10 @@ TEST_CASE("layernorm: the two-pass variance survives a huge mean", "[nn]") {
 }
 
 TEST_CASE("gradcheck: layernorm", "[nn][gradcheck]") {
-  const bool affine = GENERATE(true, false);
+  const auto [affine, bias] = GENERATE(std::pair{true, true}, std::pair{true, false}, std::pair{false, false});
   const Shape xs = GENERATE(Shape{1, 3}, Shape{4, 7}, Shape{2, 3, 16}, Shape{1, 1, 1, 5});
-  LayerNorm<double> ln({.dim = xs[-1], .eps = 1e-5, .elementwise_affine = affine});
+  LayerNorm<double> ln({.dim = xs[-1], .eps = 1e-5, .elementwise_affine = affine, .bias = bias});
+  CHECK(ln.parameters().size() == size_t(affine + bias));
   randomize(ln, 1, 0.5, 1.0);
   Parameter<double> x("x", randn(xs, 2));
   require_gradcheck(gradcheck_module("layernorm", ln, x, [&](Var<double> v) { return ln.forward(v); }));

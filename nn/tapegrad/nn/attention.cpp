@@ -7,6 +7,9 @@
 #include <limits>
 
 #include "tapegrad/gemm.h"
+#include "tapegrad/nn/layernorm.h"
+#include "tapegrad/nn/norm_affine.h"
+#include "tapegrad/nn/rmsnorm.h"
 #include "tapegrad/parallel.h"
 #include "tapegrad/vmath.h"
 
@@ -22,6 +25,11 @@ namespace tapegrad::nn {
 // s q k^T, so
 //   dq = s dS k                           dk = s dS^T q
 // The projections around the core are Linear's backward (linear_backward).
+//
+// With QK-norm the core reads q^ = Norm_q(q), k^ = Norm_k(k) (per head, over HS), so the core's
+// backward yields dq^ and dk^, and the norms' own backward (derived in layernorm.cpp and
+// rmsnorm.cpp) turns them into dq, dk and the norm weights' gradients — the chain rule, one
+// stage after another, with each stage's tested kernel.
 
 namespace {
 
@@ -32,6 +40,73 @@ struct HeadPtrs {
 HeadPtrs head_offsets(const AttentionDims& d, int64_t b, int64_t h) {
   const int64_t q = b * d.T * 3 * d.C + h * d.HS();
   return {q, q + d.C, q + 2 * d.C, b * d.T * d.C + h * d.HS()};
+}
+
+// QK-norm runs the norm kernels over q and k gathered into contiguous (B*T*NH, HS) blocks, q's
+// block first, then k's: the layout those kernels take. Gathering and scattering copy 2*B*T*C
+// elements, little beside the GEMMs.
+template <typename T>
+void gather_qk(T* qk, const T* qkv, int64_t rows, int64_t C) {
+  parallel_for(rows, 4 * C, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      std::copy_n(qkv + r * 3 * C, C, qk + r * C);
+      std::copy_n(qkv + r * 3 * C + C, C, qk + (rows + r) * C);
+    }
+  });
+}
+template <typename T>
+void scatter_qk(T* qkv, const T* qk, int64_t rows, int64_t C) {
+  parallel_for(rows, 4 * C, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      std::copy_n(qk + r * C, C, qkv + r * 3 * C);
+      std::copy_n(qk + (rows + r) * C, C, qkv + r * 3 * C + C);
+    }
+  });
+}
+
+// One block of n rows of HS. stats: LayerNorm's mean then rstd (2n), or RMSNorm's 1/rms (n).
+template <typename T>
+void qk_norm_forward(NormKind kind, T* normed, T* stats, const T* raw, const T* w, int64_t n, int64_t HS, T eps) {
+  if (kind == NormKind::kLayerNorm) {
+    layernorm_forward(normed, stats, stats + n, raw, w, static_cast<const T*>(nullptr), n, HS, eps);
+  } else {
+    rmsnorm_forward(normed, stats, raw, w, n, HS, eps);
+  }
+}
+template <typename T>
+void qk_norm_backward(NormKind kind, T* draw, T* dw, const T* dnormed, const T* raw, const T* stats, const T* w,
+                      int64_t n, int64_t HS, T* scratch) {
+  if (kind == NormKind::kLayerNorm) {
+    layernorm_backward(draw, dw, static_cast<T*>(nullptr), dnormed, raw, stats, stats + n, w, n, HS, scratch);
+  } else {
+    rmsnorm_backward(draw, dw, dnormed, raw, stats, w, n, HS, scratch);
+  }
+}
+
+// What QK-norm's backward needs, kept in the tape's arena (the closure holds one pointer).
+template <typename T>
+struct QKNormCache {
+  NormKind kind;
+  int64_t n;           // rows of HS per block: B * T * NH
+  const T* raw;        // (2, n, HS): q then k before the norm
+  const T* q_weight;
+  const T* k_weight;
+  const T* stats;      // (2, 2n): q's statistics, then k's
+  T* dnormed;          // (2, n, HS): gradient w.r.t. the normalised q, k
+  T* draw;             // (2, n, HS): gradient w.r.t. q, k
+  T* scratch;          // norm_backward_scratch(HS)
+  int din_q_weight, din_k_weight;  // positions in din[]
+};
+
+template <typename T>
+void qk_norm_cache_backward(const QKNormCache<T>& c, T* dqkv, T* const* din, int64_t rows, int64_t C, int64_t HS) {
+  const int64_t block = c.n * HS;
+  gather_qk(c.dnormed, dqkv, rows, C);
+  std::fill_n(c.draw, 2 * block, T(0));
+  qk_norm_backward(c.kind, c.draw, din[c.din_q_weight], c.dnormed, c.raw, c.stats, c.q_weight, c.n, HS, c.scratch);
+  qk_norm_backward(c.kind, c.draw + block, din[c.din_k_weight], c.dnormed + block, c.raw + block, c.stats + 2 * c.n,
+                   c.k_weight, c.n, HS, c.scratch);
+  scatter_qk(dqkv, c.draw, rows, C);
 }
 
 }  // namespace
@@ -90,7 +165,7 @@ void attention_core_backward(T* dqkv, T* scratch, const T* dy, const T* qkv, con
 
 template <typename T>
 Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t n_head,
-                             T* max_logit) {
+                             T* max_logit, const QKNormInputs<T>& qk_norm) {
   const Shape xs = x.shape();
   check(xs.rank() == 3, "causal_self_attention: input must be (B, T, C), got ", xs);
   const AttentionDims d{xs[0], xs[1], xs[2], n_head};
@@ -103,8 +178,14 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   check(!has_bias || (b_qkv.shape() == Shape{3 * d.C} && b_proj.shape() == Shape{d.C}),
         "causal_self_attention: biases must be (", 3 * d.C, ") and (", d.C, ")");
 
+  const NormKind qk_kind = qk_norm.kind;
+  const bool has_qk_norm = qk_kind != NormKind::kNone;
+  const auto is_hs = [&](const Var<T>& v) { return v.defined() && v.shape() == Shape{d.HS()}; };
+  check(!has_qk_norm || (is_hs(qk_norm.q_weight) && is_hs(qk_norm.k_weight)),
+        "causal_self_attention: QK-norm needs q and k weights of shape (", d.HS(), ") = (C / n_head)");
+
   Tape<T>& tape = x.tape();
-  const OpInputs<T> inputs{x, w_qkv, w_proj, b_qkv, b_proj};
+  const OpInputs<T> inputs{x, w_qkv, w_proj, b_qkv, b_proj, qk_norm.q_weight, qk_norm.k_weight};
   Var<T> out = tape.make_output("causal_self_attention", xs, inputs);
   const int64_t rows = d.B * d.T;
   // The cache: qkv, the probabilities and the pre-projection output (llm.c keeps the same).
@@ -114,6 +195,34 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   const T* bq = has_bias ? b_qkv.data() : nullptr;
   const T* bp = has_bias ? b_proj.data() : nullptr;
   linear_forward(qkv, x.data(), w_qkv.data(), bq, rows, d.C, 3 * d.C);
+  // QK-norm: q, k are normalised in place inside qkv; the raw values stay for backward.
+  QKNormCache<T>* qk_cache = nullptr;
+  if (has_qk_norm) {
+    const int64_t n = rows * d.NH, block = rows * d.C;
+    T* raw = tape.template scratch<T>(2 * block);
+    T* normed = tape.template scratch<T>(2 * block);
+    T* stats = tape.template scratch<T>(4 * n);
+    const T eps = static_cast<T>(qk_norm.eps);
+    gather_qk(raw, qkv, rows, d.C);
+    qk_norm_forward(qk_kind, normed, stats, raw, qk_norm.q_weight.data(), n, d.HS(), eps);
+    qk_norm_forward(qk_kind, normed + block, stats + 2 * n, raw + block, qk_norm.k_weight.data(), n, d.HS(), eps);
+    scatter_qk(qkv, normed, rows, d.C);
+    if (out.requires_grad()) {
+      const int q_weight_at = has_bias ? 5 : 3;  // din[]: x, w_qkv, w_proj, [b_qkv, b_proj], q_weight, k_weight
+      qk_cache = tape.template scratch<QKNormCache<T>>(1);
+      *qk_cache = {qk_kind,
+                   n,
+                   raw,
+                   qk_norm.q_weight.data(),
+                   qk_norm.k_weight.data(),
+                   stats,
+                   normed,  // the normalised values are in qkv now; the buffer holds their gradient
+                   tape.template scratch<T>(2 * block),
+                   tape.template scratch<T>(norm_backward_scratch(d.HS())),
+                   q_weight_at,
+                   q_weight_at + 1};
+    }
+  }
   const T mx = attention_core_forward(att, y, qkv, d);
   if (max_logit) *max_logit = mx;
   linear_forward(out.data(), y, w_proj.data(), bp, rows, d.C, d.C);
@@ -125,9 +234,10 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   T* dP = tape.template scratch<T>(num_threads() * d.T * d.T);
   tape.record("causal_self_attention", inputs, out,
               [d, rows, has_bias, xd = x.data(), wq = w_qkv.data(), wp = w_proj.data(), qkv, att, y, dy, dqkv,
-               dP](const T* dout, T* const* din) {
+               dP, qk_cache](const T* dout, T* const* din) {
                 linear_backward(dy, din[2], has_bias ? din[4] : nullptr, dout, y, wp, rows, d.C, d.C, /*accumulate_dx=*/false);
                 attention_core_backward(dqkv, dP, dy, qkv, att, d);
+                if (qk_cache) qk_norm_cache_backward(*qk_cache, dqkv, din, rows, d.C, d.HS());
                 linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dqkv, xd, wq, rows, d.C, 3 * d.C);
               });
   return out;
@@ -140,20 +250,32 @@ CausalSelfAttention<T>::CausalSelfAttention(AttentionOptions o) : options_(o) {
   check(o.dim % o.n_head == 0, "CausalSelfAttention: n_head = ", o.n_head, " does not divide dim = ", o.dim);
   qkv_ = &this->add_module("qkv", std::make_unique<Linear<T>>(LinearOptions{o.dim, 3 * o.dim, o.bias}));
   proj_ = &this->add_module("proj", std::make_unique<Linear<T>>(LinearOptions{o.dim, o.dim, o.bias}));
+  if (o.qk_norm != NormKind::kNone) {
+    const int64_t HS = o.dim / o.n_head;
+    q_norm_ = &this->add_module("q_norm", make_norm<T>(o.qk_norm, HS, o.qk_norm_eps, /*bias=*/false));
+    k_norm_ = &this->add_module("k_norm", make_norm<T>(o.qk_norm, HS, o.qk_norm_eps, /*bias=*/false));
+  }
 }
 
 template <typename T>
 Var<T> CausalSelfAttention<T>::forward(Var<T> x) {
   Tape<T>& tape = x.tape();
   const bool b = options_.bias;
+  QKNormInputs<T> qk;
+  qk.kind = options_.qk_norm, qk.eps = options_.qk_norm_eps;
+  if (q_norm_) {
+    qk.q_weight = tape.param(q_norm_->parameter("weight"));
+    qk.k_weight = tape.param(k_norm_->parameter("weight"));
+  }
   return causal_self_attention(x, tape.param(qkv_->weight()), tape.param(proj_->weight()),
                                b ? tape.param(*qkv_->bias()) : Var<T>{}, b ? tape.param(*proj_->bias()) : Var<T>{},
-                               options_.n_head, &max_logit_);
+                               options_.n_head, &max_logit_, qk);
 }
 
 template <typename T>
 std::string CausalSelfAttention<T>::options_repr() const {
-  return cat("dim=", options_.dim, ", n_head=", options_.n_head, ", bias=", options_.bias ? "true" : "false");
+  return cat("dim=", options_.dim, ", n_head=", options_.n_head, ", bias=", options_.bias ? "true" : "false",
+             options_.qk_norm == NormKind::kNone ? "" : ", qk_norm=" + to_string(options_.qk_norm));
 }
 
 template float attention_core_forward<float>(float*, float*, const float*, const AttentionDims&);
@@ -162,9 +284,10 @@ template void attention_core_backward<float>(float*, float*, const float*, const
                                              const AttentionDims&);
 template void attention_core_backward<double>(double*, double*, const double*, const double*, const double*,
                                               const AttentionDims&);
-template Var<float> causal_self_attention(Var<float>, Var<float>, Var<float>, Var<float>, Var<float>, int64_t, float*);
+template Var<float> causal_self_attention(Var<float>, Var<float>, Var<float>, Var<float>, Var<float>, int64_t, float*,
+                                          const QKNormInputs<float>&);
 template Var<double> causal_self_attention(Var<double>, Var<double>, Var<double>, Var<double>, Var<double>, int64_t,
-                                           double*);
+                                           double*, const QKNormInputs<double>&);
 template class CausalSelfAttention<float>;
 template class CausalSelfAttention<double>;
 

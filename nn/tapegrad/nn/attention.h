@@ -7,10 +7,19 @@
 //   out = y W_proj^T + b_proj                     (B, T, C)
 // Heads are read straight out of the qkv buffer with strided GEMMs (leading dimension 3C), so
 // splitting and merging heads costs no copies.
+//
+// Optional QK-norm (Dehghani et al. 2023, Wortsman et al. 2023; OLMo 2, Qwen 3): before the
+// logits, q and k of every head are normalised over their HS features by a LayerNorm or RMSNorm
+// with (HS) weights shared by all heads (q_norm.weight, k_norm.weight). |S_ij| is then bounded
+// by the norms' weights rather than by the size of the activations — the remedy those papers
+// give for attention-logit growth, the instability the lab's max-logit metric watches.
+// The LayerNorm has no bias, as in ViT-22B: a bias on k adds q_i . b to the whole row i of S,
+// which the softmax cancels — it would only ever get a zero gradient.
 #pragma once
 
 #include "tapegrad/nn/linear.h"
 #include "tapegrad/nn/module.h"
+#include "tapegrad/nn/norm.h"
 
 namespace tapegrad::nn {
 
@@ -29,16 +38,27 @@ T attention_core_forward(T* att, T* y, const T* qkv, const AttentionDims& d);
 template <typename T>
 void attention_core_backward(T* dqkv, T* scratch, const T* dy, const T* qkv, const T* att, const AttentionDims& d);
 
+// QK-norm's parameters for causal_self_attention: kind kNone (the default) turns it off; else
+// q_weight and k_weight are (HS).
+template <typename T>
+struct QKNormInputs {
+  NormKind kind = NormKind::kNone;
+  Var<T> q_weight, k_weight;
+  double eps = 1e-5;
+};
+
 // One tape node over x (B, T, C); biases both defined or both undefined. If `max_logit` is given,
 // the largest attention logit of this call is stored there.
 template <typename T>
 Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t n_head,
-                             T* max_logit = nullptr);
+                             T* max_logit = nullptr, const QKNormInputs<T>& qk_norm = {});
 
 struct AttentionOptions {
   int64_t dim = 0;
   int64_t n_head = 1;
   bool bias = true;
+  NormKind qk_norm = NormKind::kNone;  // normalise q and k per head (see above)
+  double qk_norm_eps = 1e-5;
 };
 
 template <typename T>
@@ -49,6 +69,9 @@ class CausalSelfAttention : public UnaryModule<T> {
 
   Linear<T>& qkv() { return *qkv_; }
   Linear<T>& proj() { return *proj_; }
+  // The per-head q and k norms; null without QK-norm.
+  Module<T>* q_norm() { return q_norm_; }
+  Module<T>* k_norm() { return k_norm_; }
   const AttentionOptions& options() const { return options_; }
   // Largest attention logit seen by the last forward() (0 before any).
   T last_max_logit() const { return max_logit_; }
@@ -59,6 +82,8 @@ class CausalSelfAttention : public UnaryModule<T> {
   AttentionOptions options_;
   Linear<T>* qkv_;
   Linear<T>* proj_;
+  Module<T>* q_norm_ = nullptr;
+  Module<T>* k_norm_ = nullptr;
   T max_logit_ = 0;
 };
 

@@ -27,6 +27,7 @@ struct BlockOptions {
   int64_t mlp_hidden = 0;  // 0: the MLP's default
   bool bias = true;
   double norm_eps = 1e-5;
+  NormKind qk_norm = NormKind::kNone;  // QK-norm in the attention (attention.h)
 };
 
 // What one forward pass looked like inside a block, for the lab's instrumentation. RMS values

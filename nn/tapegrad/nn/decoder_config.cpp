@@ -19,7 +19,7 @@ void DecoderConfig::validate() const {
 }
 
 BlockOptions DecoderConfig::block_options() const {
-  return {dim, n_head, norm, placement, mlp, mlp_hidden, bias, norm_eps};
+  return {dim, n_head, norm, placement, mlp, mlp_hidden, bias, norm_eps, qk_norm};
 }
 
 nlohmann::json to_json(const DecoderConfig& c) {
@@ -27,7 +27,7 @@ nlohmann::json to_json(const DecoderConfig& c) {
           {"n_head", c.n_head},         {"dim", c.dim},               {"norm", to_string(c.norm)},
           {"placement", to_string(c.placement)}, {"mlp", to_string(c.mlp)}, {"mlp_hidden", c.mlp_hidden},
           {"tie_head", c.tie_head},     {"bias", c.bias},             {"final_norm", c.final_norm},
-          {"norm_eps", c.norm_eps},     {"init_std", c.init_std}};
+          {"norm_eps", c.norm_eps},     {"init_std", c.init_std},     {"qk_norm", to_string(c.qk_norm)}};
 }
 
 namespace {
@@ -49,6 +49,7 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
   read(j, "dim", c.dim);
   std::string s;
   if (j.contains("norm")) read(j, "norm", s), c.norm = parse_norm_kind(s);
+  if (j.contains("qk_norm")) read(j, "qk_norm", s), c.qk_norm = parse_norm_kind(s);
   if (j.contains("placement")) read(j, "placement", s), c.placement = parse_placement(s);
   if (j.contains("mlp")) read(j, "mlp", s), c.mlp = parse_mlp_kind(s);
   read(j, "mlp_hidden", c.mlp_hidden);
@@ -66,7 +67,9 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
 DecoderConfig decoder_config_from_json(const nlohmann::json& j) {
   check(j.is_object(), "config: expected a JSON object, got ", j.type_name());
   const nlohmann::json fields = to_json(DecoderConfig{});  // named: items() would dangle on a temporary
-  for (const auto& [key, value] : fields.items()) check(j.contains(key), "config: missing field '", key, "'");
+  const std::set<std::string> added_later = {"qk_norm"};
+  for (const auto& [key, value] : fields.items())
+    check(j.contains(key) || added_later.count(key), "config: missing field '", key, "'");
   return apply(DecoderConfig{}, j);
 }
 

@@ -15,6 +15,7 @@ struct DecoderConfig {
   int64_t n_head = 4;
   int64_t dim = 128;
   NormKind norm = NormKind::kLayerNorm;
+  NormKind qk_norm = NormKind::kNone;  // QK-norm inside every attention (attention.h)
   Placement placement = Placement::kPre;
   MlpKind mlp = MlpKind::kGelu;
   int64_t mlp_hidden = 0;  // 0: 4 dim (gelu) or ~8/3 dim (swiglu)
@@ -31,7 +32,8 @@ struct DecoderConfig {
 };
 
 nlohmann::json to_json(const DecoderConfig& config);
-// Strict: a field that is missing, unknown, or of the wrong type is an error naming it.
+// Strict: a field that is missing, unknown, or of the wrong type is an error naming it — except
+// fields added after the format's first version (qk_norm), which default as they did before.
 DecoderConfig decoder_config_from_json(const nlohmann::json& j);
 // Lenient: starts from `base` and overrides only the fields present (unknown ones still fail).
 DecoderConfig decoder_config_merge(DecoderConfig base, const nlohmann::json& j);

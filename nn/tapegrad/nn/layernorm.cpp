@@ -31,8 +31,10 @@ void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const
       T* yr = y + r * C;
       const T m = vmath::sum(xr, C) / static_cast<T>(C);
       const T s = T(1) / std::sqrt(vmath::sum_sq_dev(xr, m, C) / static_cast<T>(C) + eps);
-      if (gamma) {
+      if (gamma && beta) {
         for (int64_t c = 0; c < C; ++c) yr[c] = gamma[c] * ((xr[c] - m) * s) + beta[c];
+      } else if (gamma) {
+        for (int64_t c = 0; c < C; ++c) yr[c] = gamma[c] * ((xr[c] - m) * s);
       } else {
         for (int64_t c = 0; c < C; ++c) yr[c] = (xr[c] - m) * s;
       }
@@ -108,10 +110,10 @@ Var<T> layer_norm(Var<T> x, Var<T> gamma, Var<T> beta, double eps) {
   const Shape xs = x.shape();
   check(xs.rank() >= 1 && xs.last() > 0, "layer_norm: needs a non-empty last dim, got ", xs);
   const int64_t C = xs.last(), rows = xs.rows();
-  const bool affine = gamma.defined();
-  check(affine == beta.defined(), "layer_norm: gamma and beta must be given together");
-  check(!affine || (gamma.shape() == Shape{C} && beta.shape() == Shape{C}), "layer_norm: gamma ",
-        affine ? gamma.shape() : Shape{}, " and beta ", affine ? beta.shape() : Shape{}, " must be (", C,
+  const bool affine = gamma.defined(), has_beta = beta.defined();
+  check(affine || !has_beta, "layer_norm: beta needs gamma (a bias without a gain)");
+  check(!affine || (gamma.shape() == Shape{C} && (!has_beta || beta.shape() == Shape{C})), "layer_norm: gamma ",
+        affine ? gamma.shape() : Shape{}, " and beta ", has_beta ? beta.shape() : Shape{}, " must be (", C,
         ") for input ", xs);
   check(eps >= 0, "layer_norm: eps must be >= 0, got ", eps);
   Tape<T>& tape = x.tape();
@@ -121,11 +123,11 @@ Var<T> layer_norm(Var<T> x, Var<T> gamma, Var<T> beta, double eps) {
   T* rstd = tape.template scratch<T>(rows);
   T* scratch = y.requires_grad() ? tape.template scratch<T>(norm_backward_scratch(C)) : nullptr;
   const T* g = affine ? gamma.data() : nullptr;
-  layernorm_forward(y.data(), mean, rstd, x.data(), g, affine ? beta.data() : nullptr, rows, C, static_cast<T>(eps));
+  layernorm_forward(y.data(), mean, rstd, x.data(), g, has_beta ? beta.data() : nullptr, rows, C, static_cast<T>(eps));
   tape.record("layer_norm", inputs, y,
-              [xd = x.data(), g, mean, rstd, rows, C, affine, scratch](const T* dy, T* const* din) {
-                layernorm_backward(din[0], affine ? din[1] : nullptr, affine ? din[2] : nullptr, dy, xd, mean, rstd, g,
-                                   rows, C, scratch);
+              [xd = x.data(), g, mean, rstd, rows, C, affine, has_beta, scratch](const T* dy, T* const* din) {
+                layernorm_backward(din[0], affine ? din[1] : nullptr, has_beta ? din[2] : nullptr, dy, xd, mean, rstd,
+                                   g, rows, C, scratch);
               });
   return y;
 }
@@ -135,20 +137,21 @@ LayerNorm<T>::LayerNorm(LayerNormOptions o) : options_(o) {
   check(o.dim > 0, "LayerNorm: dim must be positive, got ", o.dim);
   if (o.elementwise_affine) {
     weight_ = &this->add_parameter("weight", Tensor<T>::full({o.dim}, T(1)));
-    bias_ = &this->add_parameter("bias", Tensor<T>(Shape{o.dim}));
+    if (o.bias) bias_ = &this->add_parameter("bias", Tensor<T>(Shape{o.dim}));
   }
 }
 
 template <typename T>
 Var<T> LayerNorm<T>::forward(Var<T> x) {
   Tape<T>& tape = x.tape();
-  if (!weight_) return layer_norm(x, Var<T>{}, Var<T>{}, options_.eps);
-  return layer_norm(x, tape.param(*weight_), tape.param(*bias_), options_.eps);
+  return layer_norm(x, weight_ ? tape.param(*weight_) : Var<T>{}, bias_ ? tape.param(*bias_) : Var<T>{},
+                    options_.eps);
 }
 
 template <typename T>
 std::string LayerNorm<T>::options_repr() const {
-  return cat(options_.dim, ", eps=", options_.eps, ", elementwise_affine=", options_.elementwise_affine ? "true" : "false");
+  return cat(options_.dim, ", eps=", options_.eps, ", elementwise_affine=", options_.elementwise_affine ? "true" : "false",
+             options_.elementwise_affine && !options_.bias ? ", bias=false" : "");
 }
 
 template void layernorm_forward<float>(float*, float*, float*, const float*, const float*, const float*, int64_t,

@@ -8,8 +8,8 @@
 namespace tapegrad::nn {
 
 // Kernels over `rows` rows of C. forward stores the two statistics backward needs, mean and
-// rstd = 1/sqrt(var + eps), one per row. gamma/beta may be null (no affine); backward
-// accumulates into the non-null gradients.
+// rstd = 1/sqrt(var + eps), one per row. gamma may be null (no affine), beta null (no bias);
+// backward accumulates into the non-null gradients.
 template <typename T>
 void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const T* beta, int64_t rows, int64_t C,
                        T eps);
@@ -25,7 +25,8 @@ template <typename T>
 void layernorm_backward_reference(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, const T* mean, const T* rstd,
                                   const T* gamma, int64_t rows, int64_t C);
 
-// One tape node. gamma and beta are (C) or both undefined (elementwise_affine = false).
+// One tape node. gamma and beta are (C); beta may be undefined (no bias), and both are undefined
+// for elementwise_affine = false.
 template <typename T>
 Var<T> layer_norm(Var<T> x, Var<T> gamma, Var<T> beta, double eps = 1e-5);
 
@@ -33,6 +34,7 @@ struct LayerNormOptions {
   int64_t dim = 0;
   double eps = 1e-5;
   bool elementwise_affine = true;
+  bool bias = true;  // with elementwise_affine: add beta (torch's LayerNorm(bias=False) drops it)
 };
 
 template <typename T>

@@ -22,16 +22,16 @@ std::string to_string(NormKind kind) {
 }
 
 template <typename T>
-std::unique_ptr<UnaryModule<T>> make_norm(NormKind kind, int64_t dim, double eps) {
+std::unique_ptr<UnaryModule<T>> make_norm(NormKind kind, int64_t dim, double eps, bool bias) {
   switch (kind) {
-    case NormKind::kLayerNorm: return std::make_unique<LayerNorm<T>>(LayerNormOptions{dim, eps, true});
+    case NormKind::kLayerNorm: return std::make_unique<LayerNorm<T>>(LayerNormOptions{dim, eps, true, bias});
     case NormKind::kRMSNorm: return std::make_unique<RMSNorm<T>>(RMSNormOptions{dim, eps, true});
     case NormKind::kNone: return std::make_unique<Identity<T>>();
   }
   return nullptr;
 }
 
-template std::unique_ptr<UnaryModule<float>> make_norm<float>(NormKind, int64_t, double);
-template std::unique_ptr<UnaryModule<double>> make_norm<double>(NormKind, int64_t, double);
+template std::unique_ptr<UnaryModule<float>> make_norm<float>(NormKind, int64_t, double, bool);
+template std::unique_ptr<UnaryModule<double>> make_norm<double>(NormKind, int64_t, double, bool);
 
 }  // namespace tapegrad::nn

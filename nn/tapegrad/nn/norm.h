@@ -20,7 +20,8 @@ class Identity : public UnaryModule<T> {
   std::string type_name() const override { return "Identity"; }
 };
 
+// Affine norms (weights initialised to 1); `bias` adds LayerNorm's beta (RMSNorm has none).
 template <typename T>
-std::unique_ptr<UnaryModule<T>> make_norm(NormKind kind, int64_t dim, double eps);
+std::unique_ptr<UnaryModule<T>> make_norm(NormKind kind, int64_t dim, double eps, bool bias = true);
 
 }  // namespace tapegrad::nn

@@ -28,7 +28,7 @@ TEST_CASE("bpe: deterministic, and exact round trips for any bytes", "[text]") {
   const auto a = BpeTokenizer::train(corpus, 300), b = BpeTokenizer::train(corpus, 300);
   CHECK(a.merges() == b.merges());
   CHECK(a.vocab_size() > 256);
-  for (const std::string text : {std::string("the mat sat"), std::string("乒乓球拍卖完了。"), std::string("🙂 mixed é"),
+  for (const std::string& text : {std::string("the mat sat"), std::string("乒乓球拍卖完了。"), std::string("🙂 mixed é"),
                                  std::string("\x00\xFF\x80 raw bytes", 14), std::string("")}) {
     CHECK(a.decode(a.encode(text)) == text);
   }
