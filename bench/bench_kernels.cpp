@@ -85,6 +85,31 @@ void BM_attention(benchmark::State& st) {
 }
 BENCHMARK(BM_attention)->RangeMultiplier(2)->Range(32, 512)->ArgName("T")->UseRealTime()->Unit(benchmark::kMillisecond);
 
+// The same with QK-norm (range(1): 0 RMSNorm, 1 LayerNorm): its cost over BM_attention at equal T
+// is the gather/normalise/scatter of q and k, forward and backward. FLOPs counted as above.
+void BM_attention_qk_norm(benchmark::State& st) {
+  set_num_threads(2);
+  const int64_t B = 4, T = st.range(0), C = 128, NH = 4, HS = C / NH;
+  Parameter<float> x = param("x", {B, T, C}, 1), wq = param("wq", {3 * C, C}, 2, 0.02), wp = param("wp", {C, C}, 3, 0.02);
+  Parameter<float> bq = param("bq", {3 * C}, 4, 0.0), bp = param("bp", {C}, 5, 0.0);
+  Parameter<float> gq = param("gq", {HS}, 7, 0.0), gk = param("gk", {HS}, 8, 0.0);
+  const Tensor<float> dy = param("dy", {B, T, C}, 6).value;
+  Tape<float> tape;
+  for (auto _ : st) {
+    tape.clear();
+    nn::QKNormInputs<float> qk;
+    qk.kind = st.range(1) == 0 ? nn::NormKind::kRMSNorm : nn::NormKind::kLayerNorm;
+    qk.q_weight = tape.param(gq), qk.k_weight = tape.param(gk);
+    Var<float> y = nn::causal_self_attention(tape.param(x), tape.param(wq), tape.param(wp), tape.param(bq),
+                                             tape.param(bp), NH, static_cast<float*>(nullptr), qk);
+    tape.backward(y, dy.view());
+  }
+  const double flops = 3.0 * (2.0 * B * T * 4 * C * C + 4.0 * B * T * T * C);
+  st.counters["FLOPS"] = benchmark::Counter(flops * st.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_attention_qk_norm)->ArgsProduct({{64, 256}, {0, 1}})->ArgNames({"T", "layernorm"})->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
 // Fused softmax + cross-entropy forward + backward over (768, V).
 void BM_cross_entropy(benchmark::State& st) {
   set_num_threads(2);
