@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs, with apt, whatever tapegrad needs that this Debian/Ubuntu machine lacks. Idempotent:
 # when everything is present it only asks dpkg (well under a second) and installs nothing.
-#   scripts/install-deps.sh            build, test and lab dependencies
-#   scripts/install-deps.sh --bench    also PyTorch (python3-torch) for bench/compare_pytorch.sh
+#   scripts/install-deps.sh            build and lab dependencies
+#   scripts/install-deps.sh --test     also PyTorch (python3-torch): the golden tests compare against it
+#   scripts/install-deps.sh --bench    also PyTorch, for bench/compare_pytorch.sh
 set -euo pipefail
 
 packages=(
@@ -13,7 +14,7 @@ packages=(
   python3 python3-matplotlib python3-numpy  # plots (examples/plot_lab.py)
   libopenmpi-dev openmpi-bin     # data-parallel training and distributed sweeps (optional at build time)
 )
-[[ "${1:-}" == "--bench" ]] && packages+=(python3-torch)
+[[ "${1:-}" == "--bench" || "${1:-}" == "--test" ]] && packages+=(python3-torch)
 
 missing=()
 for p in "${packages[@]}"; do

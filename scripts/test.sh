@@ -5,13 +5,15 @@
 #                                     # (LeakSanitizer included) in build-asan/
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$root/scripts/install-deps.sh"
+"$root/scripts/install-deps.sh" --test
 if [[ "${1:-}" == "--sanitize" ]]; then
   export TAPEGRAD_BUILD_DIR="${TAPEGRAD_BUILD_DIR:-$root/build-asan}"
   "$root/scripts/build.sh" -DTAPEGRAD_SANITIZE=ON -DTAPEGRAD_BUILD_TESTS=ON -DTAPEGRAD_BUILD_EXAMPLES=ON \
     -DTAPEGRAD_BUILD_BENCH=OFF
   # Fail on the first sanitizer report, and check for leaks at exit.
-  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
+  # detect_stack_use_after_return: closures that point into a returned frame are caught, and every
+  # stack buffer moves from call to call (fake stacks) — a stress for address-independent kernels.
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 else
   "$root/scripts/build.sh" -DTAPEGRAD_BUILD_TESTS=ON -DTAPEGRAD_BUILD_EXAMPLES=ON -DTAPEGRAD_BUILD_BENCH=ON

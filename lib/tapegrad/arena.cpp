@@ -1,5 +1,7 @@
 #include "tapegrad/arena.h"
 
+#include "tapegrad/buffer.h"
+
 #include <algorithm>
 #include <new>
 
@@ -24,13 +26,15 @@ void Arena::add_block(std::size_t min_bytes) {
   ++heap_allocations_;
 }
 
-void* Arena::allocate_bytes(std::size_t bytes) {
-  bytes = round_up(std::max<std::size_t>(bytes, 1), kAlignment);
+void* Arena::allocate_bytes(std::size_t bytes, std::size_t alignment) {
+  // Every allocation starts on a line, plus the test offset (buffer.h) that moves them all.
+  const std::size_t offset = buffer_offset_bytes(alignment);
+  bytes = round_up(std::max<std::size_t>(bytes, 1) + offset, kAlignment);
   while (current_ < blocks_.size() && blocks_[current_].used + bytes > blocks_[current_].size)
     ++current_;
   if (current_ == blocks_.size()) add_block(bytes);
   Block& b = blocks_[current_];
-  void* p = b.memory.get() + b.used;
+  void* p = b.memory.get() + b.used + offset;
   b.used += bytes;
   peak_ = std::max(peak_, bytes_in_use());
   return p;

@@ -13,11 +13,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "tapegrad/error.h"
+
 namespace tapegrad {
 
 class Arena {
  public:
   static constexpr std::size_t kAlignment = 64;  // a cache line; also enough for AVX-512 loads
+  static constexpr std::size_t kMaxBytes = std::size_t{1} << 60;
 
   Arena() = default;
   Arena(const Arena&) = delete;
@@ -29,7 +32,10 @@ class Arena {
   template <typename U>
   U* allocate(int64_t n) {
     static_assert(std::is_trivially_destructible_v<U>, "arena memory is never destroyed");
-    return static_cast<U*>(allocate_bytes(static_cast<std::size_t>(n) * sizeof(U)));
+    static_assert(alignof(U) <= kAlignment);
+    check(n >= 0 && static_cast<std::size_t>(n) <= kMaxBytes / sizeof(U), "arena: cannot allocate ", n,
+          " elements of ", sizeof(U), " bytes");
+    return static_cast<U*>(allocate_bytes(static_cast<std::size_t>(n) * sizeof(U), alignof(U)));
   }
   // Forgets every allocation; keeps the memory (consolidated into one block).
   void reset();
@@ -51,7 +57,7 @@ class Arena {
     std::size_t size = 0;
     std::size_t used = 0;
   };
-  void* allocate_bytes(std::size_t bytes);
+  void* allocate_bytes(std::size_t bytes, std::size_t alignment);
   void add_block(std::size_t min_bytes);
 
   std::vector<Block> blocks_;

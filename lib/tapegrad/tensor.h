@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "tapegrad/buffer.h"
 #include "tapegrad/error.h"
 #include "tapegrad/random.h"
 #include "tapegrad/shape.h"
@@ -115,7 +116,7 @@ class Tensor {
   static Tensor copy_of(TensorView<const T> v) { return from(v.span(), v.shape()); }
 
  private:
-  std::vector<T> storage_;
+  std::vector<T, BufferAllocator<T>> storage_;  // starts on a 64-byte line (buffer.h)
   Shape shape_;
 };
 

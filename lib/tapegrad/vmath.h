@@ -8,16 +8,40 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <type_traits>
 
 namespace tapegrad::vmath {
 
+// Every float element goes through the same packet code whatever its address: fixed-size blocks
+// of kBlock with unaligned loads and stores, and the last partial block padded into a local one.
+// A dynamic-size Eigen expression would instead peel elements up to the first aligned address
+// and compute them with the scalar libm function (other last bits), so results would follow the
+// allocator (issue: resume test failing under ASan). tests/lib/test_vmath.cpp places the same
+// values at every offset of a line and demands identical bits.
+inline constexpr int kBlock = 16;
+using Block = Eigen::Array<float, kBlock, 1>;
+
+// y[i] = f(x)[i] over [0, n), f: const Block& -> Block. In place allowed.
+template <typename F>
+inline void map_blocks(float* y, const float* x, int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) Eigen::Map<Block>(y + i) = f(Block(Eigen::Map<const Block>(x + i)));
+  if (i < n) {
+    Block pad = Block::Zero();
+    std::copy(x + i, x + n, pad.data());
+    const Block r = f(pad);
+    std::copy(r.data(), r.data() + (n - i), y + i);
+  }
+}
+
 template <typename T>
 inline void exp(T* y, const T* x, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
-    Eigen::Map<Eigen::ArrayXf>(y, n) = Eigen::Map<const Eigen::ArrayXf>(x, n).exp();
+    map_blocks(y, x, n, [](const Block& b) -> Block { return b.exp(); });
   } else {
     for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
   }
@@ -26,7 +50,7 @@ inline void exp(T* y, const T* x, int64_t n) {
 template <typename T>
 inline void tanh(T* y, const T* x, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
-    Eigen::Map<Eigen::ArrayXf>(y, n) = Eigen::Map<const Eigen::ArrayXf>(x, n).tanh();
+    map_blocks(y, x, n, [](const Block& b) -> Block { return b.tanh(); });
   } else {
     for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
   }
@@ -37,7 +61,7 @@ inline void tanh(T* y, const T* x, int64_t n) {
 template <typename T>
 inline void sigmoid(T* y, const T* x, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
-    Eigen::Map<Eigen::ArrayXf>(y, n) = 1.0f / (1.0f + (-Eigen::Map<const Eigen::ArrayXf>(x, n)).exp());
+    map_blocks(y, x, n, [](const Block& b) -> Block { return 1.0f / (1.0f + (-b).exp()); });
   } else {
     for (int64_t i = 0; i < n; ++i) y[i] = T(1) / (T(1) + std::exp(-x[i]));
   }
@@ -89,29 +113,45 @@ template <typename T>
 inline double sum_squares(const T* x, int64_t n) {
   return lane_sum<double>(n, [x](int64_t i) { return static_cast<double>(x[i]) * static_cast<double>(x[i]); });
 }
-// max is exact in any order.
+// Largest element. Exact in any order for numbers; blocked by index anyway, so that where a NaN
+// or a signed zero wins (packet and scalar max treat them differently) never follows the address.
 template <typename T>
 inline T max(const T* x, int64_t n) {
-  return Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(x, n).maxCoeff();
+  if constexpr (std::is_same_v<T, float>) {
+    Block m = Block::Constant(-std::numeric_limits<float>::infinity());
+    int64_t i = 0;
+    for (; i + kBlock <= n; i += kBlock) m = m.max(Block(Eigen::Map<const Block>(x + i)));
+    for (int j = 0; i < n; ++i, ++j) m[j] = std::max(m[j], x[i]);
+    return m.maxCoeff();
+  } else {
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t i = 0; i < n; ++i) m = std::max(m, x[i]);
+    return m;
+  }
 }
 
 // y = exp(x - shift), in place allowed; returns sum(y), accumulated in T in an order fixed by n.
-// float: one pass — each block of kLanes is exponentiated by Eigen (fixed size, unaligned loads,
-// so no peeling) and added to the lanes while still in registers.
+// float: one pass — each block is exponentiated by Eigen (fixed size, unaligned loads, so no
+// peeling) and added to the lanes while still in registers; the last partial block is padded.
 template <typename T>
 inline T exp_shifted_sum(T* y, const T* x, T shift, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
-    constexpr int kLanes = 16;
-    using Block = Eigen::Array<float, kLanes, 1>;
     Block lanes = Block::Zero();
     int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
+    for (; i + kBlock <= n; i += kBlock) {
       const Block e = (Eigen::Map<const Block>(x + i) - shift).exp();
       Eigen::Map<Block>(y + i) = e;
       lanes += e;
     }
-    Eigen::Map<Eigen::ArrayXf>(y + i, n - i) = (Eigen::Map<const Eigen::ArrayXf>(x + i, n - i) - shift).exp();
-    for (int j = 0; i < n; ++i, ++j) lanes[j] += y[i];
+    if (i < n) {
+      Block pad = Block::Zero();
+      std::copy(x + i, x + n, pad.data());
+      const Block e = (pad - shift).exp();
+      for (int j = 0; i < n; ++i, ++j) {
+        y[i] = e[j];
+        lanes[j] += e[j];
+      }
+    }
     // pairwise, as fold_lanes, kept in registers
     const Eigen::Array<float, 8, 1> h8 = lanes.head<8>() + lanes.tail<8>();
     const Eigen::Array<float, 4, 1> h4 = h8.head<4>() + h8.tail<4>();
