@@ -98,7 +98,7 @@ void BM_attention_qk_norm(benchmark::State& st) {
   for (auto _ : st) {
     tape.clear();
     nn::QKNormInputs<float> qk;
-    qk.kind = st.range(1) == 0 ? nn::NormKind::kRMSNorm : nn::NormKind::kLayerNorm;
+    qk.kernels = nn::NormKind::parse(st.range(1) == 0 ? "rmsnorm" : "layernorm").entry().row_kernels<float>();
     qk.q_weight = tape.param(gq), qk.k_weight = tape.param(gk);
     Var<float> y = nn::causal_self_attention(tape.param(x), tape.param(wq), tape.param(wp), tape.param(bq),
                                              tape.param(bp), NH, static_cast<float*>(nullptr), qk);

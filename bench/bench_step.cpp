@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   std::string norm = "layernorm";
   int64_t batch = 12, steps = 100, warmup = 10, rss_every = 0;
   int threads = 2;
-  app.add_option("--norm", norm)->check(CLI::IsMember({"layernorm", "rmsnorm", "none"}));
+  app.add_option("--norm", norm)->check(CLI::IsMember(nn::norm_names()));
   app.add_option("--layers", c.n_layer);
   app.add_option("--heads", c.n_head);
   app.add_option("--dim", c.dim);
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   bool profile = false;
   app.add_flag("--profile", profile, "also print where the time goes, per op (tape profiler)");
   CLI11_PARSE(app, argc, argv);
-  c.norm = nn::parse_norm_kind(norm);
+  c.norm = nn::NormKind::parse(norm);
   set_num_threads(threads);
 
   nn::Decoder<float> model(c, 1);

@@ -27,12 +27,20 @@ class RMSNorm(nn.Module):
         return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
 
 
+# tapegrad's registered norms (nn/tapegrad/nn/norm.cpp), by name. A name missing here is an error,
+# never a silent Identity: add the PyTorch counterpart when you register a norm.
+NORMS = {
+    "layernorm": lambda dim, eps: nn.LayerNorm(dim, eps=eps),
+    "rmsnorm": lambda dim, eps: RMSNorm(dim, eps),
+    "none": lambda dim, eps: nn.Identity(),
+}
+
+
 def make_norm(kind, dim, eps):
-    if kind == "layernorm":
-        return nn.LayerNorm(dim, eps=eps)
-    if kind == "rmsnorm":
-        return RMSNorm(dim, eps)
-    return nn.Identity()
+    if kind not in NORMS:
+        raise SystemExit(f"torch_model.py: no PyTorch counterpart for norm '{kind}' (known: {', '.join(NORMS)}); "
+                         "add one to NORMS")
+    return NORMS[kind](dim, eps)
 
 
 class Attention(nn.Module):

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "communicator.h"
+#include "process.h"
 #include "report.h"
 #include "run_log.h"
 #include "sweep.h"
@@ -42,7 +43,7 @@ std::string find_python(const std::string& preferred) {
   if (!preferred.empty()) candidates.push_back(preferred);
   candidates.insert(candidates.end(), {"/usr/bin/python3", "python3"});
   for (const auto& py : candidates)
-    if (std::system((py + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) return py;
+    if (lm::run_process({py, "-c", "import matplotlib"}, lm::ChildOutput::kDiscard) == 0) return py;
   return "";
 }
 
@@ -56,7 +57,7 @@ std::string joined(const std::vector<std::string>& v) {
 
 int main(int argc, char** argv) {
   lm::Communicator comm(&argc, &argv);
-  CLI::App app{"The norm-stability lab: LayerNorm vs RMSNorm vs no norm, across learning rates", "compare_norms"};
+  CLI::App app{"The norm-stability lab: every registered norm (and none), across learning rates", "compare_norms"};
   SweepOptions o;
   // Lab defaults: short runs of the L4 H4 C128 T64 model at batch 8, five learning rates from
   // 1e-3 (every norm trains) to 1e-1 (where the normalised models give out too), two seeds.
@@ -72,8 +73,8 @@ int main(int argc, char** argv) {
   bool plot = true;
   lm::add_train_flags(app, o.base, {"norm", "placement", "lr", "min-lr", "seed", "layers", "warmup", "eval-every",
                                     "checkpoint-every", "instrument"});
-  app.add_option("--norm", o.norms, "norms to compare")->check(CLI::IsMember({"layernorm", "rmsnorm", "none"}))
-      ->group("Sweep");
+  app.add_option("--norm", o.norms, "norms to compare (default: every registered norm):\n" + nn::norm_help())
+      ->check(CLI::IsMember(nn::norm_names()))->group("Sweep");
   app.add_option("--placement", o.placements, "pre and/or post")->check(CLI::IsMember({"pre", "post"}))->group("Sweep");
   app.add_option("--lr", o.lrs, "learning-rate grid (peak lr of each run)")->check(lm::positive())->group("Sweep");
   app.add_option("--seed", o.seeds, "seeds (initialisation and batches)")->group("Sweep");
@@ -93,8 +94,7 @@ int main(int argc, char** argv) {
   app.add_option("--python", python, "Python interpreter for the plots (default: the first that imports matplotlib)");
 
   return lm::run_cli(app, argc, argv, [&] {
-    for (const std::string& n : o.norms) o.base.norm = n, o.base.validate();  // fail fast on bad settings
-    o.base.norm = "layernorm";
+    o.base.validate();  // fail fast on bad settings (the norms were checked against the registry)
     check(!o.lrs.empty() && !o.seeds.empty() && !o.depths.empty() && !o.norms.empty() && !o.placements.empty(),
           "every sweep axis needs at least one value");
     check_shared_settings(o);  // before any output: a refused restart is one line
@@ -143,8 +143,8 @@ int main(int argc, char** argv) {
         plot_note = "plots skipped: no Python with matplotlib (Debian: apt-get install python3-matplotlib)";
       } else if (!fs::exists(script)) {
         plot_note = "plots skipped: " + script + " is missing";
-      } else if (std::system((py + " " + script + " " + o.out + " --reference-lr " + std::to_string(summary.reference_lr) +
-                              " >&2").c_str()) != 0) {
+      } else if (lm::run_process({py, script, "--reference-lr", std::to_string(summary.reference_lr), "--", o.out},
+                                 lm::ChildOutput::kToStderr) != 0) {
         plot_note = "plots failed (see the messages above)";
       }
       const std::vector<std::pair<std::string, std::string>> known{

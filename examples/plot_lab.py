@@ -27,7 +27,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-COLORS = {"layernorm": "#1f77b4", "rmsnorm": "#2ca02c", "none": "#d62728"}
+# Colours cycle over the norms in the order they first appear in the sweep's records (which follow
+# the registry's order): no per-norm table, so a newly registered norm is drawn like the others.
+PALETTE = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+COLORS = {}
 STYLES = {"pre": "-", "post": "--"}
 
 
@@ -53,7 +56,8 @@ def group_key(row, vary_depth, vary_warmup):
 
 
 def style(row):
-    return dict(color=COLORS.get(row["norm"], "gray"), linestyle=STYLES.get(row["placement"], "-"))
+    color = COLORS.setdefault(row["norm"], PALETTE[len(COLORS) % len(PALETTE)])
+    return dict(color=color, linestyle=STYLES.get(row["placement"], "-"))
 
 
 def ema(values, alpha=0.1):

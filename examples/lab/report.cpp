@@ -8,6 +8,8 @@
 #include <set>
 #include <tuple>
 
+#include "tapegrad/nn/norm.h"
+
 namespace tapegrad::lab {
 
 namespace {
@@ -145,69 +147,76 @@ Summary summarize(const std::vector<RunRecord>& runs) {
   return s;
 }
 
+bool is_no_norm(const std::string& name) { return name == nn::to_string(nn::NormKind::none()); }
+
+// Readings are generic over the registry: in each configuration, every norm against the best
+// norm (lowest best loss), and "none" against every norm. Each sentence is built from numbers in
+// the tables.
 std::string reading(const Summary& s) {
   std::string out;
   std::set<std::tuple<std::string, int64_t, int64_t>> configs;  // placement, depth, warmup
   for (const auto& g : s.groups) configs.insert({g.placement, g.depth, g.warmup});
   for (const auto& [placement, depth, warmup] : configs) {
-    const Group* ln = find(s, "layernorm", placement, depth, warmup);
-    const Group* rms = find(s, "rmsnorm", placement, depth, warmup);
-    const Group* none = find(s, "none", placement, depth, warmup);
+    std::vector<const Group*> normed;
+    const Group* none = nullptr;
+    for (const auto& g : s.groups)
+      if (g.placement == placement && g.depth == depth && g.warmup == warmup) {
+        if (is_no_norm(g.norm)) none = &g;
+        else normed.push_back(&g);
+      }
+    const Group* best = nullptr;
+    for (const Group* g : normed)
+      if (std::isfinite(g->best_loss) && (!best || g->best_loss < best->best_loss)) best = g;
     const std::string where = placement + "-norm" + (s.varied_depth ? ", " + std::to_string(depth) + " layers" : "") +
                               (s.varied_warmup ? ", warmup " + std::to_string(warmup) : "");
-    if (ln && rms && std::isfinite(ln->best_loss) && std::isfinite(rms->best_loss)) {
-      const double d = rms->best_loss - ln->best_loss;
+    const auto label = [](const Group* g) { return nn::norm_label(g->norm); };
+    for (const Group* g : normed) {
+      if (g == best || !best || !std::isfinite(g->best_loss)) continue;
+      const double d = g->best_loss - best->best_loss;
       double noise = 0;
-      for (const Group* g : {ln, rms})
-        for (const auto& c : g->cells)
-          if (c.lr == g->best_lr && std::isfinite(c.std)) noise = std::max(noise, c.std);
-      std::string verdict;
-      if (std::abs(d) <= std::max(noise, 0.01)) verdict = "the same within seed noise";
-      else verdict = (d < 0 ? "RMSNorm lower by " : "LayerNorm lower by ") + f("%.3f", std::abs(d));
-      out += "- **LayerNorm vs RMSNorm (" + where + ")**: best validation loss " + f("%.3f", ln->best_loss) + " (lr " +
-             lr_str(ln->best_lr) + ") vs " + f("%.3f", rms->best_loss) + " (lr " + lr_str(rms->best_lr) + "): " +
-             verdict + ". ";
-      if (std::isfinite(ln->step_ms) && std::isfinite(rms->step_ms)) {
-        const double ratio = rms->step_ms / ln->step_ms;
-        out += "An RMSNorm step took " + f("%.2f", ratio) + "x the time of a LayerNorm step (" + f("%.1f", rms->step_ms) +
-               " vs " + f("%.1f", ln->step_ms) + " ms)";
-        if (ratio < 0.98) out += ": faster, as its one reduction per row (LayerNorm needs two) predicts, though norms are a small part of a step dominated by matrix products.";
-        else if (ratio <= 1.02) out += ": no measurable difference, norms being a small part of a step dominated by matrix products.";
-        else out += ": slower here, against expectation — most likely timing noise (see bench/ for a controlled measurement).";
+      for (const Group* h : {g, best})
+        for (const auto& c : h->cells)
+          if (c.lr == h->best_lr && std::isfinite(c.std)) noise = std::max(noise, c.std);
+      const std::string verdict = d <= std::max(noise, 0.01) ? "the same within seed noise"
+                                                              : label(best) + " lower by " + f("%.3f", d);
+      out += "- **" + label(g) + " vs " + label(best) + " (" + where + ")**: best validation loss " +
+             f("%.3f", g->best_loss) + " (lr " + lr_str(g->best_lr) + ") vs " + f("%.3f", best->best_loss) + " (lr " +
+             lr_str(best->best_lr) + "): " + verdict + ". ";
+      if (std::isfinite(g->step_ms) && std::isfinite(best->step_ms)) {
+        const double ratio = g->step_ms / best->step_ms;
+        out += "A " + label(g) + " step took " + f("%.2f", ratio) + "x the time of a " + label(best) + " step (" +
+               f("%.1f", g->step_ms) + " vs " + f("%.1f", best->step_ms) + " ms, single-run timings; bench/ measures "
+               "kernels under control)" + (std::abs(ratio - 1) <= 0.02 ? ": no measurable difference." : ".");
         if (s.jobs > 1) out += " (Runs trained " + std::to_string(s.jobs) + " at a time, which adds timing noise; use --jobs 1 to compare speed.)";
       }
       out += "\n";
     }
     if (none) {
-      const Group* norm = ln ? ln : rms;
       out += "- **Without a norm (" + where + ")**: " + std::to_string(none->diverged) + " of " +
              std::to_string(none->runs) + " runs diverged";
-      for (const Group* g : {ln, rms})
-        if (g) out += ", " + (g->norm == "layernorm" ? std::string("LayerNorm ") : std::string("RMSNorm ")) +
-                      std::to_string(g->diverged) + " of " + std::to_string(g->runs);
+      for (const Group* g : normed) out += ", " + label(g) + " " + std::to_string(g->diverged) + " of " + std::to_string(g->runs);
       out += ". ";
-      if (norm && none->largest_stable_lr < norm->largest_stable_lr)
+      if (best && none->largest_stable_lr < best->largest_stable_lr)
         out += "The largest learning rate it survived was " + (none->largest_stable_lr > 0 ? lr_str(none->largest_stable_lr) : std::string("none of the grid")) +
-               ", against " + lr_str(norm->largest_stable_lr) + " with " + (norm == ln ? "LayerNorm" : "RMSNorm") + ". ";
-      if (norm && std::isfinite(none->lr_sensitivity) && std::isfinite(norm->lr_sensitivity))
+               ", against " + lr_str(best->largest_stable_lr) + " with " + label(best) + ". ";
+      if (best && std::isfinite(none->lr_sensitivity) && std::isfinite(best->lr_sensitivity))
         out += "Its LR sensitivity (Wortsman et al.) was " + f("%.3f", none->lr_sensitivity) + " against " +
-               f("%.3f", norm->lr_sensitivity) + (none->lr_sensitivity > norm->lr_sensitivity * 1.2
-                                                      ? ": its final loss depends much more on the learning rate."
-                                                      : ": no clearer dependence on the learning rate at this scale.");
+               f("%.3f", best->lr_sensitivity) + " with " + label(best) +
+               (none->lr_sensitivity > best->lr_sensitivity * 1.2 ? ": its final loss depends much more on the learning rate."
+                                                                  : ": no clearer dependence on the learning rate at this scale.");
       out += "\n";
-      if (norm && std::isfinite(none->ref_peak_residual_rms) && std::isfinite(norm->ref_peak_residual_rms)) {
+      if (best && std::isfinite(none->ref_peak_residual_rms) && std::isfinite(best->ref_peak_residual_rms)) {
         out += "- **Scale drift (" + where + ", lr " + lr_str(s.reference_lr) + ")**: the residual stream's RMS peaked at " +
                f("%.2f", none->ref_peak_residual_rms) + " without a norm";
-        for (const Group* g : {ln, rms})
-          if (g && std::isfinite(g->ref_peak_residual_rms))
-            out += ", " + f("%.2f", g->ref_peak_residual_rms) + " with " + (g == ln ? "LayerNorm" : "RMSNorm");
+        for (const Group* g : normed)
+          if (std::isfinite(g->ref_peak_residual_rms)) out += ", " + f("%.2f", g->ref_peak_residual_rms) + " with " + label(g);
         out += placement == "pre"
-                   ? ". In pre-norm the stream itself is never normalised; the norm hands each sub-layer a copy rescaled "
-                     "to RMS 1, which is what keeps the sub-layers' inputs steady as the stream grows."
-                   : ". In post-norm every block's output is normalised, so the stream stays at RMS ~1.";
-        if (std::isfinite(none->ref_peak_max_logit) && std::isfinite(norm->ref_peak_max_logit))
+                   ? ". In pre-norm the stream itself is never normalised; the norm hands each sub-layer a rescaled "
+                     "copy, which is what keeps the sub-layers' inputs steady as the stream grows."
+                   : ". In post-norm every block's output is normalised, so the stream stays near the norm's scale.";
+        if (std::isfinite(none->ref_peak_max_logit) && std::isfinite(best->ref_peak_max_logit))
           out += " The largest attention logit reached " + f("%.1f", none->ref_peak_max_logit) + " without a norm vs " +
-                 f("%.1f", norm->ref_peak_max_logit) + " with " + (norm == ln ? "LayerNorm." : "RMSNorm.");
+                 f("%.1f", best->ref_peak_max_logit) + " with " + label(best) + ".";
         out += "\n";
       }
     }
@@ -272,11 +281,6 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   md += "\nPeak residual RMS and attention logit are medians over seeds at the reference lr " + lr_str(s.reference_lr) +
         " (the largest lr at which every configuration trained). LR sensitivity: the mean over the lr grid of "
         "min(final val loss, initial loss) minus the best, Wortsman et al. 2023; lower is more robust.\n";
-  const Group* ln = s.groups.empty() ? nullptr : find(s, "layernorm", "pre", s.groups[0].depth, s.groups[0].warmup);
-  const Group* rms = s.groups.empty() ? nullptr : find(s, "rmsnorm", "pre", s.groups[0].depth, s.groups[0].warmup);
-  if (ln && rms && std::isfinite(ln->step_ms) && std::isfinite(rms->step_ms))
-    md += "\nRMSNorm vs LayerNorm step time (pre-norm): " + f("%.3f", rms->step_ms / ln->step_ms) + "x (" +
-          f("%.2f", rms->step_ms) + " vs " + f("%.2f", ln->step_ms) + " ms, mean over runs).\n";
 
   std::string div;
   for (const auto& r : runs)

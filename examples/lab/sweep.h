@@ -60,7 +60,7 @@ std::vector<std::string> curve_columns(int64_t max_depth);
 
 struct SweepOptions {
   lm::TrainConfig base;  // everything the axes do not set; base.instrument is forced on
-  std::vector<std::string> norms{"layernorm", "rmsnorm", "none"};
+  std::vector<std::string> norms = nn::norm_names();  // default: every registered norm
   std::vector<std::string> placements{"pre"};
   std::vector<double> lrs;
   std::vector<uint64_t> seeds{1};

@@ -15,8 +15,8 @@ nn::DecoderConfig TrainConfig::model(int64_t vocab) const {
   m.n_layer = layers;
   m.n_head = heads;
   m.dim = dim;
-  m.norm = nn::parse_norm_kind(norm);
-  m.qk_norm = nn::parse_norm_kind(qk_norm);
+  m.norm = norm;
+  m.qk_norm = qk_norm;
   m.placement = nn::parse_placement(placement);
   m.mlp = nn::parse_mlp_kind(mlp);
   m.tie_head = tie_head;
@@ -51,8 +51,10 @@ void TrainConfig::validate() const {
   check_flag(tokenizer != "bpe" || vocab_size >= 256, "--vocab-size ", vocab_size,
         " is smaller than the 256-byte alphabet of the bpe tokenizer");
   check_flag(optimizer == "adamw" || optimizer == "sgd", "--optimizer must be adamw or sgd, got '", optimizer, "'");
+  check_flag(qk_norm.is_none() || qk_norm.entry().row_kernels<float>() != nullptr, "--qk-norm ", qk_norm.name(),
+             ": this norm has no row kernels for QK-norm; choose one of ", qk_norm_names());
   try {
-    nn::parse_norm_kind(norm), nn::parse_norm_kind(qk_norm), nn::parse_placement(placement), nn::parse_mlp_kind(mlp);
+    nn::parse_placement(placement), nn::parse_mlp_kind(mlp);
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
@@ -67,8 +69,8 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"heads", c.heads},
           {"dim", c.dim},
           {"ctx", c.ctx},
-          {"norm", c.norm},
-          {"qk-norm", c.qk_norm},
+          {"norm", nn::to_string(c.norm)},
+          {"qk-norm", nn::to_string(c.qk_norm)},
           {"placement", c.placement},
           {"mlp", c.mlp},
           {"tie-head", c.tie_head},
@@ -97,7 +99,30 @@ template <typename V>
 void read(const nlohmann::json& j, const char* key, V& out) {
   io::read_field(j, key, out, "training config");
 }
+void read(const nlohmann::json& j, const char* key, nn::NormKind& out) {
+  if (!j.contains(key)) return;
+  std::string name;
+  io::read_field(j, key, name, "training config");
+  try {
+    out = nn::NormKind::parse(name);
+  } catch (const Error& e) {
+    throw Error(cat("training config: '", key, "': ", e.what()));
+  }
+}
 }  // namespace
+
+std::string qk_norm_names() {
+  std::string names;
+  for (const nn::NormKind k : nn::all_norms())
+    if (k.is_none() || k.entry().row_kernels<float>()) names += cat(names.empty() ? "" : ", ", k.name());
+  return names;
+}
+
+CLI::Option* add_norm_option(CLI::App& app, const std::string& flag, nn::NormKind& value, const std::string& help) {
+  CLI::Option* o = app.add_option_function<std::string>(
+      flag, [&value](const std::string& name) { value = nn::NormKind::parse(name); }, help + "\n" + nn::norm_help());
+  return o->check(CLI::IsMember(nn::norm_names()))->default_str(nn::to_string(value))->type_name("NORM");
+}
 
 TrainConfig train_config_from_json(const nlohmann::json& j) {
   check(j.is_object(), "training config: expected a JSON object");
@@ -139,10 +164,11 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
   opt("heads", c.heads, "attention heads (must divide --dim)")->group("Model");
   opt("dim", c.dim, "model width C")->group("Model");
   opt("ctx", c.ctx, "context length T")->group("Model");
-  opt("norm", c.norm, "layernorm, rmsnorm or none")
-      ->check(CLI::IsMember({"layernorm", "rmsnorm", "none"}))->group("Model");
-  opt("qk-norm", c.qk_norm, "normalise q and k per head: none, layernorm or rmsnorm")
-      ->check(CLI::IsMember({"layernorm", "rmsnorm", "none"}))->group("Model");
+  const auto norm_opt = [&](const std::string& name, nn::NormKind& value, const std::string& help) {
+    return add_norm_option(skip.count(name) ? sink : app, "--" + name, value, help);
+  };
+  norm_opt("norm", c.norm, "the norm of every block and before the LM head:")->group("Model");
+  norm_opt("qk-norm", c.qk_norm, "normalise q and k per head (" + qk_norm_names() + "):")->group("Model");
   opt("placement", c.placement, "pre or post")->check(CLI::IsMember({"pre", "post"}))->group("Model");
   opt("mlp", c.mlp, "gelu or swiglu")->check(CLI::IsMember({"gelu", "swiglu"}))->group("Model");
   flag("tie-head", "--tie-head,!--no-tie-head", c.tie_head, "share the token embedding with the LM head")->group("Model");

@@ -11,6 +11,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace tapegrad::lm {
@@ -23,8 +24,9 @@ struct TrainConfig {
   double val_fraction = 0.1;
   // model (vocab_size comes from the tokenizer)
   int64_t layers = 4, heads = 4, dim = 128, ctx = 64;
-  std::string norm = "layernorm", placement = "pre", mlp = "gelu";
-  std::string qk_norm = "none";
+  nn::NormKind norm = nn::NormKind::parse("layernorm");  // any registered norm (nn/norm.h)
+  nn::NormKind qk_norm;                                 // none, or a norm with row kernels
+  std::string placement = "pre", mlp = "gelu";
   bool tie_head = true;
   bool bias = true;
   // optimisation
@@ -52,5 +54,10 @@ TrainConfig train_config_from_json(const nlohmann::json& j);
 // FILE (JSON, same keys; flags on the command line win). Flags named in `skip` ("norm", "lr",
 // ...) are left out, for programs that define them differently (the lab's sweep axes).
 void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>& skip = {});
+
+// A --flag taking a registered norm's name: choices, --help text and the default from the registry.
+CLI::Option* add_norm_option(CLI::App& app, const std::string& flag, nn::NormKind& value, const std::string& help);
+// The norms QK-norm accepts (none and those with row kernels), comma-separated.
+std::string qk_norm_names();
 
 }  // namespace tapegrad::lm

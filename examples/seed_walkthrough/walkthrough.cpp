@@ -141,7 +141,7 @@ SeedWalkthrough run_seed_walkthrough(uint64_t block_seed) {
     w.table.push_back({name, out, mean_of(out), rms_of(out), std::abs(mean_of(out)) < 1e-12});
 
   // 7. One pre-norm block on the (1, 5, 4) embeddings, stage by stage.
-  nn::DecoderBlock<double> block({.dim = 4, .n_head = 2, .norm = nn::NormKind::kLayerNorm,
+  nn::DecoderBlock<double> block({.dim = 4, .n_head = 2, .norm = nn::NormKind::parse("layernorm"),
                                   .placement = nn::Placement::kPre, .mlp_hidden = 16, .norm_eps = 0.0});
   Rng rng(block_seed);
   for (auto& [name, p] : block.named_parameters()) {

@@ -193,11 +193,11 @@ TEST_CASE("lab: a restart with other shared settings is refused, not mixed into 
   o.base.threads = 2;
   CHECK(run_sweep(o, [](const RunRecord&, bool, int, int) {}).size() == 2);
   // ...a different model or training setting does not.
-  o.base.qk_norm = "rmsnorm";
+  o.base.qk_norm = nn::NormKind::parse("rmsnorm");
   REQUIRE_THROWS_WITH(run_sweep(o, [](const RunRecord&, bool, int, int) {}),
                       out.string() + " holds runs trained with --qk-norm \"none\", this sweep asks for \"rmsnorm\": "
                       "give another --out, or the same setting (" + out.string() + "/sweep.json)");
-  o.base.qk_norm = "none", o.base.steps = 9;
+  o.base.qk_norm = nn::NormKind::none(), o.base.steps = 9;
   REQUIRE_THROWS_WITH(run_sweep(o, [](const RunRecord&, bool, int, int) {}),
                       Catch::Matchers::StartsWith(out.string() + " holds runs trained with --steps 8, this sweep asks for 9"));
   fs::remove_all(out);

@@ -2,8 +2,6 @@
 
 #include "nn_support.h"
 #include "tapegrad/nn/attention.h"
-#include "tapegrad/nn/layernorm.h"
-#include "tapegrad/nn/rmsnorm.h"
 #include "tapegrad/ops.h"
 
 using namespace tapegrad;
@@ -13,16 +11,14 @@ using namespace tapegrad::testing;
 namespace {
 
 // The same attention composed from primitive ops, with q, k, v weights as separate tensors, and
-// QK-norm (if any) as the LayerNorm / RMSNorm tape nodes applied to the (B, NH, T, HS) heads.
+// QK-norm (if any) as the attention's own q_norm / k_norm modules (each norm's tape node) applied
+// to the (B, NH, T, HS) heads — for every norm the registry can use as a QK-norm.
 struct Reference {
   Parameter<double> wq, wk, wv, bq, bk, bv, wp, bp;
-  NormKind qk_norm = NormKind::kNone;
-  Parameter<double> qw, kw;
+  UnaryModule<double>* q_norm = nullptr;
+  UnaryModule<double>* k_norm = nullptr;
   Tensor<double> mask;  // (T, T): 0 on and below the diagonal, -1e30 above
-  Reference(CausalSelfAttention<double>& a, int64_t Tn) : qk_norm(a.options().qk_norm) {
-    if (qk_norm != NormKind::kNone) {
-      qw = {"qw", a.q_norm()->parameter("weight").value}, kw = {"kw", a.k_norm()->parameter("weight").value};
-    }
+  Reference(CausalSelfAttention<double>& a, int64_t Tn) : q_norm(a.q_norm()), k_norm(a.k_norm()) {
     const int64_t C = a.options().dim;
     const auto& w = a.qkv().weight().value;
     const auto& b = a.qkv().bias()->value;
@@ -41,11 +37,7 @@ struct Reference {
     };
     auto heads = [&](Var<double> t) { return transpose(reshape(t, {B, Tn, NH, HS}), 1, 2); };
     Var<double> q = heads(proj(wq, bq)), k = heads(proj(wk, bk)), v = heads(proj(wv, bv));
-    if (qk_norm == NormKind::kLayerNorm) {
-      q = layer_norm(q, tape.param(qw), Var<double>{}), k = layer_norm(k, tape.param(kw), Var<double>{});
-    } else if (qk_norm == NormKind::kRMSNorm) {
-      q = rms_norm(q, tape.param(qw)), k = rms_norm(k, tape.param(kw));
-    }
+    if (q_norm) q = q_norm->forward(q), k = k_norm->forward(k);
     Var<double> S = scale(matmul(q, k, Trans::kNo, Trans::kYes), 1.0 / std::sqrt(static_cast<double>(HS)));
     if (logits) *logits = S;
     Var<double> y = matmul(softmax(add(S, tape.constant(mask))), v);
@@ -56,9 +48,18 @@ struct Reference {
 
 }  // namespace
 
+// The norms that can be a QK-norm: "none" and every registered norm with row kernels.
+std::vector<NormKind> qk_norms(bool with_none) {
+  std::vector<NormKind> kinds;
+  for (const NormKind k : all_norms())
+    if (k.is_none() ? with_none : k.entry().row_kernels<double>() != nullptr) kinds.push_back(k);
+  return kinds;
+}
+
 TEST_CASE("attention: the fused node equals the composition of primitive ops, value and gradient", "[nn]") {
-  // QK-norm composed as the LayerNorm / RMSNorm tape nodes applied to the heads.
-  const NormKind qk_norm = GENERATE(NormKind::kNone, NormKind::kLayerNorm, NormKind::kRMSNorm);
+  // QK-norm composed as the norm modules' own tape nodes applied to the heads.
+  const NormKind qk_norm = GENERATE(from_range(qk_norms(true)));
+  INFO("qk-norm " << to_string(qk_norm));
   const auto [B, Tn, C, NH] = GENERATE(std::tuple{2, 5, 6, 3}, std::tuple{1, 1, 4, 2}, std::tuple{3, 7, 8, 1});
   CausalSelfAttention<double> attn({.dim = C, .n_head = NH, .qk_norm = qk_norm});
   randomize(attn, 1);
@@ -68,19 +69,26 @@ TEST_CASE("attention: the fused node equals the composition of primitive ops, va
 
   Tape<double> t1, t2;
   Var<double> fused = attn.forward(t1.param(x));
+  // The reference runs the same q/k norm modules: their gradients collect the reference's, after
+  // the fused node's have been taken out.
+  std::vector<Tensor<double>> fused_norm_grads;
   Var<double> composed = ref.forward(t2, t2.param(x_ref), NH);
   REQUIRE_THAT(fused.value(), AllClose<double>(to_vector<double>(composed.value()), 1e-13, 1e-12));
   t1.backward(fused, dy.view());
+  if (attn.q_norm())
+    for (Module<double>* m : {static_cast<Module<double>*>(attn.q_norm()), static_cast<Module<double>*>(attn.k_norm())})
+      for (Parameter<double>* p : m->parameters()) fused_norm_grads.push_back(p->grad), p->grad.fill(0);
   t2.backward(composed, dy.view());
   CHECK_THAT(x.grad.view(), AllClose<double>(to_vector<double>(x_ref.grad.view()), 1e-12, 1e-11));
   const auto& dw = attn.qkv().weight().grad;
   CHECK_THAT(TensorView<const double>(dw.data() + C * C, {C, C}), AllClose<double>(to_vector<double>(ref.wk.grad.view()), 1e-12, 1e-11));
   CHECK_THAT(attn.proj().weight().grad.view(), AllClose<double>(to_vector<double>(ref.wp.grad.view()), 1e-12, 1e-11));
-  if (qk_norm != NormKind::kNone) {
-    CHECK_THAT(attn.q_norm()->parameter("weight").grad.view(),
-               AllClose<double>(to_vector<double>(ref.qw.grad.view()), 1e-12, 1e-11));
-    CHECK_THAT(attn.k_norm()->parameter("weight").grad.view(),
-               AllClose<double>(to_vector<double>(ref.kw.grad.view()), 1e-12, 1e-11));
+  if (attn.q_norm()) {
+    size_t i = 0;
+    for (Module<double>* m : {static_cast<Module<double>*>(attn.q_norm()), static_cast<Module<double>*>(attn.k_norm())})
+      for (Parameter<double>* p : m->parameters())
+        CHECK_THAT(fused_norm_grads[i++].view(), AllClose<double>(to_vector<double>(p->grad.view()), 1e-12, 1e-11));
+    CHECK(i > 0);
   }
 }
 
@@ -134,7 +142,8 @@ TEST_CASE("attention: n_head must divide C", "[nn][errors]") {
 }
 
 TEST_CASE("gradcheck: attention qk-norm", "[nn][gradcheck]") {
-  const NormKind kind = GENERATE(NormKind::kLayerNorm, NormKind::kRMSNorm);
+  const NormKind kind = GENERATE(from_range(qk_norms(false)));
+  INFO("qk-norm " << to_string(kind));
   const bool bias = GENERATE(true, false);
   // Not T = 1: one visible position makes the output independent of q and k, so the norms'
   // gradients are exactly zero and a relative error means nothing. Not HS = 2 either: a
@@ -145,7 +154,7 @@ TEST_CASE("gradcheck: attention qk-norm", "[nn][gradcheck]") {
   Parameter<double> x("x", randn({B, Tn, C}, 2));
   const GradcheckResult r = gradcheck_module("attention qk-norm", attn, x, [&](Var<double> v) { return attn.forward(v); });
   // x, qkv and proj weights (and biases), then q_norm and k_norm's weights.
-  CHECK(r.inputs.size() == size_t(3 + (bias ? 2 : 0) + 2));
+  CHECK(r.inputs.size() == 3 + (bias ? 2 : 0) + 2 * attn.q_norm()->parameters().size());
   require_gradcheck(r);
 }
 
@@ -154,7 +163,7 @@ TEST_CASE("attention: QK-norm holds the logits to sqrt(HS) at any input scale", 
   // |<q,k>| / sqrt(HS) <= sqrt(HS). Without biases, q and k are linear in x: the plain logits grow
   // exactly with the square of x's scale, the normalised ones not at all (up to eps).
   CausalSelfAttention<double> plain({.dim = 16, .n_head = 2, .bias = false});
-  CausalSelfAttention<double> normed({.dim = 16, .n_head = 2, .bias = false, .qk_norm = NormKind::kRMSNorm});
+  CausalSelfAttention<double> normed({.dim = 16, .n_head = 2, .bias = false, .qk_norm = NormKind::parse("rmsnorm")});
   randomize(plain, 21, 0.2);
   for (auto& [name, p] : plain.named_parameters()) normed.parameter(name).value = Tensor<double>::copy_of(p->value.view());
   const Tensor<double> x = randn({2, 6, 16}, 22);
@@ -172,7 +181,7 @@ TEST_CASE("attention: QK-norm holds the logits to sqrt(HS) at any input scale", 
 }
 
 TEST_CASE("attention: QK-norm parameters are named and shaped per head", "[nn]") {
-  CausalSelfAttention<float> attn({.dim = 12, .n_head = 3, .qk_norm = NormKind::kLayerNorm});
+  CausalSelfAttention<float> attn({.dim = 12, .n_head = 3, .qk_norm = NormKind::parse("layernorm")});
   std::vector<std::string> names;
   for (auto& [name, p] : attn.named_parameters()) names.push_back(cat(name, p->shape()));
   CHECK(names == std::vector<std::string>{"qkv.weight(36,12)", "qkv.bias(36)", "proj.weight(12,12)", "proj.bias(12)",
@@ -190,7 +199,7 @@ TEST_CASE("attention: QK-norm float32 agrees with float64", "[nn][precision]") {
       [](auto&, auto in) {
         using T = std::remove_pointer_t<decltype(in[0].data())>;
         QKNormInputs<T> qk;
-        qk.kind = NormKind::kRMSNorm, qk.q_weight = in[5], qk.k_weight = in[6];
+        qk.kernels = NormKind::parse("rmsnorm").entry().row_kernels<T>(), qk.q_weight = in[5], qk.k_weight = in[6];
         return causal_self_attention(in[0], in[1], in[2], in[3], in[4], 4, static_cast<T*>(nullptr), qk);
       },
       {randn({2, 16, 32}, 1), randn({96, 32}, 2, 0.2), randn({32, 32}, 3, 0.2), randn({96}, 4), randn({32}, 5),
@@ -201,9 +210,11 @@ TEST_CASE("attention: QK-norm float32 agrees with float64", "[nn][precision]") {
 TEST_CASE("attention: QK-norm weights of the wrong shape are a clear error", "[nn][errors]") {
   Tape<double> tape;
   QKNormInputs<double> qk;
-  qk.kind = NormKind::kRMSNorm, qk.q_weight = tape.constant(randn({3}, 1)), qk.k_weight = tape.constant(randn({3}, 2));
+  qk.kernels = NormKind::parse("rmsnorm").entry().row_kernels<double>();
+  qk.q_weight = tape.constant(randn({3}, 1)), qk.k_weight = tape.constant(randn({3}, 2));
   REQUIRE_THROWS_WITH(causal_self_attention(tape.constant(randn({1, 2, 8}, 3)), tape.constant(randn({24, 8}, 4)),
                                             tape.constant(randn({8, 8}, 5)), Var<double>{}, Var<double>{}, 2,
                                             static_cast<double*>(nullptr), qk),
-                      "causal_self_attention: QK-norm needs q and k weights of shape (4) = (C / n_head)");
+                      "causal_self_attention: QK-norm needs q and k weights of shape (4) for heads of 4 = C / n_head, "
+                      "got (3) and (3)");
 }

@@ -6,7 +6,7 @@ using namespace tapegrad::nn;
 using namespace tapegrad::testing;
 
 TEST_CASE("block: pre-norm keeps the residual path — zero sub-layers give the identity", "[nn]") {
-  const NormKind norm = GENERATE(NormKind::kLayerNorm, NormKind::kRMSNorm, NormKind::kNone);
+  const NormKind norm = GENERATE(from_range(all_norms()));
   DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = norm});
   randomize(block, 1);
   block.attn().proj().weight().value.fill(0);
@@ -19,7 +19,7 @@ TEST_CASE("block: pre-norm keeps the residual path — zero sub-layers give the 
 }
 
 TEST_CASE("block: post-norm normalises the residual stream itself", "[nn]") {
-  DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = NormKind::kRMSNorm, .placement = Placement::kPost});
+  DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = NormKind::parse("rmsnorm"), .placement = Placement::kPost});
   Tape<double> tape;
   Tensor<double> x = randn({1, 4, 8}, 3);
   for (int64_t i = 0; i < x.numel(); ++i) x[i] *= 100;
@@ -29,7 +29,7 @@ TEST_CASE("block: post-norm normalises the residual stream itself", "[nn]") {
 }
 
 TEST_CASE("block: the probe reports residual RMS, norm-output RMS and max logit", "[nn]") {
-  DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = NormKind::kLayerNorm});
+  DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = NormKind::parse("layernorm")});
   Tape<double> tape;
   Tensor<double> x = randn({2, 4, 8}, 4);
   for (int64_t i = 0; i < x.numel(); ++i) x[i] *= 7;
@@ -41,7 +41,7 @@ TEST_CASE("block: the probe reports residual RMS, norm-output RMS and max logit"
 }
 
 TEST_CASE("gradcheck: block", "[nn][gradcheck]") {
-  const NormKind norm = GENERATE(NormKind::kLayerNorm, NormKind::kRMSNorm, NormKind::kNone);
+  const NormKind norm = GENERATE(from_range(all_norms()));
   const Placement placement = GENERATE(Placement::kPre, Placement::kPost);
   const MlpKind mlp = GENERATE(MlpKind::kGelu, MlpKind::kSwiGLU);
   CAPTURE(to_string(norm), to_string(placement), to_string(mlp));

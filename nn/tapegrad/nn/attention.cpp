@@ -7,9 +7,7 @@
 #include <limits>
 
 #include "tapegrad/gemm.h"
-#include "tapegrad/nn/layernorm.h"
 #include "tapegrad/nn/norm_affine.h"
-#include "tapegrad/nn/rmsnorm.h"
 #include "tapegrad/parallel.h"
 #include "tapegrad/vmath.h"
 
@@ -27,9 +25,9 @@ namespace tapegrad::nn {
 // The projections around the core are Linear's backward (linear_backward).
 //
 // With QK-norm the core reads q^ = Norm_q(q), k^ = Norm_k(k) (per head, over HS), so the core's
-// backward yields dq^ and dk^, and the norms' own backward (derived in layernorm.cpp and
-// rmsnorm.cpp) turns them into dq, dk and the norm weights' gradients — the chain rule, one
-// stage after another, with each stage's tested kernel.
+// backward yields dq^ and dk^, and the norm's own backward (its row kernels, from the registry;
+// derived beside each norm, e.g. layernorm.cpp) turns them into dq, dk and the norm weights'
+// gradients — the chain rule, one stage after another, with each stage's tested kernel.
 
 namespace {
 
@@ -64,48 +62,32 @@ void scatter_qk(T* qkv, const T* qk, int64_t rows, int64_t C) {
   });
 }
 
-// One block of n rows of HS. stats: LayerNorm's mean then rstd (2n), or RMSNorm's 1/rms (n).
-template <typename T>
-void qk_norm_forward(NormKind kind, T* normed, T* stats, const T* raw, const T* w, int64_t n, int64_t HS, T eps) {
-  if (kind == NormKind::kLayerNorm) {
-    layernorm_forward(normed, stats, stats + n, raw, w, static_cast<const T*>(nullptr), n, HS, eps);
-  } else {
-    rmsnorm_forward(normed, stats, raw, w, n, HS, eps);
-  }
-}
-template <typename T>
-void qk_norm_backward(NormKind kind, T* draw, T* dw, const T* dnormed, const T* raw, const T* stats, const T* w,
-                      int64_t n, int64_t HS, T* scratch) {
-  if (kind == NormKind::kLayerNorm) {
-    layernorm_backward(draw, dw, static_cast<T*>(nullptr), dnormed, raw, stats, stats + n, w, n, HS, scratch);
-  } else {
-    rmsnorm_backward(draw, dw, dnormed, raw, stats, w, n, HS, scratch);
-  }
-}
-
 // What QK-norm's backward needs, kept in the tape's arena (the closure holds one pointer).
 template <typename T>
 struct QKNormCache {
-  NormKind kind;
+  const NormRowKernels<T>* kernels;  // the norm's, from the registry
   int64_t n;           // rows of HS per block: B * T * NH
   const T* raw;        // (2, n, HS): q then k before the norm
   const T* q_weight;
   const T* k_weight;
-  const T* stats;      // (2, 2n): q's statistics, then k's
+  const T* stats;      // (2, stats_per_row * n): q's statistics, then k's
   T* dnormed;          // (2, n, HS): gradient w.r.t. the normalised q, k
   T* draw;             // (2, n, HS): gradient w.r.t. q, k
   T* scratch;          // norm_backward_scratch(HS)
-  int din_q_weight, din_k_weight;  // positions in din[]
+  int din_q_weight, din_k_weight;  // positions in din[]; -1: the norm has no parameter
 };
 
 template <typename T>
 void qk_norm_cache_backward(const QKNormCache<T>& c, T* dqkv, T* const* din, int64_t rows, int64_t C, int64_t HS) {
-  const int64_t block = c.n * HS;
+  const int64_t block = c.n * HS, stats = c.kernels->stats_per_row * c.n;
   gather_qk(c.dnormed, dqkv, rows, C);
   std::fill_n(c.draw, 2 * block, T(0));
-  qk_norm_backward(c.kind, c.draw, din[c.din_q_weight], c.dnormed, c.raw, c.stats, c.q_weight, c.n, HS, c.scratch);
-  qk_norm_backward(c.kind, c.draw + block, din[c.din_k_weight], c.dnormed + block, c.raw + block, c.stats + 2 * c.n,
-                   c.k_weight, c.n, HS, c.scratch);
+  T* const dq[1] = {c.din_q_weight >= 0 ? din[c.din_q_weight] : nullptr};
+  T* const dk[1] = {c.din_k_weight >= 0 ? din[c.din_k_weight] : nullptr};
+  const T* const q[1] = {c.q_weight};
+  const T* const k[1] = {c.k_weight};
+  c.kernels->backward(c.draw, dq, c.dnormed, c.raw, c.stats, q, c.n, HS, c.scratch);
+  c.kernels->backward(c.draw + block, dk, c.dnormed + block, c.raw + block, c.stats + stats, k, c.n, HS, c.scratch);
   scatter_qk(dqkv, c.draw, rows, C);
 }
 
@@ -178,11 +160,17 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   check(!has_bias || (b_qkv.shape() == Shape{3 * d.C} && b_proj.shape() == Shape{d.C}),
         "causal_self_attention: biases must be (", 3 * d.C, ") and (", d.C, ")");
 
-  const NormKind qk_kind = qk_norm.kind;
-  const bool has_qk_norm = qk_kind != NormKind::kNone;
-  const auto is_hs = [&](const Var<T>& v) { return v.defined() && v.shape() == Shape{d.HS()}; };
-  check(!has_qk_norm || (is_hs(qk_norm.q_weight) && is_hs(qk_norm.k_weight)),
-        "causal_self_attention: QK-norm needs q and k weights of shape (", d.HS(), ") = (C / n_head)");
+  const NormRowKernels<T>* qk_kernels = qk_norm.kernels;
+  const bool has_qk_norm = qk_kernels != nullptr;
+  const bool qk_weights = qk_norm.q_weight.defined();
+  check(qk_weights == qk_norm.k_weight.defined() && (!qk_weights || has_qk_norm),
+        "causal_self_attention: QK-norm needs the norm's row kernels, and q and k weights both or neither");
+  if (qk_weights) {
+    const Shape want = qk_kernels->param_shape(d.HS());
+    check(qk_norm.q_weight.shape() == want && qk_norm.k_weight.shape() == want,
+          "causal_self_attention: QK-norm needs q and k weights of shape ", want, " for heads of ", d.HS(),
+          " = C / n_head, got ", qk_norm.q_weight.shape(), " and ", qk_norm.k_weight.shape());
+  }
 
   Tape<T>& tape = x.tape();
   const OpInputs<T> inputs{x, w_qkv, w_proj, b_qkv, b_proj, qk_norm.q_weight, qk_norm.k_weight};
@@ -201,26 +189,30 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
     const int64_t n = rows * d.NH, block = rows * d.C;
     T* raw = tape.template scratch<T>(2 * block);
     T* normed = tape.template scratch<T>(2 * block);
-    T* stats = tape.template scratch<T>(4 * n);
+    const int64_t per_block = qk_kernels->stats_per_row * n;
+    T* stats = tape.template scratch<T>(2 * per_block);
     const T eps = static_cast<T>(qk_norm.eps);
+    const T* const q[1] = {qk_weights ? qk_norm.q_weight.data() : nullptr};
+    const T* const k[1] = {qk_weights ? qk_norm.k_weight.data() : nullptr};
     gather_qk(raw, qkv, rows, d.C);
-    qk_norm_forward(qk_kind, normed, stats, raw, qk_norm.q_weight.data(), n, d.HS(), eps);
-    qk_norm_forward(qk_kind, normed + block, stats + 2 * n, raw + block, qk_norm.k_weight.data(), n, d.HS(), eps);
+    qk_kernels->forward(normed, stats, raw, q, n, d.HS(), eps);
+    qk_kernels->forward(normed + block, stats + per_block, raw + block, k, n, d.HS(), eps);
     scatter_qk(qkv, normed, rows, d.C);
     if (out.requires_grad()) {
-      const int q_weight_at = has_bias ? 5 : 3;  // din[]: x, w_qkv, w_proj, [b_qkv, b_proj], q_weight, k_weight
+      // din[]: x, w_qkv, w_proj, [b_qkv, b_proj], [q_weight, k_weight]
+      const int q_weight_at = qk_weights ? (has_bias ? 5 : 3) : -1;
       qk_cache = tape.template scratch<QKNormCache<T>>(1);
-      *qk_cache = {qk_kind,
+      *qk_cache = {qk_kernels,
                    n,
                    raw,
-                   qk_norm.q_weight.data(),
-                   qk_norm.k_weight.data(),
+                   q[0],
+                   k[0],
                    stats,
                    normed,  // the normalised values are in qkv now; the buffer holds their gradient
                    tape.template scratch<T>(2 * block),
                    tape.template scratch<T>(norm_backward_scratch(d.HS())),
                    q_weight_at,
-                   q_weight_at + 1};
+                   qk_weights ? q_weight_at + 1 : -1};
     }
   }
   const T mx = attention_core_forward(att, y, qkv, d);
@@ -250,10 +242,14 @@ CausalSelfAttention<T>::CausalSelfAttention(AttentionOptions o) : options_(o) {
   check(o.dim % o.n_head == 0, "CausalSelfAttention: n_head = ", o.n_head, " does not divide dim = ", o.dim);
   qkv_ = &this->add_module("qkv", std::make_unique<Linear<T>>(LinearOptions{o.dim, 3 * o.dim, o.bias}));
   proj_ = &this->add_module("proj", std::make_unique<Linear<T>>(LinearOptions{o.dim, o.dim, o.bias}));
-  if (o.qk_norm != NormKind::kNone) {
-    const int64_t HS = o.dim / o.n_head;
-    q_norm_ = &this->add_module("q_norm", make_norm<T>(o.qk_norm, HS, o.qk_norm_eps, /*bias=*/false));
-    k_norm_ = &this->add_module("k_norm", make_norm<T>(o.qk_norm, HS, o.qk_norm_eps, /*bias=*/false));
+  if (!o.qk_norm.is_none()) {
+    check(o.qk_norm.entry().row_kernels<T>() != nullptr, "CausalSelfAttention: norm '", o.qk_norm.name(),
+          "' has no row kernels, so it cannot be a QK-norm");
+    const NormSpec spec{o.dim / o.n_head, o.qk_norm_eps, /*bias=*/false};
+    q_norm_ = &this->add_module("q_norm", make_norm<T>(o.qk_norm, spec));
+    k_norm_ = &this->add_module("k_norm", make_norm<T>(o.qk_norm, spec));
+    check(q_norm_->parameters().size() <= 1, "CausalSelfAttention: QK-norm '", o.qk_norm.name(),
+          "' has ", q_norm_->parameters().size(), " parameters; at most one is supported");
   }
 }
 
@@ -262,10 +258,11 @@ Var<T> CausalSelfAttention<T>::forward(Var<T> x) {
   Tape<T>& tape = x.tape();
   const bool b = options_.bias;
   QKNormInputs<T> qk;
-  qk.kind = options_.qk_norm, qk.eps = options_.qk_norm_eps;
+  qk.eps = options_.qk_norm_eps;
   if (q_norm_) {
-    qk.q_weight = tape.param(q_norm_->parameter("weight"));
-    qk.k_weight = tape.param(k_norm_->parameter("weight"));
+    qk.kernels = options_.qk_norm.entry().row_kernels<T>();
+    const auto q = q_norm_->parameters(), k = k_norm_->parameters();
+    if (!q.empty()) qk.q_weight = tape.param(*q[0]), qk.k_weight = tape.param(*k[0]);
   }
   return causal_self_attention(x, tape.param(qkv_->weight()), tape.param(proj_->weight()),
                                b ? tape.param(*qkv_->bias()) : Var<T>{}, b ? tape.param(*proj_->bias()) : Var<T>{},
@@ -275,7 +272,7 @@ Var<T> CausalSelfAttention<T>::forward(Var<T> x) {
 template <typename T>
 std::string CausalSelfAttention<T>::options_repr() const {
   return cat("dim=", options_.dim, ", n_head=", options_.n_head, ", bias=", options_.bias ? "true" : "false",
-             options_.qk_norm == NormKind::kNone ? "" : ", qk_norm=" + to_string(options_.qk_norm));
+             options_.qk_norm.is_none() ? "" : ", qk_norm=" + to_string(options_.qk_norm));
 }
 
 template float attention_core_forward<float>(float*, float*, const float*, const AttentionDims&);

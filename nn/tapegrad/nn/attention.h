@@ -9,8 +9,8 @@
 // splitting and merging heads costs no copies.
 //
 // Optional QK-norm (Dehghani et al. 2023, Wortsman et al. 2023; OLMo 2, Qwen 3): before the
-// logits, q and k of every head are normalised over their HS features by a LayerNorm or RMSNorm
-// with (HS) weights shared by all heads (q_norm.weight, k_norm.weight). |S_ij| is then bounded
+// logits, q and k of every head are normalised over their HS features by any registered norm with
+// row kernels (LayerNorm, RMSNorm, ...), its weights shared by all heads (q_norm.*, k_norm.*). |S_ij| is then bounded
 // by the norms' weights rather than by the size of the activations — the remedy those papers
 // give for attention-logit growth, the instability the lab's max-logit metric watches.
 // The LayerNorm has no bias, as in ViT-22B: a bias on k adds q_i . b to the whole row i of S,
@@ -38,11 +38,11 @@ T attention_core_forward(T* att, T* y, const T* qkv, const AttentionDims& d);
 template <typename T>
 void attention_core_backward(T* dqkv, T* scratch, const T* dy, const T* qkv, const T* att, const AttentionDims& d);
 
-// QK-norm's parameters for causal_self_attention: kind kNone (the default) turns it off; else
-// q_weight and k_weight are (HS).
+// QK-norm for causal_self_attention: null kernels (the default) turn it off; else the norm's row
+// kernels (norm.h) and its one parameter for q and for k (undefined if the norm has none).
 template <typename T>
 struct QKNormInputs {
-  NormKind kind = NormKind::kNone;
+  const NormRowKernels<T>* kernels = nullptr;
   Var<T> q_weight, k_weight;
   double eps = 1e-5;
 };
@@ -57,7 +57,7 @@ struct AttentionOptions {
   int64_t dim = 0;
   int64_t n_head = 1;
   bool bias = true;
-  NormKind qk_norm = NormKind::kNone;  // normalise q and k per head (see above)
+  NormKind qk_norm;  // normalise q and k per head (see above); default none
   double qk_norm_eps = 1e-5;
 };
 
@@ -70,8 +70,8 @@ class CausalSelfAttention : public UnaryModule<T> {
   Linear<T>& qkv() { return *qkv_; }
   Linear<T>& proj() { return *proj_; }
   // The per-head q and k norms; null without QK-norm.
-  Module<T>* q_norm() { return q_norm_; }
-  Module<T>* k_norm() { return k_norm_; }
+  UnaryModule<T>* q_norm() { return q_norm_; }
+  UnaryModule<T>* k_norm() { return k_norm_; }
   const AttentionOptions& options() const { return options_; }
   // Largest attention logit seen by the last forward() (0 before any).
   T last_max_logit() const { return max_logit_; }
@@ -82,8 +82,8 @@ class CausalSelfAttention : public UnaryModule<T> {
   AttentionOptions options_;
   Linear<T>* qkv_;
   Linear<T>* proj_;
-  Module<T>* q_norm_ = nullptr;
-  Module<T>* k_norm_ = nullptr;
+  UnaryModule<T>* q_norm_ = nullptr;
+  UnaryModule<T>* k_norm_ = nullptr;
   T max_logit_ = 0;
 };
 

@@ -25,10 +25,11 @@ double rms(TensorView<const T> v) {
 
 template <typename T>
 DecoderBlock<T>::DecoderBlock(BlockOptions o) : options_(o) {
-  norm1_ = &this->add_module("norm1", make_norm<T>(o.norm, o.dim, o.norm_eps));
+  const NormSpec norm{o.dim, o.norm_eps};
+  norm1_ = &this->add_module("norm1", make_norm<T>(o.norm, norm));
   attn_ = &this->add_module("attn", std::make_unique<CausalSelfAttention<T>>(
                                               AttentionOptions{o.dim, o.n_head, o.bias, o.qk_norm, o.norm_eps}));
-  norm2_ = &this->add_module("norm2", make_norm<T>(o.norm, o.dim, o.norm_eps));
+  norm2_ = &this->add_module("norm2", make_norm<T>(o.norm, norm));
   mlp_ = &this->add_module("mlp", std::make_unique<MLP<T>>(MlpOptions{o.dim, o.mlp_hidden, o.mlp, o.bias}));
 }
 
@@ -53,7 +54,7 @@ Var<T> DecoderBlock<T>::forward(Var<T> x, BlockProbe* probe) {
 template <typename T>
 std::string DecoderBlock<T>::options_repr() const {
   return cat("placement=", to_string(options_.placement), ", norm=", to_string(options_.norm),
-             options_.qk_norm == NormKind::kNone ? "" : ", qk_norm=" + to_string(options_.qk_norm));
+             options_.qk_norm.is_none() ? "" : ", qk_norm=" + to_string(options_.qk_norm));
 }
 
 template double rms<float>(TensorView<const float>);

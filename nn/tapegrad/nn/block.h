@@ -21,13 +21,13 @@ std::string to_string(Placement placement);
 struct BlockOptions {
   int64_t dim = 0;
   int64_t n_head = 1;
-  NormKind norm = NormKind::kLayerNorm;
+  NormKind norm = NormKind::parse("layernorm");
   Placement placement = Placement::kPre;
   MlpKind mlp = MlpKind::kGelu;
   int64_t mlp_hidden = 0;  // 0: the MLP's default
   bool bias = true;
   double norm_eps = 1e-5;
-  NormKind qk_norm = NormKind::kNone;  // QK-norm in the attention (attention.h)
+  NormKind qk_norm;  // QK-norm in the attention (attention.h); default none
 };
 
 // What one forward pass looked like inside a block, for the lab's instrumentation. RMS values

@@ -48,8 +48,8 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
   read(j, "n_head", c.n_head);
   read(j, "dim", c.dim);
   std::string s;
-  if (j.contains("norm")) read(j, "norm", s), c.norm = parse_norm_kind(s);
-  if (j.contains("qk_norm")) read(j, "qk_norm", s), c.qk_norm = parse_norm_kind(s);
+  if (j.contains("norm")) read(j, "norm", s), c.norm = NormKind::parse(s);
+  if (j.contains("qk_norm")) read(j, "qk_norm", s), c.qk_norm = NormKind::parse(s);
   if (j.contains("placement")) read(j, "placement", s), c.placement = parse_placement(s);
   if (j.contains("mlp")) read(j, "mlp", s), c.mlp = parse_mlp_kind(s);
   read(j, "mlp_hidden", c.mlp_hidden);

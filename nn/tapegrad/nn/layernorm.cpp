@@ -142,6 +142,27 @@ LayerNorm<T>::LayerNorm(LayerNormOptions o) : options_(o) {
 }
 
 template <typename T>
+std::unique_ptr<UnaryModule<T>> LayerNorm<T>::from_spec(const NormSpec& spec) {
+  return std::make_unique<LayerNorm<T>>(LayerNormOptions{spec.dim, spec.eps, true, spec.bias});
+}
+
+// As QK-norm: gamma only (p[0]); stats are the n means, then the n rstds.
+template <typename T>
+const NormRowKernels<T>* LayerNorm<T>::row_kernels() {
+  static constexpr NormRowKernels<T> kernels{
+      2,
+      [](int64_t C) { return Shape{C}; },
+      [](T* y, T* stats, const T* x, const T* const* p, int64_t n, int64_t C, T eps) {
+        layernorm_forward(y, stats, stats + n, x, p[0], static_cast<const T*>(nullptr), n, C, eps);
+      },
+      [](T* dx, T* const* dp, const T* dy, const T* x, const T* stats, const T* const* p, int64_t n, int64_t C,
+         T* scratch) {
+        layernorm_backward(dx, dp[0], static_cast<T*>(nullptr), dy, x, stats, stats + n, p[0], n, C, scratch);
+      }};
+  return &kernels;
+}
+
+template <typename T>
 Var<T> LayerNorm<T>::forward(Var<T> x) {
   Tape<T>& tape = x.tape();
   return layer_norm(x, weight_ ? tape.param(*weight_) : Var<T>{}, bias_ ? tape.param(*bias_) : Var<T>{},

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tapegrad/nn/module.h"
+#include "tapegrad/nn/norm.h"
 
 namespace tapegrad::nn {
 
@@ -41,6 +42,9 @@ template <typename T>
 class LayerNorm : public UnaryModule<T> {
  public:
   explicit LayerNorm(LayerNormOptions options);
+  // For the norm registry (norm.h).
+  static std::unique_ptr<UnaryModule<T>> from_spec(const NormSpec& spec);
+  static const NormRowKernels<T>* row_kernels();
   Var<T> forward(Var<T> x) override;
   const LayerNormOptions& options() const { return options_; }
   std::string type_name() const override { return "LayerNorm"; }

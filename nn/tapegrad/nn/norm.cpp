@@ -5,33 +5,63 @@
 
 namespace tapegrad::nn {
 
-NormKind parse_norm_kind(const std::string& name) {
-  if (name == "layernorm") return NormKind::kLayerNorm;
-  if (name == "rmsnorm") return NormKind::kRMSNorm;
-  if (name == "none") return NormKind::kNone;
-  throw Error(cat("unknown norm '", name, "' (expected layernorm, rmsnorm or none)"));
-}
+namespace {
 
-std::string to_string(NormKind kind) {
-  switch (kind) {
-    case NormKind::kLayerNorm: return "layernorm";
-    case NormKind::kRMSNorm: return "rmsnorm";
-    case NormKind::kNone: return "none";
+template <template <typename> class M>
+NormEntry norm(std::string_view name, std::string_view label, std::string_view description, bool identity = false) {
+  NormEntry e{name, label, description, &M<float>::from_spec, &M<double>::from_spec};
+  if constexpr (requires { M<float>::row_kernels(); }) {
+    e.rows_float = &M<float>::row_kernels;
+    e.rows_double = &M<double>::row_kernels;
   }
-  return "?";
+  e.identity = identity;
+  return e;
 }
 
-template <typename T>
-std::unique_ptr<UnaryModule<T>> make_norm(NormKind kind, int64_t dim, double eps, bool bias) {
-  switch (kind) {
-    case NormKind::kLayerNorm: return std::make_unique<LayerNorm<T>>(LayerNormOptions{dim, eps, true, bias});
-    case NormKind::kRMSNorm: return std::make_unique<RMSNorm<T>>(RMSNormOptions{dim, eps, true});
-    case NormKind::kNone: return std::make_unique<Identity<T>>();
-  }
-  return nullptr;
+}  // namespace
+
+// THE REGISTRY: one line per norm. Order is the order of --help, the lab's default list, plots.
+const std::vector<NormEntry>& norm_registry() {
+  static const std::vector<NormEntry> registry{
+      norm<LayerNorm>("layernorm", "LayerNorm", "re-centre and re-scale each row: gamma (x - mean) / std + beta"),
+      norm<RMSNorm>("rmsnorm", "RMSNorm", "re-scale each row to unit RMS: w x / rms(x); no re-centring, no bias"),
+      norm<Identity>("none", "no norm", "no normalisation (the identity)", /*identity=*/true),
+  };
+  return registry;
 }
 
-template std::unique_ptr<UnaryModule<float>> make_norm<float>(NormKind, int64_t, double, bool);
-template std::unique_ptr<UnaryModule<double>> make_norm<double>(NormKind, int64_t, double, bool);
+std::vector<std::string> norm_names() {
+  std::vector<std::string> names;
+  for (const NormEntry& e : norm_registry()) names.emplace_back(e.name);
+  return names;
+}
+
+std::string norm_help() {
+  std::string s;
+  for (const NormEntry& e : norm_registry()) s += cat(s.empty() ? "" : "\n", e.name, ": ", e.description);
+  return s;
+}
+
+std::string norm_label(std::string_view name) {
+  for (const NormEntry& e : norm_registry())
+    if (e.name == name) return std::string(e.label);
+  return std::string(name);
+}
+
+NormKind NormKind::parse(std::string_view name) {
+  for (const NormEntry& e : norm_registry())
+    if (e.name == name) return NormKind(&e);
+  std::string known;
+  for (const NormEntry& e : norm_registry()) known += cat(known.empty() ? "" : ", ", e.name);
+  throw Error(cat("unknown norm '", name.substr(0, 64), "'; known: ", known));
+}
+
+std::vector<NormKind> all_norms() {
+  std::vector<NormKind> kinds;
+  for (const NormEntry& e : norm_registry()) kinds.push_back(NormKind::parse(e.name));
+  return kinds;
+}
+
+std::string to_string(NormKind kind) { return std::string(kind.name()); }
 
 }  // namespace tapegrad::nn

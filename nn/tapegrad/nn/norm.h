@@ -1,27 +1,115 @@
-// The norm a block uses, chosen at run time: LayerNorm, RMSNorm or none (the identity) — the
-// axis the lab compares.
+// The norm registry: every normalisation a block, the final norm or QK-norm can use, declared once
+// in one table (norm.cpp: a line per norm, as PyTorch's derivatives.yaml declares each op once).
+// Everything else derives from it — command-line choices and their --help text, parsing and
+// printing, error messages, the lab's default list, report labels, plot colours, tests that
+// GENERATE over every norm — so adding a norm is one file pair (the module, with its hand-derived
+// backward), one registration line and one test file.
+//
+// A norm module M<T> (a UnaryModule) provides, for the registry:
+//   static std::unique_ptr<UnaryModule<T>> from_spec(const NormSpec&);
+// and, if it can run inside the fused attention as QK-norm:
+//   static const NormRowKernels<T>* row_kernels();
+// It initialises its own parameters (Module::reset_parameters).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "tapegrad/nn/module.h"
 
 namespace tapegrad::nn {
 
-enum class NormKind { kLayerNorm, kRMSNorm, kNone };
-NormKind parse_norm_kind(const std::string& name);  // "layernorm" | "rmsnorm" | "none"; throws otherwise
+// What every norm is built from.
+struct NormSpec {
+  int64_t dim = 0;    // the normalised (last) dimension
+  double eps = 1e-5;
+  bool bias = true;   // an additive bias where the norm has one (QK-norm asks for none: a bias on k
+                      // is cancelled by the softmax, so it would never get a gradient)
+};
+
+// A norm's row kernels, for QK-norm inside the fused attention node: forward normalises n rows of
+// C and saves `stats_per_row` statistics per row; backward adds into dx and into each non-null
+// dp[i]. p and dp: the module's parameters in registration order (QK-norm allows at most one).
+// scratch: norm_backward_scratch(C) elements (norm_affine.h).
+template <typename T>
+struct NormRowKernels {
+  int stats_per_row = 0;
+  Shape (*param_shape)(int64_t C) = nullptr;  // the shape of the one parameter, for rows of C
+  void (*forward)(T* y, T* stats, const T* x, const T* const* p, int64_t n, int64_t C, T eps) = nullptr;
+  void (*backward)(T* dx, T* const* dp, const T* dy, const T* x, const T* stats, const T* const* p, int64_t n,
+                   int64_t C, T* scratch) = nullptr;
+};
+
+template <typename T>
+using NormFactory = std::unique_ptr<UnaryModule<T>> (*)(const NormSpec&);
+
+struct NormEntry {
+  std::string_view name;         // as typed on the command line and stored in checkpoints
+  std::string_view label;        // for prose and plots: "LayerNorm"
+  std::string_view description;  // one line, for --help
+  NormFactory<float> make_float = nullptr;
+  NormFactory<double> make_double = nullptr;
+  const NormRowKernels<float>* (*rows_float)() = nullptr;  // null: no QK-norm
+  const NormRowKernels<double>* (*rows_double)() = nullptr;
+  bool identity = false;  // "none": no module at all where a norm is optional (the final norm)
+
+  template <typename T>
+  std::unique_ptr<UnaryModule<T>> make(const NormSpec& spec) const {
+    if constexpr (std::is_same_v<T, float>) return make_float(spec);
+    else return make_double(spec);
+  }
+  template <typename T>
+  const NormRowKernels<T>* row_kernels() const {
+    if constexpr (std::is_same_v<T, float>) return rows_float ? rows_float() : nullptr;
+    else return rows_double ? rows_double() : nullptr;
+  }
+};
+
+// The registered norms, in registration order.
+const std::vector<NormEntry>& norm_registry();
+std::vector<std::string> norm_names();
+// "name: description" lines, for --help.
+std::string norm_help();
+// The registered norm's label ("LayerNorm"), or `name` itself if none is registered under it
+// (e.g. a name read from an older sweep's records).
+std::string norm_label(std::string_view name);
+
+// A registered norm, by handle: cheap to copy and compare.
+class NormKind {
+ public:
+  NormKind() : NormKind(none()) {}
+  // Throws "unknown norm 'x'; known: layernorm, rmsnorm, ..." for a name the registry lacks.
+  static NormKind parse(std::string_view name);
+  static NormKind none() { return parse("none"); }
+
+  const NormEntry& entry() const { return *entry_; }
+  std::string_view name() const { return entry_->name; }
+  bool is_none() const { return entry_->identity; }
+  bool operator==(const NormKind& o) const { return entry_ == o.entry_; }
+
+ private:
+  explicit NormKind(const NormEntry* entry) : entry_(entry) {}
+  const NormEntry* entry_;
+};
+
+// Every registered norm, for tests that GENERATE over the registry.
+std::vector<NormKind> all_norms();
 std::string to_string(NormKind kind);
 
 template <typename T>
+std::unique_ptr<UnaryModule<T>> make_norm(NormKind kind, const NormSpec& spec) {
+  return kind.entry().make<T>(spec);
+}
+
+// "none": the identity.
+template <typename T>
 class Identity : public UnaryModule<T> {
  public:
+  static std::unique_ptr<UnaryModule<T>> from_spec(const NormSpec&) { return std::make_unique<Identity>(); }
   Var<T> forward(Var<T> x) override { return x; }
   std::string type_name() const override { return "Identity"; }
 };
-
-// Affine norms (weights initialised to 1); `bias` adds LayerNorm's beta (RMSNorm has none).
-template <typename T>
-std::unique_ptr<UnaryModule<T>> make_norm(NormKind kind, int64_t dim, double eps, bool bias = true);
 
 }  // namespace tapegrad::nn

@@ -112,6 +112,25 @@ RMSNorm<T>::RMSNorm(RMSNormOptions o) : options_(o) {
 }
 
 template <typename T>
+std::unique_ptr<UnaryModule<T>> RMSNorm<T>::from_spec(const NormSpec& spec) {
+  return std::make_unique<RMSNorm<T>>(RMSNormOptions{spec.dim, spec.eps, true});
+}
+
+// As QK-norm: weight p[0]; stats are the n values of 1/rms.
+template <typename T>
+const NormRowKernels<T>* RMSNorm<T>::row_kernels() {
+  static constexpr NormRowKernels<T> kernels{
+      1,
+      [](int64_t C) { return Shape{C}; },
+      [](T* y, T* stats, const T* x, const T* const* p, int64_t n, int64_t C, T eps) {
+        rmsnorm_forward(y, stats, x, p[0], n, C, eps);
+      },
+      [](T* dx, T* const* dp, const T* dy, const T* x, const T* stats, const T* const* p, int64_t n, int64_t C,
+         T* scratch) { rmsnorm_backward(dx, dp[0], dy, x, stats, p[0], n, C, scratch); }};
+  return &kernels;
+}
+
+template <typename T>
 Var<T> RMSNorm<T>::forward(Var<T> x) {
   return rms_norm(x, weight_ ? x.tape().param(*weight_) : Var<T>{}, options_.eps);
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "tapegrad/nn/module.h"
+#include "tapegrad/nn/norm.h"
 
 namespace tapegrad::nn {
 
@@ -37,6 +38,9 @@ template <typename T>
 class RMSNorm : public UnaryModule<T> {
  public:
   explicit RMSNorm(RMSNormOptions options);
+  // For the norm registry (norm.h). RMSNorm has no bias: NormSpec::bias is ignored.
+  static std::unique_ptr<UnaryModule<T>> from_spec(const NormSpec& spec);
+  static const NormRowKernels<T>* row_kernels();
   Var<T> forward(Var<T> x) override;
   const RMSNormOptions& options() const { return options_; }
   std::string type_name() const override { return "RMSNorm"; }
