@@ -240,8 +240,8 @@ CausalSelfAttention<T>::CausalSelfAttention(AttentionOptions o) : options_(o) {
   check(o.dim > 0 && o.n_head > 0, "CausalSelfAttention: dim and n_head must be positive, got dim=", o.dim,
         " n_head=", o.n_head);
   check(o.dim % o.n_head == 0, "CausalSelfAttention: n_head = ", o.n_head, " does not divide dim = ", o.dim);
-  qkv_ = &this->add_module("qkv", std::make_unique<Linear<T>>(LinearOptions{o.dim, 3 * o.dim, o.bias}));
-  proj_ = &this->add_module("proj", std::make_unique<Linear<T>>(LinearOptions{o.dim, o.dim, o.bias}));
+  qkv_ = &this->add_module("qkv", std::make_unique<Linear<T>>(LinearOptions{o.dim, 3 * o.dim, o.bias, o.init_std}));
+  proj_ = &this->add_module("proj", std::make_unique<Linear<T>>(LinearOptions{o.dim, o.dim, o.bias, o.proj_init_std}));
   if (!o.qk_norm.is_none()) {
     check(o.qk_norm.entry().row_kernels<T>() != nullptr, "CausalSelfAttention: norm '", o.qk_norm.name(),
           "' has no row kernels, so it cannot be a QK-norm");

@@ -28,9 +28,11 @@ DecoderBlock<T>::DecoderBlock(BlockOptions o) : options_(o) {
   const NormSpec norm{o.dim, o.norm_eps};
   norm1_ = &this->add_module("norm1", make_norm<T>(o.norm, norm));
   attn_ = &this->add_module("attn", std::make_unique<CausalSelfAttention<T>>(
-                                              AttentionOptions{o.dim, o.n_head, o.bias, o.qk_norm, o.norm_eps}));
+                                              AttentionOptions{o.dim, o.n_head, o.bias, o.qk_norm, o.norm_eps,
+                                                               o.init_std, o.proj_init_std}));
   norm2_ = &this->add_module("norm2", make_norm<T>(o.norm, norm));
-  mlp_ = &this->add_module("mlp", std::make_unique<MLP<T>>(MlpOptions{o.dim, o.mlp_hidden, o.mlp, o.bias}));
+  mlp_ = &this->add_module("mlp", std::make_unique<MLP<T>>(
+                                             MlpOptions{o.dim, o.mlp_hidden, o.mlp, o.bias, o.init_std, o.proj_init_std}));
 }
 
 template <typename T>

@@ -13,14 +13,14 @@ namespace tapegrad::nn {
 template <typename T>
 Decoder<T>::Decoder(DecoderConfig c, uint64_t seed) : config_(c) {
   c.validate();
-  wte_ = &this->add_module("wte", std::make_unique<Embedding<T>>(EmbeddingOptions{c.vocab_size, c.dim}));
-  wpe_ = &this->add_module("wpe", std::make_unique<Embedding<T>>(EmbeddingOptions{c.context, c.dim}));
+  wte_ = &this->add_module("wte", std::make_unique<Embedding<T>>(EmbeddingOptions{c.vocab_size, c.dim, c.init_std}));
+  wpe_ = &this->add_module("wpe", std::make_unique<Embedding<T>>(EmbeddingOptions{c.context, c.dim, c.init_std}));
   auto& list = this->add_module("blocks", std::make_unique<ModuleList<T>>());
   for (int64_t i = 0; i < c.n_layer; ++i)
     blocks_.push_back(&list.push_back(std::make_unique<DecoderBlock<T>>(c.block_options())));
   if (c.final_norm && !c.norm.is_none()) norm_f_ = &this->add_module("norm_f", make_norm<T>(c.norm, {c.dim, c.norm_eps}));
   if (!c.tie_head)
-    lm_head_ = &this->add_module("lm_head", std::make_unique<Linear<T>>(LinearOptions{c.dim, c.vocab_size, false}));
+    lm_head_ = &this->add_module("lm_head", std::make_unique<Linear<T>>(LinearOptions{c.dim, c.vocab_size, false, c.init_std}));
   positions_.resize(static_cast<size_t>(c.context));
   std::iota(positions_.begin(), positions_.end(), 0);
   init_weights(seed);
@@ -29,21 +29,7 @@ Decoder<T>::Decoder(DecoderConfig c, uint64_t seed) : config_(c) {
 template <typename T>
 void Decoder<T>::init_weights(uint64_t seed) {
   Rng rng(seed);
-  const double residual_std = config_.init_std / std::sqrt(2.0 * static_cast<double>(config_.n_layer));
-  const auto ends_with = [](const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  for (auto& [name, p] : this->named_parameters()) {
-    const bool is_norm = name.find("norm") != std::string::npos;
-    if (is_norm) {
-      p->value.fill(ends_with(name, ".weight") ? T(1) : T(0));
-    } else if (ends_with(name, ".bias")) {
-      p->value.fill(T(0));
-    } else {
-      const bool residual = ends_with(name, "attn.proj.weight") || ends_with(name, "mlp.proj.weight");
-      p->value = Tensor<T>::randn(p->shape(), rng, residual ? residual_std : config_.init_std);
-    }
-  }
+  this->reset_parameters(rng);
 }
 
 template <typename T>

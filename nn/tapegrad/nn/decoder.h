@@ -2,10 +2,11 @@
 // final norm, and an LM head (tied to the token embedding by default). forward() returns the
 // logits and, given targets, the mean cross-entropy loss (fused log-softmax).
 //
-// Initialisation (GPT-2, as in nanoGPT), from Rng(seed), parameters visited in registration
-// order: every Linear and Embedding weight ~ N(0, init_std^2); the two residual projections of
-// each block (attn.proj.weight, mlp.proj.weight) ~ N(0, (init_std / sqrt(2 n_layer))^2), so the
-// residual stream's variance does not grow with depth at init; biases 0; norm weights 1, biases 0.
+// Initialisation (GPT-2, as in nanoGPT), from Rng(seed): each module's reset_parameters, visited
+// in registration order, with the options DecoderConfig gives them — every Linear and Embedding
+// weight ~ N(0, init_std^2); the two residual projections of each block (attn.proj.weight,
+// mlp.proj.weight) ~ N(0, (init_std / sqrt(2 n_layer))^2), so the residual stream's variance does
+// not grow with depth at init; biases 0; each norm its own constants.
 //
 // Parameter names: wte.weight, wpe.weight, blocks.{i}.norm1.{weight,bias},
 // blocks.{i}.attn.qkv.{weight,bias}, blocks.{i}.attn.proj.{weight,bias}, blocks.{i}.norm2...,
@@ -44,7 +45,7 @@ class Decoder : public Module<T> {
   Output forward(Tape<T>& tape, std::span<const int32_t> ids, int64_t B, int64_t seq_len,
                  std::span<const int32_t> targets = {}, DecoderProbe* probe = nullptr);
 
-  // Re-draws every parameter as described above.
+  // Re-draws every parameter as described above: reset_parameters(Rng(seed)).
   void init_weights(uint64_t seed);
 
   const DecoderConfig& config() const { return config_; }

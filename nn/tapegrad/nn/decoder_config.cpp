@@ -1,5 +1,6 @@
 #include "tapegrad/nn/decoder_config.h"
 
+#include <cmath>
 #include <set>
 
 #include "tapegrad/io/json_field.h"
@@ -18,8 +19,12 @@ void DecoderConfig::validate() const {
   check(init_std > 0, "config: init_std must be positive, got ", init_std);
 }
 
+// GPT-2's initialisation: every linear map and embedding ~ N(0, init_std^2), biases 0, and the
+// two residual projections of each block at init_std / sqrt(2 n_layer), so the residual stream's
+// variance does not grow with depth at init.
 BlockOptions DecoderConfig::block_options() const {
-  return {dim, n_head, norm, placement, mlp, mlp_hidden, bias, norm_eps, qk_norm};
+  return {dim, n_head, norm, placement, mlp, mlp_hidden, bias, norm_eps, qk_norm, init_std,
+          init_std / std::sqrt(2.0 * static_cast<double>(n_layer))};
 }
 
 nlohmann::json to_json(const DecoderConfig& c) {

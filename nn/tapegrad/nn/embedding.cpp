@@ -1,5 +1,6 @@
 #include "tapegrad/nn/embedding.h"
 
+#include "tapegrad/nn/init.h"
 #include "tapegrad/ops/embedding.h"
 
 namespace tapegrad::nn {
@@ -10,6 +11,13 @@ template <typename T>
 Embedding<T>::Embedding(EmbeddingOptions o) : options_(o) {
   check(o.num > 0 && o.dim > 0, "Embedding: num and dim must be positive, got num=", o.num, " dim=", o.dim);
   weight_ = &this->add_parameter("weight", Tensor<T>(Shape{o.num, o.dim}));
+  Rng rng = default_rng();
+  reset_parameters(rng);
+}
+
+template <typename T>
+void Embedding<T>::reset_parameters(Rng& rng) {
+  init::normal(weight_->value, rng, options_.init_std);
 }
 
 template <typename T>

@@ -10,12 +10,15 @@ namespace tapegrad::nn {
 struct EmbeddingOptions {
   int64_t num = 0;  // rows: vocabulary size, or context length for positions
   int64_t dim = 0;
+  double init_std = 1.0;  // weight ~ N(0, init_std^2); 1 is torch.nn.Embedding's default
 };
 
 template <typename T>
 class Embedding : public Module<T> {
  public:
+  // Initialised at construction from the default generator (init.h).
   explicit Embedding(EmbeddingOptions options);
+  void reset_parameters(Rng& rng) override;
   // ids of shape `ids_shape` -> ids_shape + (dim). The ids must outlive backward().
   Var<T> forward(Tape<T>& tape, std::span<const int32_t> ids, Shape ids_shape);
   Parameter<T>& weight() { return *weight_; }

@@ -163,6 +163,12 @@ const NormRowKernels<T>* LayerNorm<T>::row_kernels() {
 }
 
 template <typename T>
+void LayerNorm<T>::reset_parameters(Rng&) {
+  if (weight_) weight_->value.fill(T(1));
+  if (bias_) bias_->value.fill(T(0));
+}
+
+template <typename T>
 Var<T> LayerNorm<T>::forward(Var<T> x) {
   Tape<T>& tape = x.tape();
   return layer_norm(x, weight_ ? tape.param(*weight_) : Var<T>{}, bias_ ? tape.param(*bias_) : Var<T>{},

@@ -45,6 +45,7 @@ class LayerNorm : public UnaryModule<T> {
   // For the norm registry (norm.h).
   static std::unique_ptr<UnaryModule<T>> from_spec(const NormSpec& spec);
   static const NormRowKernels<T>* row_kernels();
+  void reset_parameters(Rng& rng) override;  // gamma 1, beta 0
   Var<T> forward(Var<T> x) override;
   const LayerNormOptions& options() const { return options_; }
   std::string type_name() const override { return "LayerNorm"; }

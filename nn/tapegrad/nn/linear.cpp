@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tapegrad/gemm.h"
+#include "tapegrad/nn/init.h"
 #include "tapegrad/ops/add.h"
 #include "tapegrad/parallel.h"
 
@@ -59,6 +60,13 @@ Linear<T>::Linear(LinearOptions o) : options_(o) {
   check(o.in > 0 && o.out > 0, "Linear: in and out features must be positive, got in=", o.in, " out=", o.out);
   weight_ = &this->add_parameter("weight", Tensor<T>(Shape{o.out, o.in}));
   if (o.bias) bias_ = &this->add_parameter("bias", Tensor<T>(Shape{o.out}));
+  Rng rng = default_rng();
+  reset_parameters(rng);
+}
+
+template <typename T>
+void Linear<T>::reset_parameters(Rng& rng) {
+  init::linear(weight_->value, bias_ ? &bias_->value : nullptr, rng, options_.init_std, options_.in);
 }
 
 template <typename T>

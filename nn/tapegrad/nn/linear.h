@@ -22,13 +22,17 @@ struct LinearOptions {
   int64_t in = 0;
   int64_t out = 0;
   bool bias = true;
+  // > 0: weight ~ N(0, init_std^2), bias 0 (GPT-2). 0 (default): torch.nn.Linear's
+  // U(-1/sqrt(in), 1/sqrt(in)) for weight and bias.
+  double init_std = 0;
 };
 
 template <typename T>
 class Linear : public UnaryModule<T> {
  public:
-  // Weights and bias start at zero; the owner initialises them (see Decoder for GPT-2's scheme).
+  // Initialised at construction from the default generator (init.h), as options say.
   explicit Linear(LinearOptions options);
+  void reset_parameters(Rng& rng) override;
   Var<T> forward(Var<T> x) override;
 
   Parameter<T>& weight() { return *weight_; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tapegrad/nn/init.h"
 #include "tapegrad/nn/linear.h"
 #include "tapegrad/ops/gelu.h"
 #include "tapegrad/ops/silu.h"
@@ -127,6 +128,14 @@ MLP<T>::MLP(MlpOptions o) : options_(o) {
     b_fc_ = &this->add_parameter("fc.bias", Tensor<T>(Shape{width}));
     b_proj_ = &this->add_parameter("proj.bias", Tensor<T>(Shape{o.dim}));
   }
+  Rng rng = default_rng();
+  reset_parameters(rng);
+}
+
+template <typename T>
+void MLP<T>::reset_parameters(Rng& rng) {
+  init::linear(w_fc_->value, b_fc_ ? &b_fc_->value : nullptr, rng, options_.init_std, options_.dim);
+  init::linear(w_proj_->value, b_proj_ ? &b_proj_->value : nullptr, rng, options_.proj_init_std, options_.hidden);
 }
 
 template <typename T>

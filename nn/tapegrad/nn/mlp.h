@@ -32,6 +32,9 @@ struct MlpOptions {
                        // which keeps the parameter count of the gelu MLP (3 C H ~ 8 C^2)
   MlpKind kind = MlpKind::kGelu;
   bool bias = true;
+  // The fc and proj maps' init as LinearOptions::init_std (0: torch's default). GPT-2 scales the
+  // residual projection: proj_init_std = init_std / sqrt(2 n_layer).
+  double init_std = 0, proj_init_std = 0;
 };
 int64_t default_mlp_hidden(int64_t dim, MlpKind kind);
 
@@ -39,6 +42,7 @@ template <typename T>
 class MLP : public UnaryModule<T> {
  public:
   explicit MLP(MlpOptions options);
+  void reset_parameters(Rng& rng) override;
   Var<T> forward(Var<T> x) override;
   const MlpOptions& options() const { return options_; }
   std::string type_name() const override { return "MLP"; }

@@ -62,6 +62,11 @@ void Module<T>::zero_grad() {
 }
 
 template <typename T>
+void Module<T>::reset_parameters(Rng& rng) {
+  for (auto& [name, child] : children_) child->reset_parameters(rng);
+}
+
+template <typename T>
 void Module<T>::train(bool on) {
   training_ = on;
   for (auto& [name, child] : children_) child->train(on);

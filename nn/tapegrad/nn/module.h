@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tapegrad/parameter.h"
+#include "tapegrad/random.h"
 #include "tapegrad/tape.h"
 
 namespace tapegrad::nn {
@@ -39,6 +40,10 @@ class Module {
   Parameter<T>& parameter(const std::string& dotted_name);
   int64_t num_parameters();
   void zero_grad();
+
+  // Re-draws every parameter with the module's own initialisation (init.h): the base visits the
+  // children in registration order; modules with parameters of their own override it.
+  virtual void reset_parameters(Rng& rng);
 
   void train(bool on = true);
   void eval() { train(false); }

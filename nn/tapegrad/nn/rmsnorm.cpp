@@ -131,6 +131,11 @@ const NormRowKernels<T>* RMSNorm<T>::row_kernels() {
 }
 
 template <typename T>
+void RMSNorm<T>::reset_parameters(Rng&) {
+  if (weight_) weight_->value.fill(T(1));
+}
+
+template <typename T>
 Var<T> RMSNorm<T>::forward(Var<T> x) {
   return rms_norm(x, weight_ ? x.tape().param(*weight_) : Var<T>{}, options_.eps);
 }

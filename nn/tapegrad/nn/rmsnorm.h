@@ -41,6 +41,7 @@ class RMSNorm : public UnaryModule<T> {
   // For the norm registry (norm.h). RMSNorm has no bias: NormSpec::bias is ignored.
   static std::unique_ptr<UnaryModule<T>> from_spec(const NormSpec& spec);
   static const NormRowKernels<T>* row_kernels();
+  void reset_parameters(Rng& rng) override;  // w 1
   Var<T> forward(Var<T> x) override;
   const RMSNormOptions& options() const { return options_; }
   std::string type_name() const override { return "RMSNorm"; }
