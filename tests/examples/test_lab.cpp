@@ -163,6 +163,27 @@ TEST_CASE("lab: an exploding learning rate diverges, is recorded, and the sweep 
   fs::remove_all(out);
 }
 
+// The lab's default list is the registry: a short sweep over every registered norm, none named here.
+TEST_CASE("lab: a short sweep trains every registered norm and reports each", "[lab][registry]") {
+  const fs::path out = fresh("registry");
+  SweepOptions o = tiny_sweep(out.string());
+  o.norms = SweepOptions{}.norms;
+  REQUIRE(o.norms == nn::norm_names());
+  const auto runs = run_sweep(o, [](const RunRecord&, bool, int, int) {});
+  REQUIRE(runs.size() == o.norms.size());
+  for (const auto& r : runs) {
+    INFO(r.spec.norm);
+    CHECK_FALSE(r.diverged);
+    CHECK(std::isfinite(r.final_val_loss));
+  }
+  const Summary s = summarize(runs);
+  REQUIRE(s.groups.size() == o.norms.size());
+  ReportContext ctx;
+  const std::string md = report_markdown(s, runs, ctx);
+  for (const std::string& n : o.norms) CHECK_THAT(md, Catch::Matchers::Contains(n + "/pre"));
+  fs::remove_all(out);
+}
+
 TEST_CASE("lab: an interrupted sweep resumes, redoing only unfinished runs", "[lab]") {
   const fs::path out = fresh("resume");
   SweepOptions o = tiny_sweep(out.string());

@@ -120,6 +120,28 @@ TEST_CASE("checkpoint: resume gives bitwise the losses of an uninterrupted run",
   fs::remove_all(dir);
 }
 
+// Every registered norm, without naming one: saved, reloaded bitwise, and resumed bitwise.
+TEST_CASE("checkpoint: every registered norm saves, reloads and resumes bitwise", "[train][registry]") {
+  const std::string norm = GENERATE(from_range(nn::norm_names()));
+  INFO("norm " << norm);
+  const fs::path dir = fresh_dir("norm_" + norm);
+  TrainConfig c = tiny_config();
+  c.norm = nn::NormKind::parse(norm);
+  auto straight = make_trainer(c);
+  std::vector<double> expect;
+  for (int i = 0; i < 4; ++i) expect.push_back(straight->train_step().loss);
+  auto first = make_trainer(c);
+  for (int i = 0; i < 2; ++i) first->train_step();
+  save_checkpoint(*first, dir.string());
+  LoadedModel m = load_model(dir.string());
+  CHECK(m.model->config().norm == c.norm);
+  for (auto& [name, p] : first->model().named_parameters())
+    REQUIRE(std::equal(p->value.span().begin(), p->value.span().end(), m.model->parameter(name).value.span().begin()));
+  auto resumed = resume_trainer(dir.string());
+  for (int i = 2; i < 4; ++i) REQUIRE(resumed->train_step().loss == expect[static_cast<size_t>(i)]);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("checkpoint: round trip of weights and optimizer state; damage is detected", "[train][errors]") {
   const fs::path dir = fresh_dir("roundtrip");
   auto t = make_trainer(tiny_config());
