@@ -1,5 +1,7 @@
 #include "tapegrad/gradcheck.h"
 
+#include <limits>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -48,6 +50,17 @@ double probe(Tape<double>& tape, const Fn& f, const Tensor<double>& upstream) {
   return dot(f(tape).value(), upstream.view());
 }
 
+// The round-off of a central difference: s is a sum of terms f_i u_i, each rounded to ~eps of its
+// size, so s carries an absolute error of ~eps * sum |f_i u_i|, and (s+ - s-) / 2h of that over h.
+double central_difference_noise(Tape<double>& tape, const Fn& f, const Tensor<double>& upstream, double h) {
+  tape.clear();
+  auto guard = tape.no_grad();
+  const TensorView<const double> y = f(tape).value();
+  double terms = 0;
+  for (int64_t i = 0; i < y.numel(); ++i) terms += std::abs(y[i] * upstream[i]);
+  return 16 * std::numeric_limits<double>::epsilon() * terms / h;
+}
+
 std::vector<int64_t> elements_to_check(int64_t n, int64_t max_elements, Rng& rng) {
   std::vector<int64_t> idx(n);
   std::iota(idx.begin(), idx.end(), 0);
@@ -77,13 +90,14 @@ GradcheckResult gradcheck(std::string_view name, const Fn& f, std::span<Paramete
   }
   const Tensor<double> u = Tensor<double>::randn(out_shape, rng);
   const std::vector<Tensor<double>> analytic = analytic_grads(tape, f, params, u);
+  const double noise = central_difference_noise(tape, f, u, o.h);
 
   r.ok = true;
   int64_t checked = 0;
   for (size_t k = 0; k < params.size() && r.ok; ++k) {
     Parameter<double>& p = *params[k];
     const Tensor<double>& a = analytic[k];
-    double max_diff = 0, max_num = 0, worst_ratio = -1;
+    double max_diff = 0, max_num = 0, max_analytic = 0, worst_ratio = -1;
     int64_t worst = -1;
     double worst_a = 0, worst_n = 0;
     for (int64_t i : elements_to_check(p.numel(), o.max_elements, rng)) {
@@ -98,14 +112,19 @@ GradcheckResult gradcheck(std::string_view name, const Fn& f, std::span<Paramete
       if (!std::isfinite(a[i])) r.ok = false;  // NaN compares false below; catch it here
       max_diff = std::max(max_diff, diff);
       max_num = std::max(max_num, std::abs(num));
+      max_analytic = std::max(max_analytic, std::abs(a[i]));
       const double ratio = diff / (o.atol + o.rtol * std::abs(num));
       if (ratio > worst_ratio || !std::isfinite(a[i])) {
         worst_ratio = ratio, worst = i, worst_a = a[i], worst_n = num;
       }
       ++checked;
     }
-    const double rel = max_diff / std::max(max_num, 1e-12);
-    r.inputs.push_back({p.name, p.shape(), rel, max_diff, max_num});
+    // An input whose gradient is zero (both ways, to the differences' round-off) — a gain feeding
+    // a scale-invariant norm, say — has no meaningful relative error: it is reported as zero.
+    const bool zero = max_num <= noise && max_analytic <= noise;
+    const double rel = zero ? 0.0 : max_diff / std::max(max_num, 1e-12);
+    r.zero_gradient_inputs += zero;
+    r.inputs.push_back({p.name, p.shape(), rel, max_diff, max_num, zero});
     r.max_rel_error = std::max(r.max_rel_error, rel);
     r.max_abs_error = std::max(r.max_abs_error, max_diff);
     if (worst_ratio > 1 || !r.ok) {
@@ -144,7 +163,10 @@ GradcheckResult gradcheck(std::string_view name, const Fn& f, std::span<Paramete
   for (Parameter<double>* p : params) p->zero_grad();
   r.message = cat("gradcheck '", op, "' ok: ", params.size(), " input(s), ", checked,
                   " elements, max relative error (inf-norm) ", r.max_rel_error, ", max abs error ",
-                  r.max_abs_error, o.check_linearity ? ", backward linear in the upstream gradient" : "");
+                  r.max_abs_error, o.check_linearity ? ", backward linear in the upstream gradient" : "",
+                  r.zero_gradient_inputs ? cat("; ", r.zero_gradient_inputs, " input(s) with a zero gradient (below the "
+                                               "differences' round-off ", noise, ")")
+                                         : "");
   return r;
 }
 

@@ -49,6 +49,9 @@ struct GradcheckInput {
   double rel_error = 0;    // ||analytic - numeric||_inf / ||numeric||_inf for this input
   double abs_error = 0;    // ||analytic - numeric||_inf
   double max_numeric = 0;  // ||numeric||_inf: how large this input's gradient is
+  // Analytic and numeric gradients both below the central differences' round-off
+  // (16 eps sum|f_i u_i| / h): the gradient is zero, and rel_error is reported as 0.
+  bool zero_gradient = false;
 };
 
 struct GradcheckResult {
@@ -58,6 +61,7 @@ struct GradcheckResult {
   // that is ~1e-9 for a correct backward on well-conditioned inputs.
   double max_rel_error = 0;
   double max_abs_error = 0;
+  int zero_gradient_inputs = 0;  // inputs found to have a zero gradient (see GradcheckInput)
   std::string message;  // a one-line summary; on failure: op, input, worst index, values
 };
 
