@@ -2,6 +2,7 @@
 
 #include "tapegrad/nn/layernorm.h"
 #include "tapegrad/nn/rmsnorm.h"
+#include "tapegrad/nn/scalenorm.h"
 
 namespace tapegrad::nn {
 
@@ -25,6 +26,7 @@ const std::vector<NormEntry>& norm_registry() {
   static const std::vector<NormEntry> registry{
       norm<LayerNorm>("layernorm", "LayerNorm", "re-centre and re-scale each row: gamma (x - mean) / std + beta"),
       norm<RMSNorm>("rmsnorm", "RMSNorm", "re-scale each row to unit RMS: w x / rms(x); no re-centring, no bias"),
+      norm<ScaleNorm>("scalenorm", "ScaleNorm", "project each row to radius g: g x / max(||x||, eps), one scalar g = sqrt(dim)"),
       norm<Identity>("none", "no norm", "no normalisation (the identity)", /*identity=*/true),
   };
   return registry;
