@@ -7,6 +7,7 @@
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/safetensors.h"
 #include "tapegrad/io/sha256.h"
+#include "tapegrad/state_dict.h"
 
 namespace tapegrad::lm {
 
@@ -92,26 +93,11 @@ nlohmann::json open_checkpoint(const std::string& dir) {
 
 }  // namespace
 
-void load_parameters(const std::string& path, const std::vector<std::pair<std::string, Tensor<float>*>>& targets) {
-  const io::Safetensors st = io::Safetensors::load(path);
-  std::set<std::string> expected;
-  for (const auto& [name, t] : targets) {
-    expected.insert(name);
-    check(st.contains(name), path, ": tensor '", name, "' is missing");
-    const auto& e = st.entry(name);
-    check(e.dtype == "F32", path, ": tensor '", name, "' is ", e.dtype, ", expected F32");
-    check(e.shape == t->shape(), path, ": tensor '", name, "' has shape ", e.shape, " but the config needs ", t->shape());
-  }
-  for (const auto& e : st.entries())
-    check(expected.count(e.name), path, ": unexpected tensor '", e.name, "' (not part of this model's config)");
-  for (const auto& [name, t] : targets) *t = st.get<float>(name);
-}
-
 void save_checkpoint(Trainer& trainer, const std::string& dir) {
   io::ensure_writable_directory(dir);
   io::NamedTensors<float> weights, moments;
-  for (auto& [name, p] : trainer.model().named_parameters()) weights.emplace_back(name, p->value.view());
-  for (auto& [name, t] : trainer.optimizer().state()) moments.emplace_back(name, t->view());
+  for (auto& [name, t] : trainer.model().state_dict()) weights.emplace_back(name, t->view());
+  for (auto& [name, t] : trainer.optimizer().state_dict()) moments.emplace_back(name, t->view());
   const std::map<std::string, std::string> meta{{"format", "tapegrad"}, {"step", std::to_string(trainer.step())}};
   const std::string model_bytes = io::serialize_safetensors(weights, meta);
   const std::string opt_bytes = io::serialize_safetensors(moments, meta);
@@ -144,9 +130,7 @@ LoadedModel load_model(const std::string& dir) {
   check(mc.vocab_size == m.tokenizer->vocab_size(), path_in(dir, kJson), ": model vocab_size ", mc.vocab_size,
         " differs from the tokenizer's ", m.tokenizer->vocab_size());
   m.model = std::make_unique<nn::Decoder<float>>(mc, 0);
-  std::vector<std::pair<std::string, Tensor<float>*>> targets;
-  for (auto& [name, p] : m.model->named_parameters()) targets.emplace_back(name, &p->value);
-  load_parameters(path_in(dir, kModel), targets);
+  io::load_state_dict(path_in(dir, kModel), m.model->state_dict());
   return m;
 }
 
@@ -164,11 +148,8 @@ std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOver
   check(nn::decoder_config_from_json(j["model"]) == trainer->model().config(), path_in(dir, kJson),
         ": the model config does not match the training config");
 
-  std::vector<std::pair<std::string, Tensor<float>*>> weights, moments;
-  for (auto& [name, p] : trainer->model().named_parameters()) weights.emplace_back(name, &p->value);
-  for (auto& [name, t] : trainer->optimizer().state()) moments.emplace_back(name, t);
-  load_parameters(path_in(dir, kModel), weights);
-  load_parameters(path_in(dir, kOptimizer), moments);
+  io::load_state_dict(path_in(dir, kModel), trainer->model().state_dict());
+  io::load_state_dict(path_in(dir, kOptimizer), trainer->optimizer().state_dict());
 
   const int64_t step = j["step"].get<int64_t>();
   check(step >= 0, path_in(dir, kJson), ": negative step");

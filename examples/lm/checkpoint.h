@@ -48,8 +48,4 @@ struct LoadedModel {
 };
 LoadedModel load_model(const std::string& dir);
 
-// Copies tensors from a safetensors file into parameters, requiring an exact match of names,
-// dtypes and shapes. `what` names the file in errors.
-void load_parameters(const std::string& path, const std::vector<std::pair<std::string, Tensor<float>*>>& targets);
-
 }  // namespace tapegrad::lm

@@ -153,7 +153,7 @@ def cases(f):
         ("sample_lm", ["--checkpoint", f["ckpt_overlap"]], 1, "overlaps tensor", "overlapping offsets"),
         ("sample_lm", ["--checkpoint", f["ckpt_out_of_range"]], 1, "lie outside the data section", "out-of-range offsets"),
         ("sample_lm", ["--checkpoint", f["ckpt_dtype"]], 1, "is F64, expected F32", "wrong dtype"),
-        ("sample_lm", ["--checkpoint", f["ckpt_shape"]], 1, "but the config needs", "shape disagreeing with the config"),
+        ("sample_lm", ["--checkpoint", f["ckpt_shape"]], 1, "but the model needs", "shape disagreeing with the config"),
         ("sample_lm", ["--checkpoint", f["ckpt_missing_field"]], 1, "config: missing field 'n_head'", "config with a missing field"),
         ("sample_lm", ["--checkpoint", f["ckpt_extra_field"]], 1, "config: unknown field 'dropout'", "config with an extra field"),
         ("compare_norms", ["--lr", "0"], 2, "--lr: must be positive, got 0", "non-positive learning rate in a sweep"),

@@ -164,7 +164,7 @@ TEST_CASE("checkpoint: round trip of weights and optimizer state; damage is dete
     auto j = nlohmann::json::parse(io::read_file((dir / "checkpoint.json").string()));
     j["model"]["dim"] = 32, j["train"]["dim"] = 32;
     io::write_file_atomic((dir / "checkpoint.json").string(), j.dump());
-    REQUIRE_THROWS_WITH(load_model(dir.string()), Catch::Contains("has shape (") && Catch::Contains("but the config needs ("));
+    REQUIRE_THROWS_WITH(load_model(dir.string()), Catch::Contains("has shape (") && Catch::Contains("but the model needs ("));
   }
   SECTION("a config with an extra field") {
     auto j = nlohmann::json::parse(io::read_file((dir / "checkpoint.json").string()));

@@ -1,5 +1,6 @@
 #include "nn_support.h"
 #include "tapegrad/nn/decoder.h"
+#include "tapegrad/nn/layernorm.h"
 
 using namespace tapegrad;
 using namespace tapegrad::nn;
@@ -46,4 +47,21 @@ TEST_CASE("module: parameter count, zero_grad, train/eval, summary", "[nn]") {
                                 "      (norm1): LayerNorm(8, eps=1e-05, elementwise_affine=true)\n"
                                 "      (attn): CausalSelfAttention(dim=8, n_head=2, bias=true\n"
                                 "        (qkv): Linear(in=8, out=24, bias=true)\n"));
+}
+
+TEST_CASE("module: state_dict names every parameter; load_state_dict copies, strictly by default", "[nn][state_dict]") {
+  LayerNorm<double> a({.dim = 3}), b({.dim = 3});
+  testing::randomize(a, 1);
+  const StateDict<double> s = a.state_dict();
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].first == "weight");
+  CHECK(s[1].first == "bias");
+  std::map<std::string, Tensor<double>> src;
+  for (const auto& [name, t] : s) src[name] = *t;
+  b.load_state_dict(src);
+  CHECK(b.parameter("weight").value[2] == a.parameter("weight").value[2]);
+  CHECK(b.parameter("bias").value[0] == a.parameter("bias").value[0]);
+  src.erase("bias");
+  REQUIRE_THROWS_WITH(b.load_state_dict(src), "LayerNorm: missing 1 tensor(s): 'bias'");
+  CHECK(b.load_state_dict(src, {.strict = false}).missing == std::vector<std::string>{"bias"});
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tapegrad/parameter.h"
+#include "tapegrad/state_dict.h"
 
 namespace tapegrad {
 
@@ -22,6 +23,9 @@ class Optimizer {
   virtual void step(double lr, double grad_scale = 1.0) = 0;
   // Named state tensors ("exp_avg.blocks.0.attn.qkv.weight", ...), for checkpoints.
   virtual std::vector<std::pair<std::string, Tensor<T>*>> state() = 0;
+  // The same, as a state dict (state_dict.h); with steps(), everything a resume needs
+  // (io::save_optimizer / io::load_optimizer keep both).
+  StateDict<T> state_dict() { return state(); }
 
   void zero_grad() {
     for (Parameter<T>* p : params_) p->zero_grad();

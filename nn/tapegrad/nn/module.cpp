@@ -62,6 +62,18 @@ void Module<T>::zero_grad() {
 }
 
 template <typename T>
+StateDict<T> Module<T>::state_dict() {
+  StateDict<T> s;
+  for (auto& [name, p] : named_parameters()) s.emplace_back(name, &p->value);
+  return s;
+}
+
+template <typename T>
+LoadReport Module<T>::load_state_dict(const std::map<std::string, Tensor<T>>& source, const LoadOptions& options) {
+  return tapegrad::load_state_dict(state_dict(), source, options, type_name());
+}
+
+template <typename T>
 void Module<T>::reset_parameters(Rng& rng) {
   for (auto& [name, child] : children_) child->reset_parameters(rng);
 }

@@ -8,6 +8,7 @@
 // parameters and options, as libtorch's modules sit on torch::nn::functional.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 
 #include "tapegrad/parameter.h"
 #include "tapegrad/random.h"
+#include "tapegrad/state_dict.h"
 #include "tapegrad/tape.h"
 
 namespace tapegrad::nn {
@@ -39,6 +41,12 @@ class Module {
   // throws with the list of names if there is none.
   Parameter<T>& parameter(const std::string& dotted_name);
   int64_t num_parameters();
+  // Every parameter's value by dotted name (torch's state_dict). The tensors are the module's
+  // own: io::save_state_dict(path, m.state_dict()) saves, io::load_state_dict(path,
+  // m.state_dict()) loads in place (state_dict.h).
+  StateDict<T> state_dict();
+  // Loads by name; missing/unexpected keys per options.strict, wrong shapes always an error.
+  LoadReport load_state_dict(const std::map<std::string, Tensor<T>>& source, const LoadOptions& options = {});
   void zero_grad();
 
   // Re-draws every parameter with the module's own initialisation (init.h): the base visits the
