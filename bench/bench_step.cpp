@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "allocation_counter.h"
-#include "flops.h"
+#include "tapegrad/lm/flops.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/optim/adamw.h"
 #include "tapegrad/optim/clip.h"

@@ -16,13 +16,14 @@
 #include <filesystem>
 
 #include "cli.h"
-#include "communicator.h"
 #include "process.h"
 #include "report.h"
-#include "run_log.h"
 #include "sweep.h"
 #include "tapegrad/io/file.h"
+#include "tapegrad/lm/communicator.h"
+#include "tapegrad/lm/run_log.h"
 #include "tapegrad/threads.h"
+#include "train_flags.h"
 
 using namespace tapegrad;
 using namespace tapegrad::lab;
@@ -43,7 +44,7 @@ std::string find_python(const std::string& preferred) {
   if (!preferred.empty()) candidates.push_back(preferred);
   candidates.insert(candidates.end(), {"/usr/bin/python3", "python3"});
   for (const auto& py : candidates)
-    if (lm::run_process({py, "-c", "import matplotlib"}, lm::ChildOutput::kDiscard) == 0) return py;
+    if (cli::run_process({py, "-c", "import matplotlib"}, cli::ChildOutput::kDiscard) == 0) return py;
   return "";
 }
 
@@ -71,29 +72,29 @@ int main(int argc, char** argv) {
   o.out = "runs/lab";
   std::string python;
   bool plot = true;
-  lm::add_train_flags(app, o.base, {"norm", "placement", "lr", "min-lr", "seed", "layers", "warmup", "eval-every",
+  cli::add_train_flags(app, o.base, {"norm", "placement", "lr", "min-lr", "seed", "layers", "warmup", "eval-every",
                                     "checkpoint-every", "instrument"});
   app.add_option("--norm", o.norms, "norms to compare (default: every registered norm):\n" + nn::norm_help())
       ->check(CLI::IsMember(nn::norm_names()))->group("Sweep");
   app.add_option("--placement", o.placements, "pre and/or post")->check(CLI::IsMember({"pre", "post"}))->group("Sweep");
-  app.add_option("--lr", o.lrs, "learning-rate grid (peak lr of each run)")->check(lm::positive())->group("Sweep");
+  app.add_option("--lr", o.lrs, "learning-rate grid (peak lr of each run)")->check(cli::positive())->group("Sweep");
   app.add_option("--seed", o.seeds, "seeds (initialisation and batches)")->group("Sweep");
-  app.add_option("--layers", o.depths, "depths")->check(lm::positive())->group("Sweep");
-  app.add_option("--warmup", o.warmups, "warmup lengths (default: 30)")->check(lm::non_negative())->group("Sweep");
+  app.add_option("--layers", o.depths, "depths")->check(cli::positive())->group("Sweep");
+  app.add_option("--warmup", o.warmups, "warmup lengths (default: 30)")->check(cli::non_negative())->group("Sweep");
   app.add_option("--min-lr-ratio", o.min_lr_ratio, "each run decays to lr * ratio")->check(CLI::Range(0.0, 1.0))
       ->group("Sweep");
   app.add_option("--divergence-factor", o.divergence_factor,
                  "a run diverged when, after warmup, its loss exceeds this x its first loss (or is NaN/Inf)")
       ->check(CLI::Range(1.0, 1e9))->group("Sweep");
-  app.add_option("--evals", o.evals, "evaluations per run (the last at the final step)")->check(lm::non_negative())
+  app.add_option("--evals", o.evals, "evaluations per run (the last at the final step)")->check(cli::non_negative())
       ->group("Sweep");
-  app.add_option("--jobs", o.jobs, "runs trained at once; each uses cores/jobs threads")->check(lm::positive())
+  app.add_option("--jobs", o.jobs, "runs trained at once; each uses cores/jobs threads")->check(cli::positive())
       ->group("Sweep");
   app.add_option("--out", o.out, "output directory");
   app.add_flag("--plot,!--no-plot", plot, "draw the plots with matplotlib (examples/plot_lab.py)");
   app.add_option("--python", python, "Python interpreter for the plots (default: the first that imports matplotlib)");
 
-  return lm::run_cli(app, argc, argv, [&] {
+  return cli::run_cli(app, argc, argv, [&] {
     o.base.validate();  // fail fast on bad settings (the norms were checked against the registry)
     check(!o.lrs.empty() && !o.seeds.empty() && !o.depths.empty() && !o.norms.empty() && !o.placements.empty(),
           "every sweep axis needs at least one value");
@@ -143,8 +144,8 @@ int main(int argc, char** argv) {
         plot_note = "plots skipped: no Python with matplotlib (Debian: apt-get install python3-matplotlib)";
       } else if (!fs::exists(script)) {
         plot_note = "plots skipped: " + script + " is missing";
-      } else if (lm::run_process({py, script, "--reference-lr", std::to_string(summary.reference_lr), "--", o.out},
-                                 lm::ChildOutput::kToStderr) != 0) {
+      } else if (cli::run_process({py, script, "--reference-lr", std::to_string(summary.reference_lr), "--", o.out},
+                                 cli::ChildOutput::kToStderr) != 0) {
         plot_note = "plots failed (see the messages above)";
       }
       const std::vector<std::pair<std::string, std::string>> known{

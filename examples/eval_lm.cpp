@@ -11,14 +11,15 @@
 #include <cmath>
 #include <cstdio>
 
-#include "checkpoint.h"
 #include "cli.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/safetensors.h"
+#include "tapegrad/lm/checkpoint.h"
 #include "tapegrad/threads.h"
 
 using namespace tapegrad;
 using namespace tapegrad::lm;
+using namespace tapegrad::cli;
 
 int main(int argc, char** argv) {
   CLI::App app{"Evaluate a tapegrad checkpoint on a text file", "eval_lm"};

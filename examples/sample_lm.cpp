@@ -3,13 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "checkpoint.h"
 #include "cli.h"
-#include "sampling.h"
+#include "tapegrad/lm/checkpoint.h"
+#include "tapegrad/lm/sampling.h"
 #include "tapegrad/threads.h"
 
 using namespace tapegrad;
 using namespace tapegrad::lm;
+using namespace tapegrad::cli;
 
 int main(int argc, char** argv) {
   CLI::App app{"Generate text from a tapegrad checkpoint", "sample_lm"};
@@ -30,31 +31,16 @@ int main(int argc, char** argv) {
   return run_cli(app, argc, argv, [&] {
     check(o.top_p > 0, "--top-p must be > 0");
     set_num_threads(threads);
-    LoadedModel m = load_model(dir);
     check(!prompt.empty(), "--prompt is empty; give at least one character");
-    std::vector<int32_t> ids;
-    try {
-      ids = m.tokenizer->encode(prompt);
-    } catch (const Error& e) {
-      throw Error(cat("the prompt cannot be encoded: ", e.what()));
-    }
-    const int64_t ctx = m.model->config().context, V = m.model->config().vocab_size;
+    LoadedModel m = load_model(dir);
     Rng rng(seed);
-    Tape<float> tape;
-    std::vector<std::pair<double, int32_t>> scratch;
-    std::fwrite(prompt.data(), 1, prompt.size(), stdout);
-    for (int64_t i = 0; i < tokens; ++i) {
-      const int64_t T = std::min<int64_t>(ctx, static_cast<int64_t>(ids.size()));
-      const std::span<const int32_t> window(ids.data() + ids.size() - T, static_cast<size_t>(T));
-      tape.clear();
-      auto guard = tape.no_grad();
-      const auto out = m.model->forward(tape, window, 1, T);
-      const std::span<const float> last(out.logits.data() + (T - 1) * V, static_cast<size_t>(V));
-      ids.push_back(sample_token(last, o, rng, scratch));
-      const std::string piece = m.tokenizer->decode(std::span<const int32_t>(&ids.back(), 1));
+    bool started = false;  // the prompt is echoed once generate() has accepted it
+    generate(*m.model, *m.tokenizer, prompt, tokens, o, rng, [&](int32_t id) {
+      if (!started) std::fwrite(prompt.data(), 1, prompt.size(), stdout), started = true;
+      const std::string piece = m.tokenizer->decode(std::span<const int32_t>(&id, 1));
       std::fwrite(piece.data(), 1, piece.size(), stdout);
       std::fflush(stdout);
-    }
+    });
     std::fputs("\n", stdout);
     return 0;
   });

@@ -19,18 +19,20 @@
 #include <optional>
 #include <set>
 
-#include "checkpoint.h"
 #include "cli.h"
-#include "communicator.h"
-#include "divergence.h"
-#include "flops.h"
-#include "run_log.h"
 #include "tapegrad/io/file.h"
+#include "tapegrad/lm/checkpoint.h"
+#include "tapegrad/lm/communicator.h"
+#include "tapegrad/lm/divergence.h"
+#include "tapegrad/lm/flops.h"
+#include "tapegrad/lm/run_log.h"
+#include "tapegrad/lm/trainer.h"
 #include "tapegrad/threads.h"
-#include "trainer.h"
+#include "train_flags.h"
 
 using namespace tapegrad;
 using namespace tapegrad::lm;
+using namespace tapegrad::cli;
 
 namespace {
 

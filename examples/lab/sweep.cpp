@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "tapegrad/io/file.h"
-#include "run_log.h"
+#include "tapegrad/lm/run_log.h"
 #include "tapegrad/threads.h"
 
 namespace tapegrad::lab {

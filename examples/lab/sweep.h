@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "communicator.h"
-#include "divergence.h"
-#include "train_config.h"
-#include "trainer.h"
+#include "tapegrad/lm/communicator.h"
+#include "tapegrad/lm/divergence.h"
+#include "tapegrad/lm/train_config.h"
+#include "tapegrad/lm/trainer.h"
 
 namespace tapegrad::lab {
 

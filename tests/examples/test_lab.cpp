@@ -1,15 +1,15 @@
 #include <filesystem>
 #include <limits>
 
-#include "corpus.h"
-#include "divergence.h"
+#include "tapegrad/lm/corpus.h"
+#include "tapegrad/lm/divergence.h"
 #include "report.h"
 #include "support.h"
 #include "sweep.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/ops/add.h"
-#include "trainer.h"
+#include "tapegrad/lm/trainer.h"
 
 using namespace tapegrad;
 using namespace tapegrad::lab;

@@ -2,17 +2,17 @@
 #include <fstream>
 #include <set>
 
-#include "checkpoint.h"
-#include "corpus.h"
-#include "data.h"
-#include "sampling.h"
+#include "tapegrad/lm/checkpoint.h"
+#include "tapegrad/lm/corpus.h"
+#include "tapegrad/lm/data.h"
+#include "tapegrad/lm/sampling.h"
 #include "support.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/sha256.h"
 #include "tapegrad/optim/adamw.h"
 #include "tapegrad/text/char_tokenizer.h"
 #include "tapegrad/text/utf8.h"
-#include "trainer.h"
+#include "tapegrad/lm/trainer.h"
 
 using namespace tapegrad;
 using namespace tapegrad::lm;

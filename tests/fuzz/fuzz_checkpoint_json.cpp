@@ -10,7 +10,7 @@
 
 #include "tapegrad/error.h"
 #include "tapegrad/nn/decoder_config.h"
-#include "train_config.h"
+#include "tapegrad/lm/train_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto parsed = parse_json(data, size);

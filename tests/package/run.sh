@@ -10,3 +10,5 @@ cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 cmake -S "$here" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/build" >/dev/null
 "$work/build/consumer"
+"$work/build/consumer_lm"
+echo "OK: package consumers"

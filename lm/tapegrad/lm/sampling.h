@@ -7,10 +7,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <span>
 #include <vector>
 
+#include "tapegrad/nn/decoder.h"
 #include "tapegrad/random.h"
+#include "tapegrad/text/tokenizer.h"
 
 namespace tapegrad::lm {
 
@@ -23,5 +27,13 @@ struct SamplingOptions {
 // `scratch` avoids allocating per token.
 int32_t sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng,
                      std::vector<std::pair<double, int32_t>>& scratch);
+
+// Continues `prompt` by `tokens` tokens, each sampled from the model's next-token distribution
+// over the last `context` tokens. on_token (optional) sees each new id as it is drawn, e.g. to
+// print it. Returns the generated ids (the prompt's excluded). Throws, naming the text, if the
+// prompt is empty or holds a character the tokenizer does not know.
+std::vector<int32_t> generate(nn::Decoder<float>& model, const text::Tokenizer& tokenizer, const std::string& prompt,
+                              int64_t tokens, const SamplingOptions& options, Rng& rng,
+                              const std::function<void(int32_t)>& on_token = {});
 
 }  // namespace tapegrad::lm

@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "communicator.h"
+#include "tapegrad/lm/communicator.h"
 #include "tapegrad/error.h"
 
-namespace tapegrad::lm {
+namespace tapegrad::cli {
 
 namespace {
 
@@ -75,7 +75,7 @@ void use_json_config(CLI::App& app) {
   app.allow_config_extras(CLI::config_extras_mode::error);
 }
 
-int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& body, const Communicator* comm) {
+int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& body, const lm::Communicator* comm) {
   const bool root = !comm || comm->root();
   const std::string name = app.get_name();
   const auto usage = [&](const char* what) {
@@ -115,4 +115,4 @@ int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
   }
 }
 
-}  // namespace tapegrad::lm
+}  // namespace tapegrad::cli

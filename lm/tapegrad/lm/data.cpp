@@ -1,4 +1,4 @@
-#include "data.h"
+#include "tapegrad/lm/data.h"
 
 #include <algorithm>
 #include <cmath>

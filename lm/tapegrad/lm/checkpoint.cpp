@@ -1,4 +1,4 @@
-#include "checkpoint.h"
+#include "tapegrad/lm/checkpoint.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -143,7 +143,7 @@ std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOver
   config.checkpoint_every = o.checkpoint_every.value_or(config.checkpoint_every);
   config.threads = o.threads.value_or(config.threads);
   std::shared_ptr<text::Tokenizer> tokenizer = text::tokenizer_from_json(j["tokenizer"]);
-  const std::string text = load_text(config.data);
+  const std::string text = o.text ? *o.text : load_text(config.data);
   auto trainer = std::make_unique<Trainer>(config, tokenizer, make_token_data(config, *tokenizer, text), comm);
   check(nn::decoder_config_from_json(j["model"]) == trainer->model().config(), path_in(dir, kJson),
         ": the model config does not match the training config");

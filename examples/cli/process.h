@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace tapegrad::lm {
+namespace tapegrad::cli {
 
 enum class ChildOutput {
   kInherit,   // the child writes where this process does
@@ -17,4 +17,4 @@ enum class ChildOutput {
 // Returns its exit status, 128 + the signal that ended it, or -1 when it could not be started.
 int run_process(const std::vector<std::string>& argv, ChildOutput output = ChildOutput::kInherit);
 
-}  // namespace tapegrad::lm
+}  // namespace tapegrad::cli

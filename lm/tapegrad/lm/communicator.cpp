@@ -1,4 +1,4 @@
-#include "communicator.h"
+#include "tapegrad/lm/communicator.h"
 
 #include <cstdlib>
 

@@ -1,4 +1,4 @@
-#include "divergence.h"
+#include "tapegrad/lm/divergence.h"
 
 #include <cmath>
 

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "instrument.h"
-#include "trainer.h"
+#include "tapegrad/lm/instrument.h"
+#include "tapegrad/lm/trainer.h"
 
 namespace tapegrad::lm {
 

@@ -1,4 +1,4 @@
-#include "corpus.h"
+#include "tapegrad/lm/corpus.h"
 
 #include <array>
 #include <string_view>

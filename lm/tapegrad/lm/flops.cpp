@@ -1,4 +1,4 @@
-#include "flops.h"
+#include "tapegrad/lm/flops.h"
 
 #include <chrono>
 #include <vector>

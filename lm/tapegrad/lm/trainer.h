@@ -18,14 +18,14 @@
 #include <span>
 #include <vector>
 
-#include "communicator.h"
-#include "data.h"
-#include "instrument.h"
+#include "tapegrad/lm/communicator.h"
+#include "tapegrad/lm/data.h"
+#include "tapegrad/lm/instrument.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/optim/optimizer.h"
 #include "tapegrad/optim/schedule.h"
 #include "tapegrad/text/tokenizer.h"
-#include "train_config.h"
+#include "tapegrad/lm/train_config.h"
 
 namespace tapegrad::lm {
 

@@ -9,7 +9,7 @@
 
 extern char** environ;
 
-namespace tapegrad::lm {
+namespace tapegrad::cli {
 
 int run_process(const std::vector<std::string>& argv, ChildOutput output) {
   if (argv.empty() || argv[0].empty()) return -1;
@@ -39,4 +39,4 @@ int run_process(const std::vector<std::string>& argv, ChildOutput output) {
   return -1;
 }
 
-}  // namespace tapegrad::lm
+}  // namespace tapegrad::cli

@@ -1,11 +1,11 @@
-#include "trainer.h"
+#include "tapegrad/lm/trainer.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstring>
 
-#include "cli.h"
-#include "corpus.h"
+#include "tapegrad/lm/usage_error.h"
+#include "tapegrad/lm/corpus.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/optim/adamw.h"
 #include "tapegrad/optim/clip.h"

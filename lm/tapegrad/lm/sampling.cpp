@@ -1,4 +1,4 @@
-#include "sampling.h"
+#include "tapegrad/lm/sampling.h"
 
 #include <algorithm>
 #include <cmath>
@@ -39,6 +39,34 @@ int32_t sample_token(std::span<const float> logits, const SamplingOptions& o, Rn
     if (u < 0) return p[i].second;
   }
   return p[keep - 1].second;
+}
+
+std::vector<int32_t> generate(nn::Decoder<float>& model, const text::Tokenizer& tokenizer, const std::string& prompt,
+                              int64_t tokens, const SamplingOptions& options, Rng& rng,
+                              const std::function<void(int32_t)>& on_token) {
+  check(!prompt.empty(), "generate: the prompt is empty; give at least one character");
+  check(tokens >= 0, "generate: tokens must be >= 0, got ", tokens);
+  std::vector<int32_t> ids;
+  try {
+    ids = tokenizer.encode(prompt);
+  } catch (const Error& e) {
+    throw Error(cat("the prompt cannot be encoded: ", e.what()));
+  }
+  const size_t prompt_len = ids.size();
+  const int64_t ctx = model.config().context, V = model.config().vocab_size;
+  Tape<float> tape;
+  std::vector<std::pair<double, int32_t>> scratch;
+  for (int64_t i = 0; i < tokens; ++i) {
+    const int64_t T = std::min<int64_t>(ctx, static_cast<int64_t>(ids.size()));
+    const std::span<const int32_t> window(ids.data() + ids.size() - T, static_cast<size_t>(T));
+    tape.clear();
+    auto guard = tape.no_grad();
+    const auto out = model.forward(tape, window, 1, T);
+    const std::span<const float> last(out.logits.data() + (T - 1) * V, static_cast<size_t>(V));
+    ids.push_back(sample_token(last, options, rng, scratch));
+    if (on_token) on_token(ids.back());
+  }
+  return {ids.begin() + static_cast<std::ptrdiff_t>(prompt_len), ids.end()};
 }
 
 }  // namespace tapegrad::lm

@@ -1,4 +1,4 @@
-#include "instrument.h"
+#include "tapegrad/lm/instrument.h"
 
 #include <algorithm>
 #include <cmath>

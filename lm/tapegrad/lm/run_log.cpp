@@ -1,4 +1,4 @@
-#include "run_log.h"
+#include "tapegrad/lm/run_log.h"
 
 #include <unistd.h>
 

@@ -18,7 +18,7 @@
 
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/text/tokenizer.h"
-#include "trainer.h"
+#include "tapegrad/lm/trainer.h"
 
 namespace tapegrad::lm {
 
@@ -30,6 +30,9 @@ void save_checkpoint(Trainer& trainer, const std::string& dir);
 struct ResumeOverrides {
   std::optional<int64_t> steps, eval_every, eval_iters, checkpoint_every;
   std::optional<int> threads;
+  // The text to train on, for a run started from a string rather than a file (its config names
+  // no file, so resuming would otherwise read the embedded corpus).
+  std::optional<std::string> text;
 };
 
 // A trainer in the state of the checkpoint in `dir`: same config (with the overrides),

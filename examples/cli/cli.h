@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "tapegrad/error.h"
+#include "tapegrad/lm/usage_error.h"
 
 namespace CLI {
 class App;
@@ -14,22 +15,19 @@ class Validator;
 }
 
 namespace tapegrad::lm {
-
-// A bad flag value or combination found after parsing (e.g. --heads that does not divide --dim):
-// reported like a parse error, with exit status 2.
-class UsageError : public tapegrad::Error {
- public:
-  using tapegrad::Error::Error;
-};
-
 class Communicator;
+}
+
+namespace tapegrad::cli {
+
+using lm::UsageError;  // a bad setting found after parsing: reported like a parse error, exit 2
 
 // Parses argv into `app`, then runs `body`. Returns the process exit status. Under MPI (`comm`
 // with several ranks): usage errors, the same on every rank, are printed by rank 0 alone and every
 // rank returns 2; any other error is printed by the rank that hit it, prefixed with its rank, and
 // ends the whole job (MPI_Abort) — the other ranks may be waiting in a collective.
 int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& body,
-            const Communicator* comm = nullptr);
+            const lm::Communicator* comm = nullptr);
 
 // JSON config files for CLI11's --config: {"flag-name": value, ...}.
 void use_json_config(CLI::App& app);
@@ -39,4 +37,4 @@ void use_json_config(CLI::App& app);
 CLI::Validator positive();
 CLI::Validator non_negative();
 
-}  // namespace tapegrad::lm
+}  // namespace tapegrad::cli

@@ -1,6 +1,6 @@
-// TrainConfig: every knob of a training run. The command-line flags of train_lm, the keys of its
-// --config JSON file and of the config.json it writes are the same names (`--min-lr` <-> "min-lr"),
-// so a run's config.json fed back with --config reproduces it.
+// TrainConfig: every knob of a training run, typed (a norm is an nn::NormKind, parsed once at the
+// boundary). The keys of its JSON (a run's config.json) are the command-line flags of train_lm
+// (`--min-lr` <-> "min-lr"), so a run's config.json fed back with --config reproduces it.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -8,11 +8,6 @@
 #include <string>
 
 #include "tapegrad/nn/decoder_config.h"
-
-namespace CLI {
-class App;
-class Option;
-}
 
 namespace tapegrad::lm {
 
@@ -50,13 +45,6 @@ nlohmann::json to_json(const TrainConfig& c);
 // Keys as the flags; unknown keys and wrong types are errors naming the key.
 TrainConfig train_config_from_json(const nlohmann::json& j);
 
-// Registers every field as a flag on `app` (bound to `c`, defaults = c's values), and --config
-// FILE (JSON, same keys; flags on the command line win). Flags named in `skip` ("norm", "lr",
-// ...) are left out, for programs that define them differently (the lab's sweep axes).
-void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>& skip = {});
-
-// A --flag taking a registered norm's name: choices, --help text and the default from the registry.
-CLI::Option* add_norm_option(CLI::App& app, const std::string& flag, nn::NormKind& value, const std::string& help);
 // The norms QK-norm accepts (none and those with row kernels), comma-separated.
 std::string qk_norm_names();
 
