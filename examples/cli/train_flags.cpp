@@ -9,10 +9,19 @@ namespace tapegrad::cli {
 using lm::TrainConfig;
 using lm::qk_norm_names;
 
+namespace {
+// A flag whose value is a name parsed into a typed setting: CLI11 checks the choices, the setting
+// is parsed once, and --help shows the default from the setting itself.
+template <typename V, typename Parse>
+CLI::Option* add_named_option(CLI::App& app, const std::string& flag, V& value, const std::vector<std::string>& choices,
+                              Parse parse, const std::string& help, const std::string& type) {
+  CLI::Option* o = app.add_option_function<std::string>(flag, [&value, parse](const std::string& name) { value = parse(name); }, help);
+  return o->check(CLI::IsMember(choices))->default_str(nn::to_string(value))->type_name(type);
+}
+}  // namespace
+
 CLI::Option* add_norm_option(CLI::App& app, const std::string& flag, nn::NormKind& value, const std::string& help) {
-  CLI::Option* o = app.add_option_function<std::string>(
-      flag, [&value](const std::string& name) { value = nn::NormKind::parse(name); }, help + "\n" + nn::norm_help());
-  return o->check(CLI::IsMember(nn::norm_names()))->default_str(nn::to_string(value))->type_name("NORM");
+  return add_named_option(app, flag, value, nn::norm_names(), nn::NormKind::parse, help + "\n" + nn::norm_help(), "NORM");
 }
 
 void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>& skip) {
@@ -40,8 +49,10 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
   };
   norm_opt("norm", c.norm, "the norm of every block and before the LM head:")->group("Model");
   norm_opt("qk-norm", c.qk_norm, "normalise q and k per head (" + qk_norm_names() + "):")->group("Model");
-  opt("placement", c.placement, "pre or post")->check(CLI::IsMember({"pre", "post"}))->group("Model");
-  opt("mlp", c.mlp, "gelu or swiglu")->check(CLI::IsMember({"gelu", "swiglu"}))->group("Model");
+  add_named_option(skip.count("placement") ? sink : app, "--placement", c.placement, {"pre", "post"}, nn::parse_placement,
+                   "pre or post", "TEXT")->group("Model");
+  add_named_option(skip.count("mlp") ? sink : app, "--mlp", c.mlp, {"gelu", "swiglu"}, nn::parse_mlp_kind, "gelu or swiglu",
+                   "TEXT")->group("Model");
   flag("tie-head", "--tie-head,!--no-tie-head", c.tie_head, "share the token embedding with the LM head")->group("Model");
   flag("bias", "--bias,!--no-bias", c.bias, "biases in the linear layers")->group("Model");
   opt("optimizer", c.optimizer, "adamw or sgd")->check(CLI::IsMember({"adamw", "sgd"}))->group("Training");

@@ -97,7 +97,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
                                  const std::function<bool()>& stop) {
   const auto t0 = std::chrono::steady_clock::now();
   lm::TrainConfig c = o.base;
-  c.norm = nn::NormKind::parse(spec.norm), c.placement = spec.placement, c.lr = spec.lr, c.min_lr = spec.lr * o.min_lr_ratio;
+  c.norm = nn::NormKind::parse(spec.norm), c.placement = nn::parse_placement(spec.placement), c.lr = spec.lr, c.min_lr = spec.lr * o.min_lr_ratio;
   c.seed = spec.seed, c.layers = spec.depth, c.warmup = spec.warmup;
   c.instrument = true, c.threads = threads, c.eval_every = 0, c.checkpoint_every = 0;
   lm::Trainer trainer(c, std::move(tokenizer), std::move(data));

@@ -166,6 +166,18 @@ TEST_CASE("checkpoint: round trip of weights and optimizer state; damage is dete
     io::write_file_atomic((dir / "checkpoint.json").string(), j.dump());
     REQUIRE_THROWS_WITH(load_model(dir.string()), Catch::Contains("has shape (") && Catch::Contains("but the model needs ("));
   }
+  SECTION("the architecture is stored once; checkpoints that repeat it under train still load") {
+    auto j = nlohmann::json::parse(io::read_file((dir / "checkpoint.json").string()));
+    CHECK_FALSE(j["train"].contains("dim"));
+    CHECK_FALSE(j["train"].contains("norm"));
+    CHECK(j["model"]["dim"] == 16);
+    j["train"] = to_json(t->config());  // the format before: every flag under "train"
+    io::write_file_atomic((dir / "checkpoint.json").string(), j.dump());
+    CHECK(resume_trainer(dir.string())->step() == 3);
+    j["train"]["norm"] = "rmsnorm";  // ... and a "train" that disagrees with "model" is refused
+    io::write_file_atomic((dir / "checkpoint.json").string(), j.dump());
+    REQUIRE_THROWS_WITH(resume_trainer(dir.string()), Catch::Contains("the model config does not match the training config"));
+  }
   SECTION("a config with an extra field") {
     auto j = nlohmann::json::parse(io::read_file((dir / "checkpoint.json").string()));
     j["model"]["dropout"] = 0.1;

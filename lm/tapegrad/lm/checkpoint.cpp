@@ -109,7 +109,7 @@ void save_checkpoint(Trainer& trainer, const std::string& dir) {
       {"version", kFormatVersion},
       {"step", trainer.step()},
       {"model", nn::to_json(trainer.model().config())},
-      {"train", to_json(trainer.config())},
+      {"train", without_model_fields(to_json(trainer.config()))},
       {"tokenizer", trainer.tokenizer().to_json()},
       {"optimizer", {{"type", trainer.config().optimizer}, {"steps", trainer.optimizer().steps()}, {"file", kOptimizer}}},
       {"data", {{"batch_rng", rng}, {"batches_drawn", trainer.step()}}},
@@ -124,9 +124,9 @@ void save_checkpoint(Trainer& trainer, const std::string& dir) {
 LoadedModel load_model(const std::string& dir) {
   LoadedModel m;
   m.checkpoint = open_checkpoint(dir);
-  m.config = train_config_from_json(m.checkpoint["train"]);
-  m.tokenizer = text::tokenizer_from_json(m.checkpoint["tokenizer"]);
   const nn::DecoderConfig mc = nn::decoder_config_from_json(m.checkpoint["model"]);
+  m.config = train_config_from_json(m.checkpoint["train"], mc);
+  m.tokenizer = text::tokenizer_from_json(m.checkpoint["tokenizer"]);
   check(mc.vocab_size == m.tokenizer->vocab_size(), path_in(dir, kJson), ": model vocab_size ", mc.vocab_size,
         " differs from the tokenizer's ", m.tokenizer->vocab_size());
   m.model = std::make_unique<nn::Decoder<float>>(mc, 0);
@@ -136,7 +136,8 @@ LoadedModel load_model(const std::string& dir) {
 
 std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOverrides& o, const Communicator* comm) {
   const nlohmann::json j = open_checkpoint(dir);
-  TrainConfig config = train_config_from_json(j["train"]);
+  const nn::DecoderConfig model_config = nn::decoder_config_from_json(j["model"]);
+  TrainConfig config = train_config_from_json(j["train"], model_config);
   config.steps = o.steps.value_or(config.steps);
   config.eval_every = o.eval_every.value_or(config.eval_every);
   config.eval_iters = o.eval_iters.value_or(config.eval_iters);
@@ -145,7 +146,7 @@ std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOver
   std::shared_ptr<text::Tokenizer> tokenizer = text::tokenizer_from_json(j["tokenizer"]);
   const std::string text = o.text ? *o.text : load_text(config.data);
   auto trainer = std::make_unique<Trainer>(config, tokenizer, make_token_data(config, *tokenizer, text), comm);
-  check(nn::decoder_config_from_json(j["model"]) == trainer->model().config(), path_in(dir, kJson),
+  check(model_config == trainer->model().config(), path_in(dir, kJson),
         ": the model config does not match the training config");
 
   io::load_state_dict(path_in(dir, kModel), trainer->model().state_dict());

@@ -15,8 +15,8 @@ nn::DecoderConfig TrainConfig::model(int64_t vocab) const {
   m.dim = dim;
   m.norm = norm;
   m.qk_norm = qk_norm;
-  m.placement = nn::parse_placement(placement);
-  m.mlp = nn::parse_mlp_kind(mlp);
+  m.placement = placement;
+  m.mlp = mlp;
   m.tie_head = tie_head;
   m.bias = bias;
   return m;
@@ -51,11 +51,6 @@ void TrainConfig::validate() const {
   check_flag(optimizer == "adamw" || optimizer == "sgd", "--optimizer must be adamw or sgd, got '", optimizer, "'");
   check_flag(qk_norm.is_none() || qk_norm.entry().row_kernels<float>() != nullptr, "--qk-norm ", qk_norm.name(),
              ": this norm has no row kernels for QK-norm; choose one of ", qk_norm_names());
-  try {
-    nn::parse_placement(placement), nn::parse_mlp_kind(mlp);
-  } catch (const Error& e) {
-    throw UsageError(e.what());
-  }
 }
 
 nlohmann::json to_json(const TrainConfig& c) {
@@ -69,8 +64,8 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"ctx", c.ctx},
           {"norm", nn::to_string(c.norm)},
           {"qk-norm", nn::to_string(c.qk_norm)},
-          {"placement", c.placement},
-          {"mlp", c.mlp},
+          {"placement", nn::to_string(c.placement)},
+          {"mlp", nn::to_string(c.mlp)},
           {"tie-head", c.tie_head},
           {"bias", c.bias},
           {"optimizer", c.optimizer},
@@ -97,17 +92,42 @@ template <typename V>
 void read(const nlohmann::json& j, const char* key, V& out) {
   io::read_field(j, key, out, "training config");
 }
-void read(const nlohmann::json& j, const char* key, nn::NormKind& out) {
+// A typed field stored by name ("layernorm", "post", "swiglu"): parsed once, here.
+template <typename V, typename Parse>
+void read_named(const nlohmann::json& j, const char* key, V& out, Parse parse) {
   if (!j.contains(key)) return;
   std::string name;
   io::read_field(j, key, name, "training config");
   try {
-    out = nn::NormKind::parse(name);
+    out = parse(name);
   } catch (const Error& e) {
     throw Error(cat("training config: '", key, "': ", e.what()));
   }
 }
+void read(const nlohmann::json& j, const char* key, nn::NormKind& out) { read_named(j, key, out, nn::NormKind::parse); }
+void read(const nlohmann::json& j, const char* key, nn::Placement& out) { read_named(j, key, out, nn::parse_placement); }
+void read(const nlohmann::json& j, const char* key, nn::MlpKind& out) { read_named(j, key, out, nn::parse_mlp_kind); }
+
+const char* const kModelFields[] = {"layers", "heads", "dim", "ctx", "norm", "qk-norm", "placement", "mlp", "tie-head", "bias"};
 }  // namespace
+
+nlohmann::json without_model_fields(nlohmann::json train) {
+  for (const char* key : kModelFields) train.erase(key);
+  return train;
+}
+
+TrainConfig train_config_from_json(const nlohmann::json& train, const nn::DecoderConfig& m) {
+  check(train.is_object(), "training config: expected a JSON object");
+  nlohmann::json j = train;
+  const nlohmann::json from_model = {{"layers", m.n_layer},        {"heads", m.n_head},
+                                     {"dim", m.dim},               {"ctx", m.context},
+                                     {"norm", nn::to_string(m.norm)}, {"qk-norm", nn::to_string(m.qk_norm)},
+                                     {"placement", nn::to_string(m.placement)}, {"mlp", nn::to_string(m.mlp)},
+                                     {"tie-head", m.tie_head},     {"bias", m.bias}};
+  for (const auto& [key, value] : from_model.items())
+    if (!j.contains(key)) j[key] = value;
+  return train_config_from_json(j);
+}
 
 std::string qk_norm_names() {
   std::string names;

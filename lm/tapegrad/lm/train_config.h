@@ -21,7 +21,8 @@ struct TrainConfig {
   int64_t layers = 4, heads = 4, dim = 128, ctx = 64;
   nn::NormKind norm = nn::NormKind::parse("layernorm");  // any registered norm (nn/norm.h)
   nn::NormKind qk_norm;                                 // none, or a norm with row kernels
-  std::string placement = "pre", mlp = "gelu";
+  nn::Placement placement = nn::Placement::kPre;
+  nn::MlpKind mlp = nn::MlpKind::kGelu;
   bool tie_head = true;
   bool bias = true;
   // optimisation
@@ -44,6 +45,13 @@ struct TrainConfig {
 nlohmann::json to_json(const TrainConfig& c);
 // Keys as the flags; unknown keys and wrong types are errors naming the key.
 TrainConfig train_config_from_json(const nlohmann::json& j);
+
+// Checkpoints store the architecture once, as the model's DecoderConfig: their "train" section
+// leaves out the keys the model config owns (layers, heads, dim, ctx, norm, qk-norm, placement,
+// mlp, tie-head, bias), and reading fills them back in from it. A section that still has them
+// (checkpoints written before) is read as it is; the caller checks it against the model config.
+nlohmann::json without_model_fields(nlohmann::json train);
+TrainConfig train_config_from_json(const nlohmann::json& train, const nn::DecoderConfig& model);
 
 // The norms QK-norm accepts (none and those with row kernels), comma-separated.
 std::string qk_norm_names();
