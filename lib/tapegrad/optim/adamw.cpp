@@ -32,6 +32,7 @@ void AdamW<T>::step(double lr, double grad_scale) {
   const T eps_hat = static_cast<T>(options_.eps * std::sqrt(c2));
   for (size_t k = 0; k < this->params_.size(); ++k) {
     Parameter<T>& p = *this->params_[k];
+    if (!p.requires_grad) continue;  // frozen: no update and no weight decay (as torch)
     T* w = p.value.data();
     const T* g = p.grad.data();
     T* m = m_[k].data();

@@ -18,6 +18,7 @@ class Optimizer {
   virtual ~Optimizer() = default;
 
   // One update with the current gradients, multiplied by grad_scale, at learning rate `lr`.
+  // Parameters with requires_grad = false are frozen: neither updated nor decayed.
   // Clipping by global norm is grad_scale = min(1, max_norm / norm) (see clip.h): folding it into
   // the update saves a read-and-write pass over every gradient.
   virtual void step(double lr, double grad_scale = 1.0) = 0;

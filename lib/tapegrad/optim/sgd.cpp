@@ -21,6 +21,7 @@ void SGD<T>::step(double lr, double grad_scale) {
   const T mu = static_cast<T>(options_.momentum), a = static_cast<T>(lr), scale = static_cast<T>(grad_scale);
   for (size_t k = 0; k < this->params_.size(); ++k) {
     Parameter<T>& p = *this->params_[k];
+    if (!p.requires_grad) continue;  // frozen: no update and no weight decay (as torch)
     T* w = p.value.data();
     const T* g = p.grad.data();
     T* b = buf_[k].data();

@@ -1,5 +1,6 @@
 #include "support.h"
 #include "tapegrad/optim/adamw.h"
+#include "tapegrad/optim/sgd.h"
 
 using namespace tapegrad;
 using namespace tapegrad::testing;
@@ -35,4 +36,20 @@ TEST_CASE("adamw: the decay rule is configurable", "[optim]") {
 TEST_CASE("adamw: invalid hyperparameters are rejected", "[optim][errors]") {
   Parameter<double> w("w", Tensor<double>::full({1}, 1.0));
   REQUIRE_THROWS_WITH(AdamW<double>({&w}, {.beta1 = 1.0}), Catch::Contains("betas must be in [0, 1)"));
+}
+
+// The case the issue reported: a frozen weight went 1 -> 0.904 in 10 AdamW steps at wd 0.1, lr 0.1.
+TEST_CASE("optimizers: frozen parameters are neither updated nor decayed", "[optim]") {
+  Parameter<double> frozen("frozen", Tensor<double>::full({2, 2}, 1.0)), live("live", Tensor<double>::full({2, 2}, 1.0));
+  frozen.requires_grad = false;
+  AdamW<double> adam({&frozen, &live}, {.weight_decay = 0.1});
+  SGD<double> sgd({&frozen, &live}, {.momentum = 0.9, .weight_decay = 0.1});
+  for (Optimizer<double>* opt : {static_cast<Optimizer<double>*>(&adam), static_cast<Optimizer<double>*>(&sgd)}) {
+    for (int s = 0; s < 10; ++s) {
+      frozen.grad.fill(0.3), live.grad.fill(0.3);  // even a stale gradient must not move it
+      opt->step(0.1);
+    }
+  }
+  for (int64_t i = 0; i < 4; ++i) CHECK(frozen.value[i] == 1.0);
+  CHECK(live.value[0] < 0.5);
 }
