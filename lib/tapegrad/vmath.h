@@ -17,7 +17,9 @@
 namespace tapegrad::vmath {
 
 // Every float element goes through the same packet code whatever its address: fixed-size blocks
-// of kBlock with unaligned loads and stores, and the last partial block padded into a local one.
+// of kBlock with unaligned loads and stores; a last partial block is the block that ends at n,
+// overlapping the one before (loaded before anything is written, so in-place use stays exact),
+// and a range shorter than one block is padded into a local one.
 // A dynamic-size Eigen expression would instead peel elements up to the first aligned address
 // and compute them with the scalar libm function (other last bits), so results would follow the
 // allocator (issue: resume test failing under ASan). tests/lib/test_vmath.cpp places the same
@@ -25,17 +27,22 @@ namespace tapegrad::vmath {
 inline constexpr int kBlock = 16;
 using Block = Eigen::Array<float, kBlock, 1>;
 
+// Lane k of the block holds k.
+inline Block lane_index() { return Block::LinSpaced(kBlock, 0.0f, static_cast<float>(kBlock - 1)); }
+
 // y[i] = f(x)[i] over [0, n), f: const Block& -> Block. In place allowed.
 template <typename F>
 inline void map_blocks(float* y, const float* x, int64_t n, F f) {
-  int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) Eigen::Map<Block>(y + i) = f(Block(Eigen::Map<const Block>(x + i)));
-  if (i < n) {
+  if (n < kBlock) {
     Block pad = Block::Zero();
-    std::copy(x + i, x + n, pad.data());
+    std::copy(x, x + n, pad.data());
     const Block r = f(pad);
-    std::copy(r.data(), r.data() + (n - i), y + i);
+    std::copy(r.data(), r.data() + n, y);
+    return;
   }
+  const Block last(Eigen::Map<const Block>(x + n - kBlock));
+  for (int64_t i = 0; i + kBlock <= n; i += kBlock) Eigen::Map<Block>(y + i) = f(Block(Eigen::Map<const Block>(x + i)));
+  if (n % kBlock) Eigen::Map<Block>(y + n - kBlock) = f(last);  // rewrites the overlap with the same values
 }
 
 template <typename T>
@@ -118,10 +125,13 @@ inline double sum_squares(const T* x, int64_t n) {
 template <typename T>
 inline T max(const T* x, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
-    Block m = Block::Constant(-std::numeric_limits<float>::infinity());
-    int64_t i = 0;
-    for (; i + kBlock <= n; i += kBlock) m = m.max(Block(Eigen::Map<const Block>(x + i)));
-    for (int j = 0; i < n; ++i, ++j) m[j] = std::max(m[j], x[i]);
+    if (n < kBlock) {
+      float m = -std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < n; ++i) m = std::max(m, x[i]);
+      return m;
+    }
+    Block m(Eigen::Map<const Block>(x + n - kBlock));  // the last block; overlap is harmless for a max
+    for (int64_t i = 0; i + kBlock <= n; i += kBlock) m = m.max(Block(Eigen::Map<const Block>(x + i)));
     return m.maxCoeff();
   } else {
     T m = -std::numeric_limits<T>::infinity();
@@ -132,10 +142,19 @@ inline T max(const T* x, int64_t n) {
 
 // y = exp(x - shift), in place allowed; returns sum(y), accumulated in T in an order fixed by n.
 // float: one pass — each block is exponentiated by Eigen (fixed size, unaligned loads, so no
-// peeling) and added to the lanes while still in registers; the last partial block is padded.
+// peeling) and added to the lanes while still in registers; the last partial block is the one
+// ending at n, its lanes already counted masked out — or, for a tail of at most kScalarTail
+// elements (a vocabulary of 65, say), scalar exp, cheaper than a whole block. Fewer than kBlock
+// elements: a scalar loop. Every choice depends on n alone.
 template <typename T>
 inline T exp_shifted_sum(T* y, const T* x, T shift, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
+    if (n < kBlock) {
+      float s = 0;
+      for (int64_t i = 0; i < n; ++i) s += (y[i] = std::exp(x[i] - shift));
+      return s;
+    }
+    const Block last(Eigen::Map<const Block>(x + n - kBlock));
     Block lanes = Block::Zero();
     int64_t i = 0;
     for (; i + kBlock <= n; i += kBlock) {
@@ -143,19 +162,19 @@ inline T exp_shifted_sum(T* y, const T* x, T shift, int64_t n) {
       Eigen::Map<Block>(y + i) = e;
       lanes += e;
     }
-    if (i < n) {
-      Block pad = Block::Zero();
-      std::copy(x + i, x + n, pad.data());
-      const Block e = (pad - shift).exp();
-      for (int j = 0; i < n; ++i, ++j) {
-        y[i] = e[j];
-        lanes[j] += e[j];
-      }
+    constexpr int64_t kScalarTail = 4;
+    float tail = 0;
+    if (n - i > kScalarTail) {
+      const Block e = (last - shift).exp();
+      Eigen::Map<Block>(y + n - kBlock) = e;
+      lanes += (lane_index() >= static_cast<float>(kBlock - (n - i))).select(e, Block::Zero());
+    } else {
+      for (; i < n; ++i) tail += (y[i] = std::exp(x[i] - shift));
     }
     // pairwise, as fold_lanes, kept in registers
     const Eigen::Array<float, 8, 1> h8 = lanes.head<8>() + lanes.tail<8>();
     const Eigen::Array<float, 4, 1> h4 = h8.head<4>() + h8.tail<4>();
-    return (h4[0] + h4[2]) + (h4[1] + h4[3]);
+    return ((h4[0] + h4[2]) + (h4[1] + h4[3])) + tail;
   } else {
     for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - shift);
     return sum(y, n);
