@@ -1,11 +1,14 @@
 #include "cli.h"
 
+#include <iterator>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/error.h"
+#include "tapegrad/io/json.h"
 
 namespace tapegrad::cli {
 
@@ -28,9 +31,10 @@ class JsonConfig : public CLI::Config {
   std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(input);
-    } catch (const nlohmann::json::exception& e) {
-      throw CLI::ConversionError(std::string("config file is not valid JSON: ") + e.what());
+      const std::string text((std::istreambuf_iterator<char>(input)), std::istreambuf_iterator<char>());
+      j = io::parse_json(text, "config file");
+    } catch (const Error& e) {
+      throw CLI::ConversionError(e.what());
     }
     if (!j.is_object()) throw CLI::ConversionError("config file must hold a JSON object of flag names to values");
     std::vector<CLI::ConfigItem> items;

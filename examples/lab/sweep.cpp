@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "tapegrad/io/file.h"
+#include "tapegrad/io/json.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/threads.h"
 
@@ -211,14 +212,16 @@ void check_shared_settings(const SweepOptions& o) {
   const nlohmann::json now = shared_settings(o);
   nlohmann::json before;
   try {
-    before = nlohmann::json::parse(io::read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(cat(path, ": not valid JSON (", e.what(), "); delete it to adopt this sweep's settings"));
+    before = io::parse_json(io::read_file(path), path);
+  } catch (const Error& e) {
+    throw Error(cat(e.what(), "; delete it to adopt this sweep's settings"));
   }
+  check(before.is_object(), path, ": expected a JSON object; delete it to adopt this sweep's settings");
   for (const auto& [key, value] : now.items()) {
-    const std::string was = before.contains(key) ? before[key].dump() : "(unset)";
-    check(was == value.dump(), o.out, " holds runs trained with --", key, " ", was, ", this sweep asks for ",
-          value.dump(), ": give another --out, or the same setting (", path, ")");
+    const bool same = before.contains(key) && before[key] == value;
+    const std::string was = before.contains(key) ? io::json_excerpt(before[key]) : "(unset)";
+    check(same, o.out, " holds runs trained with --", key, " ", was, ", this sweep asks for ",
+          io::json_excerpt(value), ": give another --out, or the same setting (", path, ")");
   }
 }
 

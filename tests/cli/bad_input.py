@@ -104,6 +104,23 @@ def fixtures(tmp, bin_dir):
                     "--eval-iters", "1", "--no-plot", "--out", sweep] + TINY[:-4], check=True, capture_output=True)
     f["sweep"] = sweep
     tampered("ckpt_shape", edit_json=lambda m: (m["model"].update(dim=32), m["train"].update(dim=32)))
+
+    # Deep nesting (200,000 '['): once a stack overflow in the error message's dump().
+    deep = "[" * 200000 + "]" * 200000
+    tampered("ckpt_deep_json")
+    meta_path = os.path.join(f["ckpt_deep_json"], "checkpoint.json")
+    meta = json.load(open(meta_path))
+    meta["model"]["dim"] = "DEEP"
+    open(meta_path, "w").write(json.dumps(meta).replace('"DEEP"', deep))
+
+    def deep_shape(b):
+        n, h = header(b)
+        h[first_tensor(h)]["shape"] = "DEEP"
+        raw = json.dumps(h).replace('"DEEP"', deep).encode()
+        raw += b" " * ((8 - len(raw) % 8) % 8)
+        return struct.pack("<Q", len(raw)) + raw + b[8 + n:]
+    tampered("ckpt_deep_header", edit_model=deep_shape)
+    write("deep_config.json", ('{"steps": ' + deep + '}').encode())
     tampered("ckpt_missing_field", edit_json=lambda m: m["model"].pop("n_head"))
     tampered("ckpt_extra_field", edit_json=lambda m: m["model"].update(dropout=0.1))
     return f
@@ -147,7 +164,7 @@ def cases(f):
         ("sample_lm", ["--checkpoint", f["ckpt_modified"]], 1, "do not match the SHA-256 recorded in checkpoint.json",
          "checkpoint file modified after saving"),
         ("sample_lm", ["--checkpoint", f["ckpt_truncated"]], 1, "lie outside the data section", "truncated checkpoint"),
-        ("sample_lm", ["--checkpoint", f["ckpt_header_len"]], 1, "header is not valid JSON", "wrong header length"),
+        ("sample_lm", ["--checkpoint", f["ckpt_header_len"]], 1, "header: not valid JSON", "wrong header length"),
         ("sample_lm", ["--checkpoint", f["ckpt_header_past_end"]], 1, "is larger than the rest of the file",
          "header larger than the file"),
         ("sample_lm", ["--checkpoint", f["ckpt_overlap"]], 1, "overlaps tensor", "overlapping offsets"),
@@ -156,6 +173,11 @@ def cases(f):
         ("sample_lm", ["--checkpoint", f["ckpt_shape"]], 1, "but the model needs", "shape disagreeing with the config"),
         ("sample_lm", ["--checkpoint", f["ckpt_missing_field"]], 1, "config: missing field 'n_head'", "config with a missing field"),
         ("sample_lm", ["--checkpoint", f["ckpt_extra_field"]], 1, "config: unknown field 'dropout'", "config with an extra field"),
+        ("sample_lm", ["--checkpoint", f["ckpt_deep_json"]], 1, "checkpoint.json: JSON nested deeper than 64 levels",
+         "deeply nested checkpoint.json"),
+        ("sample_lm", ["--checkpoint", f["ckpt_deep_header"]], 1, "model.safetensors: header: JSON nested deeper than 64 levels",
+         "deeply nested safetensors header"),
+        (T, ["--config", f["deep_config.json"]], 2, "config file: JSON nested deeper than 64 levels", "deeply nested config file"),
         ("compare_norms", ["--lr", "0"], 2, "--lr: must be positive, got 0", "non-positive learning rate in a sweep"),
         ("compare_norms", ["--norm", "groupnorm"], 2, "--norm: groupnorm not in {layernorm,rmsnorm,", "unknown norm in a sweep"),
         ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "5", "--eval-iters", "1", "--out", f["sweep"]] + TINY[:-4], 1,

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "tapegrad/error.h"
+#include "tapegrad/io/json.h"
 
 namespace tapegrad::io {
 
@@ -21,7 +22,7 @@ void read_field(const nlohmann::json& j, const char* key, V& out, const char* wh
   if (!j.contains(key)) return;
   const nlohmann::json& v = j.at(key);
   const auto wrong = [&](const char* expected) {
-    return Error(cat(what, ": field '", key, "' must be ", expected, ", got ", v.type_name(), " ", v.dump()));
+    return Error(cat(what, ": field '", key, "' must be ", expected, ", got ", v.type_name(), " ", json_excerpt(v)));
   };
   if constexpr (std::is_same_v<V, bool>) {
     if (!v.is_boolean()) throw wrong("true or false");

@@ -1,5 +1,7 @@
 #include "tapegrad/io/safetensors.h"
 
+#include "tapegrad/io/json.h"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -39,12 +41,7 @@ Safetensors Safetensors::parse(std::string bytes, const std::string& what) {
   if (n > bytes.size() - 8)
     fail("header length ", n, " is larger than the rest of the file (", bytes.size() - 8, " bytes): truncated or not safetensors");
   if (n > kMaxHeaderBytes) fail("header length ", n, " exceeds the ", kMaxHeaderBytes, "-byte limit");
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n));
-  } catch (const nlohmann::json::exception& e) {
-    fail("header is not valid JSON (", e.what(), ")");
-  }
+  const nlohmann::json header = parse_json(std::string_view(bytes).substr(8, n), what + ": header");
   if (!header.is_object()) fail("header must be a JSON object, got ", header.type_name());
   st.data_start_ = 8 + n;
   const size_t data_size = bytes.size() - st.data_start_;
@@ -68,14 +65,14 @@ Safetensors Safetensors::parse(std::string bytes, const std::string& what) {
     if (elem == 0) fail("tensor '", name, "' has unknown dtype '", e.dtype, "'");
     const auto& shape = info["shape"];
     if (!shape.is_array() || shape.size() > Shape::kMaxRank)
-      fail("tensor '", name, "' shape must be an array of at most ", Shape::kMaxRank, " dimensions, got ", shape.dump());
+      fail("tensor '", name, "' shape must be an array of at most ", Shape::kMaxRank, " dimensions, got ", json_excerpt(shape));
     for (const auto& d : shape) {
-      if (!d.is_number_unsigned()) fail("tensor '", name, "' shape ", shape.dump(), " has a non-integer or negative dimension");
+      if (!d.is_number_unsigned()) fail("tensor '", name, "' shape ", json_excerpt(shape), " has a non-integer or negative dimension");
       e.shape.push_back(d.get<int64_t>());
     }
     const auto& off = info["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-      fail("tensor '", name, "' data_offsets must be [begin, end], got ", off.dump());
+      fail("tensor '", name, "' data_offsets must be [begin, end], got ", json_excerpt(off));
     e.begin = off[0].get<size_t>();
     e.end = off[1].get<size_t>();
     if (e.begin > e.end || e.end > data_size)

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "tapegrad/error.h"
+#include "tapegrad/io/json.h"
 
 namespace tapegrad::text {
 
@@ -158,7 +159,7 @@ BpeTokenizer BpeTokenizer::from_json(const nlohmann::json& j) {
   std::vector<std::pair<int32_t, int32_t>> merges;
   for (const auto& m : j["merges"]) {
     check(m.is_array() && m.size() == 2 && m[0].is_number_integer() && m[1].is_number_integer(),
-          "bpe tokenizer JSON: merge ", merges.size(), " must be a pair of integers, got ", m.dump());
+          "bpe tokenizer JSON: merge ", merges.size(), " must be a pair of integers, got ", io::json_excerpt(m));
     merges.emplace_back(m[0].get<int32_t>(), m[1].get<int32_t>());
   }
   return BpeTokenizer(std::move(merges));

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "tapegrad/io/file.h"
+#include "tapegrad/io/json.h"
 #include "tapegrad/io/safetensors.h"
 #include "tapegrad/io/sha256.h"
 #include "tapegrad/state_dict.h"
@@ -34,12 +35,7 @@ uint64_t parse_hex_u64(const nlohmann::json& j, const std::string& what) {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  const std::string bytes = io::read_file(path);
-  try {
-    return nlohmann::json::parse(bytes);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(cat(path, ": not valid JSON (", e.what(), ")"));
-  }
+  return io::parse_json(io::read_file(path), path);
 }
 
 // Finishes an interrupted commit, or discards the leftovers of an interrupted write.

@@ -9,6 +9,7 @@
 
 #include "tapegrad/error.h"
 #include "tapegrad/io/file.h"
+#include "tapegrad/io/json.h"
 
 namespace tapegrad::lm {
 
@@ -21,10 +22,10 @@ MetricsLog::MetricsLog(const std::string& dir, int64_t keep_until_step) {
     std::string kept, line;
     while (std::getline(in, line)) {
       try {
-        const auto j = nlohmann::json::parse(line);
-        if (j.value("step", int64_t{-1}) <= keep_until_step) kept += line + "\n";
-      } catch (const nlohmann::json::exception&) {
-        // a line cut short by a kill: drop it
+        const auto j = io::parse_json(line, path);
+        if (j.is_object() && j.value("step", int64_t{-1}) <= keep_until_step) kept += line + "\n";
+      } catch (const std::exception&) {
+        // a line cut short by a kill (or not ours): drop it
       }
     }
     io::write_file_atomic(path, kept);
