@@ -12,6 +12,7 @@
 #include <cstdio>
 
 #include "cli.h"
+#include "tapegrad/checked.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/safetensors.h"
 #include "tapegrad/lm/checkpoint.h"
@@ -64,8 +65,9 @@ int main(int argc, char** argv) {
 
     if (!dump.empty()) {
       const int64_t B = batch > 0 ? batch : m.config.batch;
-      check(n >= B * ctx + 1, "--dump-grads needs ", B, " windows of ", ctx, " + 1 tokens (", B * ctx + 1,
-            ") but '", data, "' has ", n, " tokens; pass a smaller --batch");
+      const int64_t need = checked_add(checked_mul(B, ctx, "--batch x context"), 1, "--batch x context");
+      check(n >= need, "--dump-grads needs ", B, " windows of ", ctx, " + 1 tokens (", need, ") but '", data, "' has ",
+            n, " tokens; pass a smaller --batch");
       std::vector<int32_t> ids, targets;
       for (int64_t b = 0; b < B; ++b) {
         ids.insert(ids.end(), tokens.begin() + b * ctx, tokens.begin() + b * ctx + ctx);

@@ -19,6 +19,10 @@ int64_t Shape::numel() const {
 void Shape::push_back(int64_t d) {
   check(rank_ < kMaxRank, "shape: rank above ", kMaxRank, " is not supported (", str(), " + ", d, ")");
   check(d >= 0, "shape: negative dimension ", d, " in ", str());
+  // numel() never overflows: a shape whose element count would is refused here.
+  int64_t n = 0;
+  check(!__builtin_mul_overflow(numel(), d, &n) && n <= kMaxElements, "shape: ", str(), " + ", d,
+        " would hold more than 2^60 elements");
   dims_[rank_++] = d;
 }
 

@@ -13,6 +13,7 @@ namespace tapegrad {
 class Shape {
  public:
   static constexpr int kMaxRank = 4;
+  static constexpr int64_t kMaxElements = int64_t{1} << 60;  // so byte counts fit in 64 bits too
 
   Shape() = default;  // rank 0: a scalar
   Shape(std::initializer_list<int64_t> dims);

@@ -121,6 +121,12 @@ def fixtures(tmp, bin_dir):
         return struct.pack("<Q", len(raw)) + raw + b[8 + n:]
     tampered("ckpt_deep_header", edit_model=deep_shape)
     write("deep_config.json", ('{"steps": ' + deep + '}').encode())
+
+    def huge_extra_tensor(b):  # an extra tensor of shape [2^32, 2^32]: its element count overflows
+        n, h = header(b)
+        h["huge"] = {"dtype": "F32", "shape": [2 ** 32, 2 ** 32], "data_offsets": [0, 4]}
+        return with_header(b, h)
+    tampered("ckpt_huge_shape", edit_model=huge_extra_tensor)
     tampered("ckpt_missing_field", edit_json=lambda m: m["model"].pop("n_head"))
     tampered("ckpt_extra_field", edit_json=lambda m: m["model"].update(dropout=0.1))
     return f
@@ -178,6 +184,17 @@ def cases(f):
         ("sample_lm", ["--checkpoint", f["ckpt_deep_header"]], 1, "model.safetensors: header: JSON nested deeper than 64 levels",
          "deeply nested safetensors header"),
         (T, ["--config", f["deep_config.json"]], 2, "config file: JSON nested deeper than 64 levels", "deeply nested config file"),
+        (T, ["--batch", str(2 ** 60)], 2, "--batch 1152921504606846976 is too large (at most 1048576)",
+         "batch whose products overflow"),
+        (T, ["--ctx", str(2 ** 63 - 1)], 2, "--ctx 9223372036854775807 is too large (at most 1048576)",
+         "context whose products overflow"),
+        (T, ["--batch", "65536", "--ctx", "65536"], 2, "is too many tokens per step (at most 2^28)", "tokens per step"),
+        (T, ["--lr", "inf"], 2, "--lr must be a finite number, got inf", "infinite learning rate"),
+        ("eval_lm", ["--checkpoint", f["ckpt"], "--data", f["text.txt"], "--dump-grads", os.path.join(f["a_directory"], "g.st"),
+                     "--batch", str(2 ** 62)], 1, "--batch x context: 4611686018427387904 x 16 overflows a 64-bit size",
+         "eval batch whose product overflows"),
+        ("sample_lm", ["--checkpoint", f["ckpt_huge_shape"]], 1, "tensor 'huge' shape: (4294967296) + 4294967296 would hold more",
+         "tensor shape whose element count overflows"),
         ("compare_norms", ["--lr", "0"], 2, "--lr: must be positive, got 0", "non-positive learning rate in a sweep"),
         ("compare_norms", ["--norm", "groupnorm"], 2, "--norm: groupnorm not in {layernorm,rmsnorm,", "unknown norm in a sweep"),
         ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "5", "--eval-iters", "1", "--out", f["sweep"]] + TINY[:-4], 1,

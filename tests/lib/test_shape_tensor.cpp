@@ -72,3 +72,11 @@ TEST_CASE("rng: seeded streams are reproducible and N(0,1) has the right moments
   CHECK(std::abs(s / n) < 0.01);
   CHECK(std::abs(s2 / n - 1) < 0.01);
 }
+
+TEST_CASE("shape: an element count that would overflow is refused, naming the shape", "[shape][errors]") {
+  Shape s{int64_t{1} << 32};
+  REQUIRE_THROWS_WITH(s.push_back(int64_t{1} << 32), "shape: (4294967296) + 4294967296 would hold more than 2^60 elements");
+  REQUIRE_THROWS_WITH((Shape{int64_t{1} << 31, int64_t{1} << 31, 4}), Catch::Contains("would hold more than 2^60 elements"));
+  CHECK((Shape{int64_t{1} << 30, int64_t{1} << 30}).numel() == int64_t{1} << 60);
+  CHECK((Shape{0, int64_t{1} << 62}).numel() == 0);
+}

@@ -68,7 +68,11 @@ Safetensors Safetensors::parse(std::string bytes, const std::string& what) {
       fail("tensor '", name, "' shape must be an array of at most ", Shape::kMaxRank, " dimensions, got ", json_excerpt(shape));
     for (const auto& d : shape) {
       if (!d.is_number_unsigned()) fail("tensor '", name, "' shape ", json_excerpt(shape), " has a non-integer or negative dimension");
-      e.shape.push_back(d.get<int64_t>());
+      try {
+        e.shape.push_back(d.get<int64_t>());
+      } catch (const Error& err) {
+        fail("tensor '", name, "' ", err.what());
+      }
     }
     const auto& off = info["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())

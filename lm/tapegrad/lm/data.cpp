@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tapegrad/checked.h"
 #include "tapegrad/error.h"
 
 namespace tapegrad::lm {
@@ -26,7 +27,8 @@ TokenData split_tokens(const std::vector<int32_t>& tokens, double val_fraction, 
 BatchSampler::BatchSampler(std::span<const int32_t> tokens, int64_t B, int64_t T, uint64_t seed)
     : tokens_(tokens), B_(B), T_(T), rng_(seed) {
   check(B > 0 && T > 0, "data: batch and context must be positive, got B=", B, " T=", T);
-  check(static_cast<int64_t>(tokens.size()) >= T + 1, "data: ", tokens.size(), " tokens cannot hold a window of ",
+  checked_mul(B, T, "data: batch x context");
+  check(static_cast<int64_t>(tokens.size()) - 1 >= T, "data: ", tokens.size(), " tokens cannot hold a window of ",
         T + 1);
 }
 

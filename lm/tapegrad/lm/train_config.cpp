@@ -1,5 +1,7 @@
 #include "tapegrad/lm/train_config.h"
 
+#include <cmath>
+
 #include "tapegrad/lm/usage_error.h"
 #include "tapegrad/error.h"
 #include "tapegrad/io/json_field.h"
@@ -35,6 +37,21 @@ void TrainConfig::validate() const {
   positive("layers", layers), positive("heads", heads), positive("dim", dim), positive("ctx", ctx);
   positive("batch", batch), positive("steps", steps), positive("lr", lr), positive("eval-iters", eval_iters);
   check_flag(dim % heads == 0, "--heads ", heads, " does not divide --dim ", dim);
+  // Bounds far above anything trainable here, so that every product of sizes downstream (tokens
+  // per step, parameter counts, FLOP estimates) stays far inside 64 bits.
+  const auto at_most = [](const char* flag, int64_t v, int64_t max) {
+    check_flag(v <= max, "--", flag, " ", v, " is too large (at most ", max, ")");
+  };
+  at_most("layers", layers, 4096), at_most("heads", heads, 4096), at_most("dim", dim, int64_t{1} << 16);
+  at_most("ctx", ctx, int64_t{1} << 20), at_most("batch", batch, int64_t{1} << 20);
+  at_most("vocab-size", vocab_size, int64_t{1} << 24), at_most("steps", steps, int64_t{1} << 40);
+  at_most("warmup", warmup, int64_t{1} << 40), at_most("eval-iters", eval_iters, int64_t{1} << 30);
+  at_most("eval-every", eval_every, int64_t{1} << 40), at_most("checkpoint-every", checkpoint_every, int64_t{1} << 40);
+  check_flag(batch * ctx <= int64_t{1} << 28, "--batch ", batch, " x --ctx ", ctx,
+             " is too many tokens per step (at most 2^28)");
+  for (const auto& [flag, v] : {std::pair{"lr", lr}, {"min-lr", min_lr}, {"weight-decay", weight_decay}, {"clip", clip},
+                                {"val-fraction", val_fraction}})
+    check_flag(std::isfinite(v), "--", flag, " must be a finite number, got ", v);
   check_flag(min_lr >= 0 && min_lr <= lr, "--min-lr must be in [0, --lr], got ", min_lr);
   check_flag(warmup >= 0, "--warmup must be >= 0, got ", warmup);
   check_flag(weight_decay >= 0, "--weight-decay must be >= 0, got ", weight_decay);

@@ -15,8 +15,16 @@ void DecoderConfig::validate() const {
   check(dim > 0, "config: dim must be positive, got ", dim);
   check(dim % n_head == 0, "config: n_head = ", n_head, " does not divide dim = ", dim);
   check(mlp_hidden >= 0, "config: mlp_hidden must be >= 0, got ", mlp_hidden);
-  check(norm_eps >= 0, "config: norm_eps must be >= 0, got ", norm_eps);
-  check(init_std > 0, "config: init_std must be positive, got ", init_std);
+  check(norm_eps >= 0 && std::isfinite(norm_eps), "config: norm_eps must be a finite number >= 0, got ", norm_eps);
+  check(init_std > 0 && std::isfinite(init_std), "config: init_std must be a finite positive number, got ", init_std);
+  // Sizes from files are bounded before anything is allocated: every product of them downstream
+  // (parameter counts, activations) then stays far inside 64 bits.
+  const auto at_most = [](const char* field, int64_t v, int64_t max) {
+    check(v <= max, "config: ", field, " = ", v, " is too large (at most ", max, ")");
+  };
+  at_most("vocab_size", vocab_size, int64_t{1} << 24), at_most("context", context, int64_t{1} << 20);
+  at_most("n_layer", n_layer, 4096), at_most("n_head", n_head, 4096), at_most("dim", dim, int64_t{1} << 16);
+  at_most("mlp_hidden", mlp_hidden, int64_t{1} << 20);
 }
 
 // GPT-2's initialisation: every linear map and embedding ~ N(0, init_std^2), biases 0, and the
