@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,15 +16,38 @@ namespace tapegrad::io {
 
 namespace fs = std::filesystem;
 
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  check(!ec && fs::exists(status), "cannot read '", path, "': no such file");
-  check(!fs::is_directory(status), "cannot read '", path, "': it is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  check(in.good(), "cannot read '", path, "': ", std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  check(!in.bad(), "cannot read '", path, "': read error");
+// Opened without blocking (a FIFO would otherwise wait for a writer forever) and required to be
+// a regular file of at most max_bytes: /dev/zero or a pipe is an error, not an endless read.
+std::string read_file(const std::string& path, int64_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    check(e != ENOENT, "cannot read '", path, "': no such file");
+    throw Error(cat("cannot read '", path, "': ", std::strerror(e)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const bool dir = S_ISDIR(st.st_mode);
+    ::close(fd);
+    check(!dir, "cannot read '", path, "': it is a directory, not a file");
+    throw Error(cat("cannot read '", path, "': not a regular file (a pipe, device or socket); give a file"));
+  }
+  if (st.st_size > max_bytes) {
+    ::close(fd);
+    throw Error(cat("cannot read '", path, "': it is ", st.st_size, " bytes, more than the ", max_bytes, "-byte limit"));
+  }
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // a file that shrank while being read: what was there
+    done += static_cast<size_t>(n);
+  }
+  const int e = errno;
+  ::close(fd);
+  check(done == bytes.size() || e == 0, "cannot read '", path, "': ", std::strerror(e));
+  bytes.resize(done);
   return bytes;
 }
 
@@ -43,12 +67,25 @@ void write_all(int fd, std::string_view bytes, const std::string& path) {
 }
 }  // namespace
 
+namespace {
+// A new file `dir/.<name>.tmp.XXXXXX` with an unpredictable suffix, created exclusively (mkostemp:
+// O_CREAT | O_EXCL), so a link planted in advance can never be written through. Returns its fd
+// and sets `tmp` to its path.
+int create_temp(const fs::path& dir, const std::string& name, std::string& tmp, const std::string& for_path) {
+  tmp = (dir / ("." + name + ".tmp.XXXXXX")).string();
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  check(fd >= 0, "cannot write '", for_path, "': ", std::strerror(errno));
+  ::fchmod(fd, 0644);
+  return fd;
+}
+}  // namespace
+
+// rename() replaces the target path itself — a symbolic link there is replaced, never followed.
 void write_file_atomic(const std::string& path, std::string_view bytes) {
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const std::string tmp = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  check(fd >= 0, "cannot write '", path, "': ", std::strerror(errno));
+  std::string tmp;
+  const int fd = create_temp(dir, target.filename().string(), tmp, path);
   write_all(fd, bytes, tmp);
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     const std::string why = std::strerror(errno);
@@ -76,11 +113,29 @@ void ensure_writable_directory(const std::string& dir) {
     fs::create_directories(dir, ec);
     check(!ec, "cannot create output directory '", dir, "': ", ec.message());
   }
-  const std::string probe = (fs::path(dir) / (".write-test." + std::to_string(::getpid()))).string();
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  std::string probe = (fs::path(dir) / ".write-test.XXXXXX").string();
+  const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
   check(fd >= 0, "output directory '", dir, "' is not writable: ", std::strerror(errno));
   ::close(fd);
   ::unlink(probe.c_str());
+}
+
+FILE* open_for_append(const std::string& path, bool truncate) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0644);
+  if (fd < 0) {
+    const int e = errno;
+    check(e != ELOOP, "cannot write '", path, "': it is a symbolic link, and tapegrad does not write through links");
+    throw Error(cat("cannot write '", path, "': ", std::strerror(e)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(cat("cannot write '", path, "': not a regular file"));
+  }
+  FILE* f = ::fdopen(fd, "a");
+  if (!f) ::close(fd);
+  check(f != nullptr, "cannot write '", path, "': ", std::strerror(errno));
+  return f;
 }
 
 }  // namespace tapegrad::io

@@ -6,15 +6,25 @@
 // of one. Checkpoints and result files go through it.
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 
 namespace tapegrad::io {
 
-// The file's bytes. Errors name the file and the reason (missing, a directory, unreadable).
-std::string read_file(const std::string& path);
+inline constexpr int64_t kMaxFileBytes = int64_t{1} << 30;  // 1 GiB: any corpus or checkpoint here
 
+// The file's bytes. Errors name the file and the reason: missing, a directory, not a regular file
+// (a FIFO or device: never waited on or read without end), larger than max_bytes, unreadable.
+std::string read_file(const std::string& path, int64_t max_bytes = kMaxFileBytes);
+
+// The temporary file has an unpredictable name and is created exclusively; the rename replaces a
+// link at `path` rather than writing through it.
 void write_file_atomic(const std::string& path, std::string_view bytes);
+// A log file opened for appending (created if missing; emptied first if `truncate`). A symbolic
+// link or anything but a regular file at `path` is refused, not written through.
+FILE* open_for_append(const std::string& path, bool truncate);
 
 // Throws unless `dir` exists (creating it and its parents if needed) and a file can be created
 // in it: "output directory 'x' is not writable: Permission denied".

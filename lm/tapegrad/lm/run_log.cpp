@@ -30,8 +30,7 @@ MetricsLog::MetricsLog(const std::string& dir, int64_t keep_until_step) {
     }
     io::write_file_atomic(path, kept);
   }
-  file_ = std::fopen(path.c_str(), keep_until_step >= 0 ? "a" : "w");
-  check(file_ != nullptr, "cannot open '", path, "' for writing");
+  file_ = io::open_for_append(path, /*truncate=*/keep_until_step < 0);
 }
 
 MetricsLog::~MetricsLog() {
