@@ -14,12 +14,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "cli.h"
 #include "process.h"
 #include "report.h"
 #include "sweep.h"
 #include "tapegrad/io/file.h"
+#include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/threads.h"
@@ -98,6 +100,8 @@ int main(int argc, char** argv) {
     o.base.validate();  // fail fast on bad settings (the norms were checked against the registry)
     check(!o.lrs.empty() && !o.seeds.empty() && !o.depths.empty() && !o.norms.empty() && !o.placements.empty(),
           "every sweep axis needs at least one value");
+    std::optional<lm::RunLock> lock;  // one writer per sweep folder (rank 0 writes the shared files)
+    if (comm.rank() == 0) lock.emplace(o.out);
     check_shared_settings(o);  // before any output: a refused restart is one line
     const auto t0 = std::chrono::steady_clock::now();
     lm::install_stop_handlers();

@@ -25,6 +25,7 @@
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/lm/divergence.h"
 #include "tapegrad/lm/flops.h"
+#include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/lm/trainer.h"
 #include "tapegrad/threads.h"
@@ -80,6 +81,7 @@ int main(int argc, char** argv) {
       ->check(positive());
   return run_cli(app, argc, argv, [&]() -> int {
     std::unique_ptr<Trainer> trainer;
+    std::optional<RunLock> lock;  // one writer per run folder (rank 0 writes)
     if (!resume.empty()) {
       const std::set<std::string> adjustable{"--resume", "--steps", "--threads", "--eval-every", "--eval-iters",
                                              "--checkpoint-every", "--stop-after"};
@@ -93,13 +95,14 @@ int main(int argc, char** argv) {
       if (app.count("--eval-every")) o.eval_every = config.eval_every;
       if (app.count("--eval-iters")) o.eval_iters = config.eval_iters;
       if (app.count("--checkpoint-every")) o.checkpoint_every = config.checkpoint_every;
+      if (root) lock.emplace(resume);  // before resume_trainer, which may repair the folder
       trainer = resume_trainer(resume, o, &comm);
       out = resume;
       check(trainer->step() < trainer->config().steps, "the run in '", resume, "' already finished its ",
             trainer->config().steps, " steps; pass --steps N with a larger N to continue it");
     } else {
       config.validate();
-      if (root) io::ensure_writable_directory(out);
+      if (root) lock.emplace(out);
       const std::string what = config.data.empty() ? std::string("embedded corpus") : config.data;
       const std::string text = load_text(config.data);
       auto tokenizer = build_tokenizer(config, text, what);

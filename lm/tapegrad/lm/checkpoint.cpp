@@ -8,6 +8,7 @@
 #include "tapegrad/io/json.h"
 #include "tapegrad/io/safetensors.h"
 #include "tapegrad/io/sha256.h"
+#include "tapegrad/lm/run_lock.h"
 #include "tapegrad/state_dict.h"
 
 namespace tapegrad::lm {
@@ -75,7 +76,8 @@ void check_hashes(const std::string& dir, const nlohmann::json& j) {
 nlohmann::json open_checkpoint(const std::string& dir) {
   std::error_code ec;
   check(fs::is_directory(dir, ec), "checkpoint directory '", dir, "' does not exist");
-  recover(dir);
+  // A live writer's unfinished files are its own: only a folder no one holds is repaired.
+  if (!RunLock::held_by_another(dir)) recover(dir);
   const std::string json_path = path_in(dir, kJson);
   check(fs::exists(json_path, ec), "no checkpoint in '", dir, "' (", kJson, " is missing)");
   nlohmann::json j = read_json_file(json_path);

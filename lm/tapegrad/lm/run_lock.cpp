@@ -1,0 +1,86 @@
+#include "tapegrad/lm/run_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <set>
+
+#include "tapegrad/error.h"
+#include "tapegrad/io/file.h"
+
+namespace tapegrad::lm {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kLockFile = ".tapegrad.lock";
+
+// Folders this process holds: flock() conflicts between two descriptors of one process too, so
+// held_by_another() must not count our own lock.
+std::mutex g_mutex;
+std::set<std::string>& held_here() {
+  static std::set<std::string> s;
+  return s;
+}
+
+std::string key_of(const std::string& dir) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(dir, ec);
+  return ec ? dir : p.string();
+}
+
+std::string lock_path(const std::string& dir) { return (fs::path(dir) / kLockFile).string(); }
+
+}  // namespace
+
+RunLock::RunLock(const std::string& dir) {
+  io::ensure_writable_directory(dir);
+  key_ = key_of(dir);
+  const std::string path = lock_path(dir);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  check(fd_ >= 0, "cannot lock '", dir, "': ", path, ": ", std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {};
+    const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+    ::close(fd_);
+    fd_ = -1;
+    const std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("unknown");
+    throw Error(cat("'", dir, "' is in use by another tapegrad process (pid ", pid.substr(0, pid.find_first_of("\n ")),
+                    "): one writer per run folder; wait for it, or give another directory"));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+    // the pid is only informative
+  }
+  std::lock_guard lock(g_mutex);
+  held_here().insert(key_);
+}
+
+RunLock::~RunLock() {
+  if (fd_ < 0) return;
+  {
+    std::lock_guard lock(g_mutex);
+    held_here().erase(key_);
+  }
+  ::close(fd_);  // releases the flock
+}
+
+bool RunLock::held_by_another(const std::string& dir) {
+  {
+    std::lock_guard lock(g_mutex);
+    if (held_here().count(key_of(dir))) return false;
+  }
+  const int fd = ::open(lock_path(dir).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;  // never locked
+  const bool free = ::flock(fd, LOCK_SH | LOCK_NB) == 0;
+  ::close(fd);
+  return !free;
+}
+
+}  // namespace tapegrad::lm

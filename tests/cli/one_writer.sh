@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# CTest "cli: one writer per run folder; readers never break a live run": while train_lm writes a
+# checkpoint every step, a second train_lm on the same --out is refused naming the holder's pid,
+# and eval_lm reading the folder again and again leaves the writer unharmed (it once deleted the
+# writer's unfinished files: "cannot rename ... model.safetensors.new"). The same for sweeps.
+set -euo pipefail
+bin_dir="$1"
+work="$(mktemp -d)"
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+cd "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+tiny=(--layers 1 --heads 2 --dim 16 --ctx 16 --batch 2 --eval-every 0 --threads 1)
+for _ in $(seq 40); do echo "the quick brown fox jumps over the lazy dog."; done > text.txt
+
+"$bin_dir/train_lm" "${tiny[@]}" --data text.txt --steps 1000 --checkpoint-every 1 --out run > writer.log 2>&1 &
+writer=$!
+for _ in $(seq 200); do [[ -f run/checkpoint.json ]] && break; sleep 0.05; done
+[[ -f run/checkpoint.json ]] || fail "the writer wrote no checkpoint"
+
+if "$bin_dir/train_lm" "${tiny[@]}" --steps 5 --out run > second.log 2>&1; then fail "a second writer was allowed"; fi
+grep -q "'run' is in use by another tapegrad process (pid $writer)" second.log || { cat second.log; fail "unclear refusal"; }
+
+reads=0 tries=0  # a read may miss a commit (and fail); it must never break one
+while kill -0 "$writer" 2>/dev/null && ((tries < 200)); do
+  if "$bin_dir/eval_lm" --checkpoint run --data text.txt > /dev/null 2>&1; then reads=$((reads + 1)); fi
+  tries=$((tries + 1))
+done
+wait "$writer" || { cat writer.log; fail "the writer failed while readers read (after $reads reads)"; }
+((reads >= 3)) || fail "too few successful reads during the run ($reads of $tries)"
+"$bin_dir/eval_lm" --checkpoint run --data text.txt > /dev/null || fail "the finished run does not load"
+[[ ! -e run/model.safetensors.new ]] || fail "a finished run left unfinished files"
+
+"$bin_dir/compare_norms" --norm none --lr 1e-3 --seed 1 --steps 300 --eval-iters 1 --layers 1 --heads 2 --dim 16 \
+  --ctx 16 --batch 2 --jobs 1 --no-plot --out sweep > sweep.log 2>&1 &
+sweeper=$!
+for _ in $(seq 200); do [[ -f sweep/.tapegrad.lock ]] && break; sleep 0.05; done
+if "$bin_dir/compare_norms" --norm none --lr 1e-3 --steps 5 --no-plot --out sweep > sweep2.log 2>&1; then
+  fail "a second sweep on the same folder was allowed"
+fi
+grep -q "'sweep' is in use by another tapegrad process (pid $sweeper)" sweep2.log || { cat sweep2.log; fail "unclear sweep refusal"; }
+wait "$sweeper" || { cat sweep.log; fail "the first sweep failed"; }
+echo "OK: one writer per folder ($reads of $tries reads succeeded during the run)"
