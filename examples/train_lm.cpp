@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
       if (app.count("--eval-every")) o.eval_every = config.eval_every;
       if (app.count("--eval-iters")) o.eval_iters = config.eval_iters;
       if (app.count("--checkpoint-every")) o.checkpoint_every = config.checkpoint_every;
-      if (root) lock.emplace(resume);  // before resume_trainer, which may repair the folder
+      if (root) lock.emplace(resume, /*create=*/false);  // before resume_trainer, which may repair the folder
       trainer = resume_trainer(resume, o, &comm);
       out = resume;
       check(trainer->step() < trainer->config().steps, "the run in '", resume, "' already finished its ",

@@ -39,7 +39,9 @@ std::string lock_path(const std::string& dir) { return (fs::path(dir) / kLockFil
 
 }  // namespace
 
-RunLock::RunLock(const std::string& dir) {
+RunLock::RunLock(const std::string& dir, bool create) {
+  std::error_code ec;
+  check(create || fs::is_directory(dir, ec), "checkpoint directory '", dir, "' does not exist");
   io::ensure_writable_directory(dir);
   key_ = key_of(dir);
   const std::string path = lock_path(dir);

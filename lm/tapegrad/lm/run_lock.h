@@ -10,8 +10,9 @@ namespace tapegrad::lm {
 
 class RunLock {
  public:
-  // Creates `dir` if needed and takes its lock, or throws an Error naming the holder.
-  explicit RunLock(const std::string& dir);
+  // Takes `dir`'s lock, or throws an Error naming the holder. `create`: make the folder if it is
+  // missing (a new run); otherwise a missing folder is an error (a resume).
+  explicit RunLock(const std::string& dir, bool create = true);
   ~RunLock();
   RunLock(const RunLock&) = delete;
   RunLock& operator=(const RunLock&) = delete;
