@@ -80,14 +80,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(nn::norm_names()))->group("Sweep");
   app.add_option("--placement", o.placements, "pre and/or post")->check(CLI::IsMember({"pre", "post"}))->group("Sweep");
   app.add_option("--lr", o.lrs, "learning-rate grid (peak lr of each run)")->check(cli::positive())->group("Sweep");
-  app.add_option("--seed", o.seeds, "seeds (initialisation and batches)")->group("Sweep");
+  app.add_option("--seed", o.seeds, "seeds (initialisation and batches)")->check(cli::unsigned_integer())->group("Sweep");
   app.add_option("--layers", o.depths, "depths")->check(cli::positive())->group("Sweep");
   app.add_option("--warmup", o.warmups, "warmup lengths (default: 30)")->check(cli::non_negative())->group("Sweep");
-  app.add_option("--min-lr-ratio", o.min_lr_ratio, "each run decays to lr * ratio")->check(CLI::Range(0.0, 1.0))
+  app.add_option("--min-lr-ratio", o.min_lr_ratio, "each run decays to lr * ratio")->check(cli::in_range(0.0, 1.0))
       ->group("Sweep");
   app.add_option("--divergence-factor", o.divergence_factor,
                  "a run diverged when, after warmup, its loss exceeds this x its first loss (or is NaN/Inf)")
-      ->check(CLI::Range(1.0, 1e9))->group("Sweep");
+      ->check(cli::in_range(1.0, 1e9))->group("Sweep");
   app.add_option("--evals", o.evals, "evaluations per run (the last at the final step)")->check(cli::non_negative())
       ->group("Sweep");
   app.add_option("--jobs", o.jobs, "runs trained at once; each uses cores/jobs threads")->check(cli::positive())

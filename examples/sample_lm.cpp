@@ -22,11 +22,11 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint", dir, "run directory written by train_lm")->required();
   app.add_option("--prompt", prompt, "text to continue (every character must be known to the tokenizer)");
   app.add_option("--tokens", tokens, "tokens to generate")->check(positive());
-  app.add_option("--temperature", o.temperature, "0: greedy; < 1 sharper, > 1 flatter")->check(CLI::Range(0.0, 100.0));
+  app.add_option("--temperature", o.temperature, "0: greedy; < 1 sharper, > 1 flatter")->check(in_range(0.0, 100.0));
   app.add_option("--top-k", o.top_k, "sample among the k most likely tokens (0: all)")->check(non_negative());
   app.add_option("--top-p", o.top_p, "nucleus: the smallest set of tokens with probability >= p")
-      ->check(CLI::Range(0.0, 1.0, "a probability in [0, 1]"));
-  app.add_option("--seed", seed, "sampling seed");
+      ->check(in_range(0.0, 1.0));
+  app.add_option("--seed", seed, "sampling seed")->check(unsigned_integer());
   app.add_option("--threads", threads, "threads (0: one per core)")->check(non_negative());
   return run_cli(app, argc, argv, [&] {
     check(o.top_p > 0, "--top-p must be > 0");

@@ -1,5 +1,7 @@
 #include "cli.h"
 
+#include <cmath>
+
 #include <iterator>
 
 #include <CLI/CLI.hpp>
@@ -54,22 +56,52 @@ class JsonConfig : public CLI::Config {
 }  // namespace
 
 namespace {
+// The flag's text as a finite number, or an error message. NaN and infinities are refused here,
+// once for every numeric check: a comparison with NaN is always false, so a range check alone
+// lets it through (CLI::Range did).
+std::string parse_finite(const std::string& v, double& x) {
+  try {
+    size_t used = 0;
+    x = std::stod(v, &used);
+    if (used != v.size()) return "must be a number, got " + v.substr(0, 40);
+  } catch (const std::exception&) {
+    return "must be a number, got " + v.substr(0, 40);
+  }
+  return std::isfinite(x) ? std::string() : "must be a finite number, got " + v;
+}
+
 CLI::Validator number_at_least(double low, bool strict, const char* what) {
   return CLI::Validator(
       [=](std::string& v) -> std::string {
         double x = 0;
-        try {
-          size_t used = 0;
-          x = std::stod(v, &used);
-          if (used != v.size()) return "must be a number, got " + v;
-        } catch (const std::exception&) {
-          return "must be a number, got " + v;
-        }
+        if (std::string e = parse_finite(v, x); !e.empty()) return e;
         return (strict ? x > low : x >= low) ? std::string() : std::string("must be ") + what + ", got " + v;
       },
       what);
 }
 }  // namespace
+
+CLI::Validator in_range(double low, double high) {
+  return CLI::Validator(
+      [=](std::string& v) -> std::string {
+        double x = 0;
+        if (std::string e = parse_finite(v, x); !e.empty()) return e;
+        return x >= low && x <= high ? std::string() : cat("must be in [", low, ", ", high, "], got ", v);
+      },
+      cat("[", low, ", ", high, "]"));
+}
+
+CLI::Validator unsigned_integer() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        const bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+        // 2^64 - 1 has 20 digits; compare as text so nothing wraps.
+        const std::string max = "18446744073709551615";
+        const bool fits = digits && (v.size() < max.size() || (v.size() == max.size() && v <= max));
+        return fits ? std::string() : "must be a whole number in [0, 2^64 - 1], got " + v.substr(0, 40);
+      },
+      "UINT64");
+}
 
 CLI::Validator positive() { return number_at_least(0, true, "positive"); }
 CLI::Validator non_negative() { return number_at_least(0, false, "non-negative"); }

@@ -34,7 +34,11 @@ void use_json_config(CLI::App& app);
 
 // Flag validators with readable messages ("must be positive, got 0"); CLI11's PositiveNumber
 // prints its range up to DBL_MAX.
+// All refuse NaN and infinities.
 CLI::Validator positive();
 CLI::Validator non_negative();
+CLI::Validator in_range(double low, double high);
+// A seed: digits only, at most 2^64 - 1 (no "-1" wrapping to 2^64 - 1, no saturation).
+CLI::Validator unsigned_integer();
 
 }  // namespace tapegrad::cli

@@ -127,6 +127,10 @@ def fixtures(tmp, bin_dir):
         h["huge"] = {"dtype": "F32", "shape": [2 ** 32, 2 ** 32], "data_offsets": [0, 4]}
         return with_header(b, h)
     tampered("ckpt_huge_shape", edit_model=huge_extra_tensor)
+
+    def nan_weight(b):  # a NaN in the last weight of the file, hash recorded: damage, not a valid model
+        return b[:-4] + struct.pack("<f", float("nan"))
+    tampered("ckpt_nan", edit_model=nan_weight)
     tampered("ckpt_missing_field", edit_json=lambda m: m["model"].pop("n_head"))
     tampered("ckpt_extra_field", edit_json=lambda m: m["model"].update(dropout=0.1))
     return f
@@ -164,7 +168,7 @@ def cases(f):
         ("sample_lm", ["--checkpoint", f["ckpt"], "--prompt", "Zebra 🙂"], 1,
          "the prompt cannot be encoded: char tokenizer: character 'Z' (U+005A) at byte 0 is not in the vocabulary",
          "prompt characters unknown to the tokenizer"),
-        ("sample_lm", ["--checkpoint", f["ckpt"], "--top-p", "1.5"], 2, "--top-p: Value 1.5 not in range", "top-p above 1"),
+        ("sample_lm", ["--checkpoint", f["ckpt"], "--top-p", "1.5"], 2, "--top-p: must be in [0, 1], got 1.5", "top-p above 1"),
         ("eval_lm", ["--checkpoint", f["ckpt"], "--data", f["bad_utf8.txt"]], 1, "cannot be encoded with this checkpoint's tokenizer",
          "evaluation text the tokenizer cannot encode"),
         ("sample_lm", ["--checkpoint", f["ckpt_modified"]], 1, "do not match the SHA-256 recorded in checkpoint.json",
@@ -195,6 +199,18 @@ def cases(f):
          "eval batch whose product overflows"),
         ("sample_lm", ["--checkpoint", f["ckpt_huge_shape"]], 1, "tensor 'huge' shape: (4294967296) + 4294967296 would hold more",
          "tensor shape whose element count overflows"),
+        ("sample_lm", ["--checkpoint", f["ckpt_nan"]], 1, "holds a non-finite value (nan) at index", "NaN weights"),
+        ("eval_lm", ["--checkpoint", f["ckpt_nan"], "--data", f["text.txt"]], 1, "holds a non-finite value (nan)",
+         "NaN weights, evaluated"),
+        ("sample_lm", ["--checkpoint", f["ckpt"], "--temperature", "nan"], 2, "--temperature: must be a finite number, got nan",
+         "NaN temperature"),
+        (T, ["--seed", "-1"], 2, "--seed: must be a whole number in [0, 2^64 - 1], got -1", "negative seed"),
+        (T, ["--seed", str(2 ** 64)], 2, "--seed: must be a whole number in [0, 2^64 - 1], got 18446744073709551616",
+         "seed past 2^64 - 1"),
+        ("compare_norms", ["--divergence-factor", "nan"], 2, "--divergence-factor: must be a finite number, got nan",
+         "NaN divergence factor"),
+        ("compare_norms", ["--min-lr-ratio", "nan"], 2, "--min-lr-ratio: must be a finite number, got nan",
+         "NaN min-lr ratio"),
         ("compare_norms", ["--lr", "0"], 2, "--lr: must be positive, got 0", "non-positive learning rate in a sweep"),
         ("compare_norms", ["--norm", "groupnorm"], 2, "--norm: groupnorm not in {layernorm,rmsnorm,", "unknown norm in a sweep"),
         ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "5", "--eval-iters", "1", "--out", f["sweep"]] + TINY[:-4], 1,

@@ -1,5 +1,6 @@
 #include "tapegrad/lm/checkpoint.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -119,6 +120,17 @@ void save_checkpoint(Trainer& trainer, const std::string& dir) {
   for (const char* f : {kModel, kOptimizer, kJson}) fs::rename(path_in(dir, std::string(f) + ".new"), path_in(dir, f));
 }
 
+namespace {
+// Training never saves a non-finite weight (a step with a non-finite gradient is skipped), so one
+// in a checkpoint means damage: refuse it rather than print "loss nan" and exit 0.
+void check_finite(const StateDict<float>& state, const std::string& path) {
+  for (const auto& [name, t] : state)
+    for (int64_t i = 0; i < t->numel(); ++i)
+      check(std::isfinite((*t)[i]), path, ": tensor '", name, "' holds a non-finite value (", (*t)[i], ") at index ", i,
+            ": the checkpoint is damaged");
+}
+}  // namespace
+
 LoadedModel load_model(const std::string& dir) {
   LoadedModel m;
   m.checkpoint = open_checkpoint(dir);
@@ -129,6 +141,7 @@ LoadedModel load_model(const std::string& dir) {
         " differs from the tokenizer's ", m.tokenizer->vocab_size());
   m.model = std::make_unique<nn::Decoder<float>>(mc, 0);
   io::load_state_dict(path_in(dir, kModel), m.model->state_dict());
+  check_finite(m.model->state_dict(), path_in(dir, kModel));
   return m;
 }
 
@@ -149,6 +162,8 @@ std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOver
 
   io::load_state_dict(path_in(dir, kModel), trainer->model().state_dict());
   io::load_state_dict(path_in(dir, kOptimizer), trainer->optimizer().state_dict());
+  check_finite(trainer->model().state_dict(), path_in(dir, kModel));
+  check_finite(trainer->optimizer().state_dict(), path_in(dir, kOptimizer));
 
   const int64_t step = j["step"].get<int64_t>();
   check(step >= 0, path_in(dir, kJson), ": negative step");
