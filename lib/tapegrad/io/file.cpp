@@ -16,22 +16,33 @@ namespace tapegrad::io {
 
 namespace fs = std::filesystem;
 
-// Opened without blocking (a FIFO would otherwise wait for a writer forever) and required to be
-// a regular file of at most max_bytes: /dev/zero or a pipe is an error, not an endless read.
-std::string read_file(const std::string& path, int64_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+namespace {
+// open(2) that accepts only a regular file: anything else — missing, a link (with O_NOFOLLOW), a
+// directory, a pipe, a device — is an Error naming the path and what it is. `verb`: "read" or
+// "write", for the message. Returns the fd and fills `st`.
+int open_regular(const std::string& path, int flags, const char* verb, struct stat& st) {
+  const int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0) {
     const int e = errno;
-    check(e != ENOENT, "cannot read '", path, "': no such file");
-    throw Error(cat("cannot read '", path, "': ", std::strerror(e)));
+    check(e != ENOENT, "cannot ", verb, " '", path, "': no such file");
+    check(e != ELOOP, "cannot ", verb, " '", path, "': it is a symbolic link, and tapegrad does not write through links");
+    throw Error(cat("cannot ", verb, " '", path, "': ", std::strerror(e)));
   }
-  struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     const bool dir = S_ISDIR(st.st_mode);
     ::close(fd);
-    check(!dir, "cannot read '", path, "': it is a directory, not a file");
-    throw Error(cat("cannot read '", path, "': not a regular file (a pipe, device or socket); give a file"));
+    check(!dir, "cannot ", verb, " '", path, "': it is a directory, not a file");
+    throw Error(cat("cannot ", verb, " '", path, "': not a regular file (a pipe, device or socket); give a file"));
   }
+  return fd;
+}
+}  // namespace
+
+// Opened without blocking (a FIFO would otherwise wait for a writer forever) and required to be
+// a regular file of at most max_bytes: /dev/zero or a pipe is an error, not an endless read.
+std::string read_file(const std::string& path, int64_t max_bytes) {
+  struct stat st {};
+  const int fd = open_regular(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, "read", st);
   if (st.st_size > max_bytes) {
     ::close(fd);
     throw Error(cat("cannot read '", path, "': it is ", st.st_size, " bytes, more than the ", max_bytes, "-byte limit"));
@@ -121,17 +132,9 @@ void ensure_writable_directory(const std::string& dir) {
 }
 
 FILE* open_for_append(const std::string& path, bool truncate) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0644);
-  if (fd < 0) {
-    const int e = errno;
-    check(e != ELOOP, "cannot write '", path, "': it is a symbolic link, and tapegrad does not write through links");
-    throw Error(cat("cannot write '", path, "': ", std::strerror(e)));
-  }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(cat("cannot write '", path, "': not a regular file"));
-  }
+  const int fd = open_regular(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | (truncate ? O_TRUNC : 0),
+                              "write", st);
   FILE* f = ::fdopen(fd, "a");
   if (!f) ::close(fd);
   check(f != nullptr, "cannot write '", path, "': ", std::strerror(errno));
