@@ -48,14 +48,6 @@ struct Reference {
 
 }  // namespace
 
-// The norms that can be a QK-norm: "none" and every registered norm with row kernels.
-std::vector<NormKind> qk_norms(bool with_none) {
-  std::vector<NormKind> kinds;
-  for (const NormKind k : all_norms())
-    if (k.is_none() ? with_none : k.entry().row_kernels<double>() != nullptr) kinds.push_back(k);
-  return kinds;
-}
-
 TEST_CASE("attention: the fused node equals the composition of primitive ops, value and gradient", "[nn]") {
   // QK-norm composed as the norm modules' own tape nodes applied to the heads.
   const NormKind qk_norm = GENERATE(from_range(qk_norms(true)));

@@ -66,7 +66,7 @@ void TrainConfig::validate() const {
   check_flag(tokenizer != "bpe" || vocab_size >= 256, "--vocab-size ", vocab_size,
         " is smaller than the 256-byte alphabet of the bpe tokenizer");
   check_flag(optimizer == "adamw" || optimizer == "sgd", "--optimizer must be adamw or sgd, got '", optimizer, "'");
-  check_flag(qk_norm.is_none() || qk_norm.entry().row_kernels<float>() != nullptr, "--qk-norm ", qk_norm.name(),
+  check_flag(qk_norm.can_be_qk_norm(), "--qk-norm ", qk_norm.name(),
              ": this norm has no row kernels for QK-norm; choose one of ", qk_norm_names());
 }
 
@@ -125,31 +125,39 @@ void read(const nlohmann::json& j, const char* key, nn::NormKind& out) { read_na
 void read(const nlohmann::json& j, const char* key, nn::Placement& out) { read_named(j, key, out, nn::parse_placement); }
 void read(const nlohmann::json& j, const char* key, nn::MlpKind& out) { read_named(j, key, out, nn::parse_mlp_kind); }
 
-const char* const kModelFields[] = {"layers", "heads", "dim", "ctx", "norm", "qk-norm", "placement", "mlp", "tie-head", "bias"};
+// The training-config keys a DecoderConfig owns, with its values: the one list of them.
+nlohmann::json model_fields(const nn::DecoderConfig& m) {
+  return {{"layers", m.n_layer},
+          {"heads", m.n_head},
+          {"dim", m.dim},
+          {"ctx", m.context},
+          {"norm", nn::to_string(m.norm)},
+          {"qk-norm", nn::to_string(m.qk_norm)},
+          {"placement", nn::to_string(m.placement)},
+          {"mlp", nn::to_string(m.mlp)},
+          {"tie-head", m.tie_head},
+          {"bias", m.bias}};
+}
 }  // namespace
 
 nlohmann::json without_model_fields(nlohmann::json train) {
-  for (const char* key : kModelFields) train.erase(key);
+  const nlohmann::json keys = model_fields(nn::DecoderConfig{});  // named: items() would dangle on a temporary
+  for (const auto& [key, value] : keys.items()) train.erase(key);
   return train;
 }
 
 TrainConfig train_config_from_json(const nlohmann::json& train, const nn::DecoderConfig& m) {
   check(train.is_object(), "training config: expected a JSON object");
   nlohmann::json j = train;
-  const nlohmann::json from_model = {{"layers", m.n_layer},        {"heads", m.n_head},
-                                     {"dim", m.dim},               {"ctx", m.context},
-                                     {"norm", nn::to_string(m.norm)}, {"qk-norm", nn::to_string(m.qk_norm)},
-                                     {"placement", nn::to_string(m.placement)}, {"mlp", nn::to_string(m.mlp)},
-                                     {"tie-head", m.tie_head},     {"bias", m.bias}};
-  for (const auto& [key, value] : from_model.items())
+  const nlohmann::json fields = model_fields(m);  // named: items() would dangle on a temporary
+  for (const auto& [key, value] : fields.items())
     if (!j.contains(key)) j[key] = value;
   return train_config_from_json(j);
 }
 
 std::string qk_norm_names() {
   std::string names;
-  for (const nn::NormKind k : nn::all_norms())
-    if (k.is_none() || k.entry().row_kernels<float>()) names += cat(names.empty() ? "" : ", ", k.name());
+  for (const nn::NormKind k : nn::qk_norms()) names += cat(names.empty() ? "" : ", ", k.name());
   return names;
 }
 

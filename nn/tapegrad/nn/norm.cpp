@@ -64,6 +64,13 @@ std::vector<NormKind> all_norms() {
   return kinds;
 }
 
+std::vector<NormKind> qk_norms(bool with_none) {
+  std::vector<NormKind> kinds;
+  for (const NormKind k : all_norms())
+    if (k.can_be_qk_norm() && (with_none || !k.is_none())) kinds.push_back(k);
+  return kinds;
+}
+
 std::string to_string(NormKind kind) { return std::string(kind.name()); }
 
 }  // namespace tapegrad::nn

@@ -87,6 +87,8 @@ class NormKind {
   const NormEntry& entry() const { return *entry_; }
   std::string_view name() const { return entry_->name; }
   bool is_none() const { return entry_->identity; }
+  // "none" or a norm with row kernels: what QK-norm accepts.
+  bool can_be_qk_norm() const { return is_none() || entry_->rows_float != nullptr; }
   bool operator==(const NormKind& o) const { return entry_ == o.entry_; }
 
  private:
@@ -96,6 +98,8 @@ class NormKind {
 
 // Every registered norm, for tests that GENERATE over the registry.
 std::vector<NormKind> all_norms();
+// Those that can be a QK-norm, "none" first among them only if `with_none`.
+std::vector<NormKind> qk_norms(bool with_none = true);
 std::string to_string(NormKind kind);
 
 template <typename T>
