@@ -3,6 +3,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "tapegrad/error.h"
+
 namespace tapegrad {
 
 namespace {
@@ -14,6 +16,12 @@ uint64_t splitmix64(uint64_t& x) {
 }
 uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 }  // namespace
+
+void Rng::set_state(const State& s) {
+  check(s != State{}, "random generator state: all four words are zero (xoshiro's fixed point, which would repeat "
+        "0 forever); a saved state is never zero, so it was damaged");
+  s_ = s;
+}
 
 void Rng::reseed(uint64_t seed) {
   for (auto& w : s_) w = splitmix64(seed);

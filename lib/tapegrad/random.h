@@ -25,7 +25,9 @@ class Rng {
 
   using State = std::array<uint64_t, 4>;
   const State& state() const { return s_; }
-  void set_state(const State& s) { s_ = s; }
+  // All four words zero is xoshiro's one fixed point (it would return 0 forever: every batch the
+  // same window); no seed reaches it, so such a state is damage and is refused with an Error.
+  void set_state(const State& s);
 
  private:
   State s_{};

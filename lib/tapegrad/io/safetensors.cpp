@@ -68,6 +68,10 @@ Safetensors Safetensors::parse(std::string bytes, const std::string& what) {
       fail("tensor '", name, "' shape must be an array of at most ", Shape::kMaxRank, " dimensions, got ", json_excerpt(shape));
     for (const auto& d : shape) {
       if (!d.is_number_unsigned()) fail("tensor '", name, "' shape ", json_excerpt(shape), " has a non-integer or negative dimension");
+      // Compared as unsigned before the signed read: 2^63 must not wrap into a negative size.
+      if (d.get<uint64_t>() > static_cast<uint64_t>(Shape::kMaxElements))
+        fail("tensor '", name, "' shape ", json_excerpt(shape), " has a dimension of ", d.get<uint64_t>(),
+             "; at most ", Shape::kMaxElements, " elements are allowed");
       try {
         e.shape.push_back(d.get<int64_t>());
       } catch (const Error& err) {

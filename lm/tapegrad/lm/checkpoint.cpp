@@ -1,5 +1,6 @@
 #include "tapegrad/lm/checkpoint.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -7,6 +8,7 @@
 
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/json.h"
+#include "tapegrad/io/json_field.h"
 #include "tapegrad/io/safetensors.h"
 #include "tapegrad/io/sha256.h"
 #include "tapegrad/lm/run_lock.h"
@@ -32,8 +34,12 @@ std::string hex_u64(uint64_t v) {
 }
 
 uint64_t parse_hex_u64(const nlohmann::json& j, const std::string& what) {
-  check(j.is_string() && j.get<std::string>().size() == 16, what, ": expected a 16-digit hex string");
-  return std::stoull(j.get<std::string>(), nullptr, 16);
+  const std::string s = j.is_string() ? j.get<std::string>() : std::string();
+  uint64_t v = 0;
+  const auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+  check(s.size() == 16 && err == std::errc() && end == s.data() + s.size(), what, ": expected 16 hex digits, got ",
+        io::json_excerpt(j));
+  return v;
 }
 
 nlohmann::json read_json_file(const std::string& path) {
@@ -76,7 +82,7 @@ void check_hashes(const std::string& dir, const nlohmann::json& j) {
 
 nlohmann::json open_checkpoint(const std::string& dir) {
   std::error_code ec;
-  check(fs::is_directory(dir, ec), "checkpoint directory '", dir, "' does not exist");
+  io::require_directory(dir, "checkpoint directory");
   // A live writer's unfinished files are its own: only a folder no one holds is repaired.
   if (!RunLock::held_by_another(dir)) recover(dir);
   const std::string json_path = path_in(dir, kJson);
@@ -111,7 +117,11 @@ void save_checkpoint(Trainer& trainer, const std::string& dir) {
       {"train", without_model_fields(to_json(trainer.config()))},
       {"tokenizer", trainer.tokenizer().to_json()},
       {"optimizer", {{"type", trainer.config().optimizer}, {"steps", trainer.optimizer().steps()}, {"file", kOptimizer}}},
-      {"data", {{"batch_rng", rng}, {"batches_drawn", trainer.step()}}},
+      {"data",
+       {{"batch_rng", rng},
+        {"batches_drawn", trainer.step()},
+        {"text_bytes", trainer.data().text_bytes},
+        {"text_sha256", trainer.data().text_sha256}}},
       {"files", {{kModel, io::sha256_hex(model_bytes)}, {kOptimizer, io::sha256_hex(opt_bytes)}}}};
   // Phase 1: every file complete under a temporary name. Phase 2: rename into place, json last.
   io::write_file_atomic(path_in(dir, std::string(kModel) + ".new"), model_bytes);
@@ -129,6 +139,35 @@ void check_finite(const StateDict<float>& state, const std::string& path) {
       check(std::isfinite((*t)[i]), path, ": tensor '", name, "' holds a non-finite value (", (*t)[i], ") at index ", i,
             ": the checkpoint is damaged");
 }
+// Resuming on other text would train on without a word: the run's curve would splice two data
+// sets. Checkpoints written before the text was recorded carry no fingerprint and are trusted.
+void check_same_text(const nlohmann::json& saved, const std::string& text, const std::string& source,
+                     const std::string& json_path) {
+  if (!saved.is_object() || !saved.contains("text_sha256")) return;
+  std::string sha;
+  int64_t bytes = -1;
+  io::read_field(saved, "text_sha256", sha, (json_path + ": data").c_str());
+  io::read_field(saved, "text_bytes", bytes, (json_path + ": data").c_str());
+  const int64_t now_bytes = static_cast<int64_t>(text.size());
+  const std::string now_sha = io::sha256_hex(text);
+  if (sha == now_sha && bytes == now_bytes) return;
+  const std::string what = source.empty() ? std::string("the embedded corpus") : "'" + source + "'";
+  throw Error(cat("the training text ", what, " is not the text this run was trained on (", json_path, " records ",
+                  bytes, " bytes with SHA-256 ", sha.substr(0, 12), "..., it now has ", now_bytes, " bytes, ",
+                  now_sha.substr(0, 12), "...); restore the file, or pass --allow-data-change to continue on "
+                  "the new text"));
+}
+
+// The saved tokenizer, refused if it does not fit the model (its size is bounded by the model's).
+std::unique_ptr<text::Tokenizer> read_tokenizer(const nlohmann::json& j, const nn::DecoderConfig& model,
+                                                const std::string& json_path) {
+  try {
+    return text::tokenizer_from_json(j["tokenizer"], model.vocab_size);
+  } catch (const Error& e) {
+    throw Error(cat(json_path, ": ", e.what()));
+  }
+}
+
 }  // namespace
 
 LoadedModel load_model(const std::string& dir) {
@@ -136,9 +175,7 @@ LoadedModel load_model(const std::string& dir) {
   m.checkpoint = open_checkpoint(dir);
   const nn::DecoderConfig mc = nn::decoder_config_from_json(m.checkpoint["model"]);
   m.config = train_config_from_json(m.checkpoint["train"], mc);
-  m.tokenizer = text::tokenizer_from_json(m.checkpoint["tokenizer"]);
-  check(mc.vocab_size == m.tokenizer->vocab_size(), path_in(dir, kJson), ": model vocab_size ", mc.vocab_size,
-        " differs from the tokenizer's ", m.tokenizer->vocab_size());
+  m.tokenizer = read_tokenizer(m.checkpoint, mc, path_in(dir, kJson));
   m.model = std::make_unique<nn::Decoder<float>>(mc, 0);
   io::load_state_dict(path_in(dir, kModel), m.model->state_dict());
   check_finite(m.model->state_dict(), path_in(dir, kModel));
@@ -154,8 +191,9 @@ std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOver
   config.eval_iters = o.eval_iters.value_or(config.eval_iters);
   config.checkpoint_every = o.checkpoint_every.value_or(config.checkpoint_every);
   config.threads = o.threads.value_or(config.threads);
-  std::shared_ptr<text::Tokenizer> tokenizer = text::tokenizer_from_json(j["tokenizer"]);
+  std::shared_ptr<text::Tokenizer> tokenizer = read_tokenizer(j, model_config, path_in(dir, kJson));
   const std::string text = o.text ? *o.text : load_text(config.data);
+  if (!o.allow_data_change) check_same_text(j["data"], text, config.data, path_in(dir, kJson));
   auto trainer = std::make_unique<Trainer>(config, tokenizer, make_token_data(config, *tokenizer, text), comm);
   check(model_config == trainer->model().config(), path_in(dir, kJson),
         ": the model config does not match the training config");
@@ -165,15 +203,23 @@ std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOver
   check_finite(trainer->model().state_dict(), path_in(dir, kModel));
   check_finite(trainer->optimizer().state_dict(), path_in(dir, kOptimizer));
 
-  const int64_t step = j["step"].get<int64_t>();
-  check(step >= 0, path_in(dir, kJson), ": negative step");
+  const std::string json_path = path_in(dir, kJson);
+  int64_t step = -1, optimizer_steps = -1;
+  io::read_field(j, "step", step, json_path.c_str());
+  io::read_field(j["optimizer"], "steps", optimizer_steps, (json_path + ": optimizer").c_str());
+  check(step >= 0, json_path, ": field 'step' must be a whole number >= 0, got ", step);
+  check(optimizer_steps >= -1, json_path, ": optimizer field 'steps' must be a whole number >= 0, got ", optimizer_steps);
   trainer->set_step(step);
-  trainer->optimizer().set_steps(j["optimizer"].value("steps", step));
+  trainer->optimizer().set_steps(optimizer_steps >= 0 ? optimizer_steps : step);
   const auto& rng = j["data"]["batch_rng"];
-  check(rng.is_array() && rng.size() == 4, path_in(dir, kJson), ": data.batch_rng must hold 4 words");
+  check(rng.is_array() && rng.size() == 4, json_path, ": data.batch_rng must hold 4 words");
   Rng::State state;
-  for (size_t i = 0; i < 4; ++i) state[i] = parse_hex_u64(rng[i], "checkpoint.json data.batch_rng");
-  trainer->sampler().rng().set_state(state);
+  for (size_t i = 0; i < 4; ++i) state[i] = parse_hex_u64(rng[i], json_path + ": data.batch_rng");
+  try {
+    trainer->sampler().rng().set_state(state);
+  } catch (const Error& e) {
+    throw Error(cat(json_path, ": data.batch_rng: ", e.what()));
+  }
   return trainer;
 }
 

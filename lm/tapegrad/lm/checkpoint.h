@@ -2,7 +2,8 @@
 //   model.safetensors      the weights, named as Decoder::named_parameters() (PyTorch layouts)
 //   optimizer.safetensors  the optimizer's moments ("exp_avg.<param>", "exp_avg_sq.<param>")
 //   checkpoint.json        model config, training config, tokenizer, step, the batch generator's
-//                          state (the data position) and the SHA-256 of both .safetensors files
+//                          state (the data position), the training text's size and SHA-256, and
+//                          the SHA-256 of both .safetensors files
 //
 // Saving is crash-safe although three files change: each is first written (atomically) as
 // "<name>.new", then the three are renamed into place, checkpoint.json last. Loading finishes a
@@ -33,6 +34,9 @@ struct ResumeOverrides {
   // The text to train on, for a run started from a string rather than a file (its config names
   // no file, so resuming would otherwise read the embedded corpus).
   std::optional<std::string> text;
+  // Checkpoints record the training text's size and SHA-256, and a resume on other text is an
+  // Error; true continues on the text as it is now (e.g. a corpus fixed or extended on purpose).
+  bool allow_data_change = false;
 };
 
 // A trainer in the state of the checkpoint in `dir`: same config (with the overrides),

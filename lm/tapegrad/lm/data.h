@@ -14,6 +14,10 @@ namespace tapegrad::lm {
 
 struct TokenData {
   std::vector<int32_t> train, val;
+  // The text the tokens came from, identified so that a resumed run can prove it trains on the
+  // same data (checkpoints record both; empty when unknown).
+  int64_t text_bytes = 0;
+  std::string text_sha256;
 };
 
 // Splits at floor((1 - val_fraction) * n). Both parts must hold at least one window of

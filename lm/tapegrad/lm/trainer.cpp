@@ -7,6 +7,7 @@
 #include "tapegrad/lm/usage_error.h"
 #include "tapegrad/lm/corpus.h"
 #include "tapegrad/io/file.h"
+#include "tapegrad/io/sha256.h"
 #include "tapegrad/optim/adamw.h"
 #include "tapegrad/optim/clip.h"
 #include "tapegrad/optim/sgd.h"
@@ -149,7 +150,10 @@ std::shared_ptr<text::Tokenizer> build_tokenizer(const TrainConfig& config, cons
 
 std::shared_ptr<TokenData> make_token_data(const TrainConfig& config, const text::Tokenizer& tokenizer,
                                            const std::string& text) {
-  return std::make_shared<TokenData>(split_tokens(tokenizer.encode(text), config.val_fraction, config.ctx));
+  auto data = std::make_shared<TokenData>(split_tokens(tokenizer.encode(text), config.val_fraction, config.ctx));
+  data->text_bytes = static_cast<int64_t>(text.size());
+  data->text_sha256 = io::sha256_hex(text);
+  return data;
 }
 
 }  // namespace tapegrad::lm

@@ -66,6 +66,7 @@ class Trainer {
   const text::Tokenizer& tokenizer() const { return *tokenizer_; }
   const std::shared_ptr<const text::Tokenizer>& tokenizer_ptr() const { return tokenizer_; }
   BatchSampler& sampler() { return sampler_; }
+  const TokenData& data() const { return *data_; }
   // The statistics of the last step (config.instrument), or null when not instrumenting.
   const StepStats* last_stats() const { return instrument_ ? &instrument_->stats() : nullptr; }
   double last_global_grad_norm() const { return last_grad_norm_; }  // before clipping
