@@ -80,32 +80,48 @@ BpeTokenizer BpeTokenizer::train(std::string_view corpus, int64_t vocab_size) {
     freq.push_back(n);
   }
   std::vector<std::pair<int32_t, int32_t>> merges;
+  std::vector<int64_t> length(256, 1);  // bytes per token
   while (256 + static_cast<int64_t>(merges.size()) < vocab_size) {
     std::unordered_map<uint64_t, int64_t> pairs;
     for (size_t w = 0; w < words.size(); ++w)
       for (size_t i = 0; i + 1 < words[w].size(); ++i) pairs[pair_key(words[w][i], words[w][i + 1])] += freq[w];
     uint64_t best = 0;
     int64_t best_count = 0;
-    for (const auto& [key, n] : pairs)
-      if (n > best_count || (n == best_count && key < best)) best = key, best_count = n;
+    for (const auto& [key, n] : pairs) {
+      const bool fits = length[key >> 32] + length[key & 0xffffffffu] <= kMaxTokenBytes;
+      if (fits && (n > best_count || (n == best_count && key < best))) best = key, best_count = n;
+    }
     if (best_count < 2) break;  // nothing left that a merge would compress
     const auto a = static_cast<int32_t>(best >> 32), b = static_cast<int32_t>(best & 0xffffffffu);
     const auto merged = static_cast<int32_t>(256 + merges.size());
     for (auto& w : words) apply_merge(w, a, b, merged);
     merges.emplace_back(a, b);
+    length.push_back(length[static_cast<size_t>(a)] + length[static_cast<size_t>(b)]);
   }
   return BpeTokenizer(std::move(merges));
 }
 
 BpeTokenizer::BpeTokenizer(std::vector<std::pair<int32_t, int32_t>> merges) : merges_(std::move(merges)) {
-  for (int i = 0; i < 256; ++i) bytes_.emplace_back(1, static_cast<char>(i));
+  check(merges_.size() <= static_cast<size_t>(std::numeric_limits<int32_t>::max() - 256), "bpe tokenizer: ",
+        merges_.size(), " merges exceed the 32-bit token ids");
+  // Sizes first, from the ids alone: a bomb is refused before anything is allocated.
+  std::vector<int64_t> length(256, 1);
+  int64_t total = 256;
   for (size_t r = 0; r < merges_.size(); ++r) {
     const auto [a, b] = merges_[r];
     const auto limit = static_cast<int32_t>(256 + r);
     check(a >= 0 && b >= 0 && a < limit && b < limit, "bpe tokenizer: merge ", r, " (", a, ", ", b,
           ") refers to a token that does not exist yet (ids must be < ", limit, ")");
-    bytes_.push_back(bytes_[static_cast<size_t>(a)] + bytes_[static_cast<size_t>(b)]);
+    length.push_back(length[static_cast<size_t>(a)] + length[static_cast<size_t>(b)]);
+    total += length.back();
+    check(length.back() <= kMaxTokenBytes, "bpe tokenizer: merge ", r, " (", a, ", ", b, ") makes a token of ",
+          length.back(), " bytes; tokens are at most ", kMaxTokenBytes, " bytes (a damaged or hostile merge list)");
+    check(total <= kMaxVocabBytes, "bpe tokenizer: the merges spell ", total, " bytes in all; at most ", kMaxVocabBytes,
+          " are allowed (a damaged or hostile merge list)");
   }
+  bytes_.reserve(length.size());
+  for (int i = 0; i < 256; ++i) bytes_.emplace_back(1, static_cast<char>(i));
+  for (const auto& [a, b] : merges_) bytes_.push_back(bytes_[static_cast<size_t>(a)] + bytes_[static_cast<size_t>(b)]);
 }
 
 std::vector<int32_t> BpeTokenizer::encode(std::string_view text) const {
@@ -158,9 +174,18 @@ BpeTokenizer BpeTokenizer::from_json(const nlohmann::json& j) {
         "bpe tokenizer JSON: expected {\"type\": \"bpe\", \"merges\": [[a, b], ...]}");
   std::vector<std::pair<int32_t, int32_t>> merges;
   for (const auto& m : j["merges"]) {
-    check(m.is_array() && m.size() == 2 && m[0].is_number_integer() && m[1].is_number_integer(),
-          "bpe tokenizer JSON: merge ", merges.size(), " must be a pair of integers, got ", io::json_excerpt(m));
-    merges.emplace_back(m[0].get<int32_t>(), m[1].get<int32_t>());
+    // Ids are checked in 64 bits before narrowing: 2^32 + a must not read as a.
+    const auto id = [&](const nlohmann::json& v) {
+      const int64_t limit = 256 + static_cast<int64_t>(merges.size());
+      const bool exists = v.is_number_unsigned() ? v.get<uint64_t>() < static_cast<uint64_t>(limit)
+                                                 : v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() < limit;
+      check(exists, "bpe tokenizer JSON: merge ",
+            merges.size(), " ", io::json_excerpt(m), " must pair two existing token ids (whole numbers < ", limit, ")");
+      return static_cast<int32_t>(v.get<uint64_t>());
+    };
+    check(m.is_array() && m.size() == 2, "bpe tokenizer JSON: merge ", merges.size(), " must be a pair of integers, got ",
+          io::json_excerpt(m));
+    merges.emplace_back(id(m[0]), id(m[1]));
   }
   return BpeTokenizer(std::move(merges));
 }

@@ -22,6 +22,13 @@ namespace tapegrad::text {
 
 class BpeTokenizer : public Tokenizer {
  public:
+  // What a merge list may ask for. Each merge concatenates two tokens, so n chained merges make a
+  // token of 2^n bytes: 40 merges in 300 bytes of JSON would ask for a terabyte. Training never
+  // makes a token longer than kMaxTokenBytes (it skips such pairs), and a loaded list must keep
+  // every token within it and the whole vocabulary within kMaxVocabBytes.
+  static constexpr int64_t kMaxTokenBytes = int64_t{1} << 10;
+  static constexpr int64_t kMaxVocabBytes = int64_t{1} << 28;
+
   // vocab_size >= 256 (the byte alphabet), else an Error.
   static BpeTokenizer train(std::string_view corpus, int64_t vocab_size);
   explicit BpeTokenizer(std::vector<std::pair<int32_t, int32_t>> merges);

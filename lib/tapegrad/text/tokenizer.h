@@ -26,7 +26,9 @@ class Tokenizer {
   virtual nlohmann::json to_json() const = 0;
 };
 
-// Rebuilds a tokenizer saved with to_json(); validates it and names what is wrong.
-std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j);
+// Rebuilds a tokenizer saved with to_json(); validates it and names what is wrong. With
+// vocab_size >= 0 (what the model that uses it was built for), a tokenizer of another size is
+// refused before it is built: a file may not ask for more than its config implies.
+std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, int64_t vocab_size = -1);
 
 }  // namespace tapegrad::text

@@ -41,5 +41,36 @@ TEST_CASE("bpe: a vocabulary below the byte alphabet is refused", "[text][errors
   REQUIRE_THROWS_WITH(BpeTokenizer::train("abc", 200),
                       "bpe tokenizer: vocabulary size 200 is smaller than the 256-byte alphabet; choose at least 256");
   REQUIRE_THROWS_WITH(BpeTokenizer::from_json({{"type", "bpe"}, {"merges", {{97, 300}}}}),
-                      Catch::Contains("refers to a token that does not exist yet"));
+                      "bpe tokenizer JSON: merge 0 [97,300] must pair two existing token ids (whole numbers < 256)");
+  REQUIRE_THROWS_WITH(BpeTokenizer({{97, 300}}), Catch::Contains("refers to a token that does not exist yet"));
+}
+
+TEST_CASE("bpe: a merge list may not ask for more than a vocabulary's worth of bytes", "[text][errors]") {
+  // Token 256 + i of this chain spells 2^(i + 1) bytes: 40 merges in ~300 bytes of JSON would ask
+  // for a terabyte. The sizes are checked from the ids before anything is built.
+  nlohmann::json bomb = nlohmann::json::array({{97, 97}});
+  for (int i = 0; i < 39; ++i) bomb.push_back({256 + i, 256 + i});
+  REQUIRE_THROWS_WITH(BpeTokenizer::from_json({{"type", "bpe"}, {"merges", bomb}}),
+                      "bpe tokenizer: merge 10 (265, 265) makes a token of 2048 bytes; tokens are at most 1024 bytes "
+                      "(a damaged or hostile merge list)");
+  // Ids are read in 64 bits: 2^32 + 97 is not 97.
+  REQUIRE_THROWS_WITH(BpeTokenizer::from_json({{"type", "bpe"}, {"merges", {{(uint64_t{1} << 32) + 97, 98}}}}),
+                      Catch::Contains("merge 0 [4294967393,98] must pair two existing token ids (whole numbers < 256)"));
+  REQUIRE_THROWS_WITH(BpeTokenizer::from_json({{"type", "bpe"}, {"merges", {{-1, 98}}}}),
+                      Catch::Contains("must pair two existing token ids"));
+  // ... and a loader that knows the model's vocabulary refuses a list of another length first.
+  REQUIRE_THROWS_WITH(tokenizer_from_json({{"type", "bpe"}, {"merges", bomb}}, 260),
+                      "tokenizer JSON: 40 bpe merges make 296 tokens, but the model has a vocabulary of 260");
+}
+
+TEST_CASE("bpe: training never makes a token longer than the loader accepts", "[text]") {
+  // Two runs of 3000 letters: each doubling merge occurs twice, so an unbounded trainer would
+  // build tokens of 2048 bytes and more.
+  const std::string corpus = std::string(3000, 'a') + " " + std::string(3000, 'a');
+  const auto tok = BpeTokenizer::train(corpus, 300);
+  int64_t longest = 0;
+  for (int32_t id = 0; id < tok.vocab_size(); ++id) longest = std::max<int64_t>(longest, std::ssize(tok.token_bytes(id)));
+  CHECK(longest == BpeTokenizer::kMaxTokenBytes);
+  CHECK(tok.decode(tok.encode(corpus)) == corpus);
+  CHECK(BpeTokenizer::from_json(tok.to_json()).merges() == tok.merges());
 }
