@@ -116,6 +116,40 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
   }
 }
 
+namespace {
+// The names create_temp and the write probe give their files: ".<name>.tmp.XXXXXX" and
+// ".write-test.XXXXXX", the X's being mkostemp's six characters.
+bool is_temp_name(const std::string& f) {
+  constexpr size_t kRandom = 6;  // mkostemp's X's
+  const std::string_view probe = ".write-test.", temp = ".tmp.";
+  if (f.size() < 1 + temp.size() + kRandom || f[0] != '.') return false;
+  const auto has = [&](std::string_view part, size_t at) { return f.compare(at, part.size(), part) == 0; };
+  return (f.size() == probe.size() + kRandom && has(probe, 0)) || has(temp, f.size() - kRandom - temp.size());
+}
+}  // namespace
+
+int remove_stale_temp_files(const std::string& dir) {
+  int removed = 0;
+  std::error_code ec;
+  // Default options: symlinked folders are listed, not entered.
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it.depth() > 2) it.disable_recursion_pending();  // run folders are shallow (DIR/curves/x.csv)
+    const std::string name = it->path().filename().string();
+    if (is_temp_name(name) && !it->is_directory(ec) && fs::remove(it->path(), ec)) ++removed;
+  }
+  return removed;
+}
+
+void require_directory(const std::string& dir, const std::string& what) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  check(fs::exists(st), what, " '", dir, "' does not exist");
+  check(fs::is_directory(st), what, " '", dir, "' is ", fs::is_regular_file(st) ? "a file" : "not a folder",
+        ", not a directory", fs::is_regular_file(st) ? cat(" (give the folder that holds it: '",
+        fs::path(dir).parent_path().empty() ? std::string(".") : fs::path(dir).parent_path().string(), "')") : "");
+}
+
 void ensure_writable_directory(const std::string& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {

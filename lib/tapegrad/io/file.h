@@ -30,4 +30,14 @@ FILE* open_for_append(const std::string& path, bool truncate);
 // in it: "output directory 'x' is not writable: Permission denied".
 void ensure_writable_directory(const std::string& dir);
 
+// Throws unless `dir` is an existing directory; `what` names it in the message ("checkpoint
+// directory 'x' does not exist", "... 'x' is a file, not a directory").
+void require_directory(const std::string& dir, const std::string& what);
+
+// Deletes the temporary files that write_file_atomic and ensure_writable_directory leave behind
+// when their process is killed mid-write, in `dir` and its subfolders (links are removed, never
+// followed). Only the folder's one writer may call it — the files of a live write look the same.
+// Returns how many were removed.
+int remove_stale_temp_files(const std::string& dir);
+
 }  // namespace tapegrad::io

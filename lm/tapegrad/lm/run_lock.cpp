@@ -40,8 +40,7 @@ std::string lock_path(const std::string& dir) { return (fs::path(dir) / kLockFil
 }  // namespace
 
 RunLock::RunLock(const std::string& dir, bool create) {
-  std::error_code ec;
-  check(create || fs::is_directory(dir, ec), "checkpoint directory '", dir, "' does not exist");
+  if (!create) io::require_directory(dir, "checkpoint directory");
   io::ensure_writable_directory(dir);
   key_ = key_of(dir);
   const std::string path = lock_path(dir);
@@ -60,6 +59,8 @@ RunLock::RunLock(const std::string& dir, bool create) {
   if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
     // the pid is only informative
   }
+  // The folder's one writer now: what killed writers left half-written is garbage.
+  io::remove_stale_temp_files(dir);
   std::lock_guard lock(g_mutex);
   held_here().insert(key_);
 }

@@ -2,6 +2,7 @@
 // lock on DIR/.tapegrad.lock for its whole life; the file names the holder's pid. A second writer
 // is refused with that pid; readers (eval_lm, sample_lm) still read, but never repair or clean a
 // folder a live writer holds. The lock dies with its process, SIGKILL included: no stale locks.
+// Taking the lock removes the temporary files of writers that were killed mid-write.
 #pragma once
 
 #include <string>
