@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "tapegrad/lm/checkpoint.h"
+#include "tapegrad/text/utf8.h"
 #include "tapegrad/lm/sampling.h"
 #include "tapegrad/threads.h"
 
@@ -34,14 +35,16 @@ int main(int argc, char** argv) {
     check(!prompt.empty(), "--prompt is empty; give at least one character");
     LoadedModel m = load_model(dir);
     Rng rng(seed);
+    // A byte-level BPE token may end inside a character: print whole characters only.
+    text::Utf8Stream out;
+    const auto print = [](const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); };
     bool started = false;  // the prompt is echoed once generate() has accepted it
     generate(*m.model, *m.tokenizer, prompt, tokens, o, rng, [&](int32_t id) {
-      if (!started) std::fwrite(prompt.data(), 1, prompt.size(), stdout), started = true;
-      const std::string piece = m.tokenizer->decode(std::span<const int32_t>(&id, 1));
-      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      if (!started) print(out.push(prompt)), started = true;
+      print(out.push(m.tokenizer->decode(std::span<const int32_t>(&id, 1))));
       std::fflush(stdout);
     });
-    std::fputs("\n", stdout);
+    print(out.finish() + "\n");
     return 0;
   });
 }

@@ -107,4 +107,46 @@ std::vector<std::string> characters(std::string_view s, std::string_view what) {
   return out;
 }
 
+namespace {
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// Whether `tail` is the start of a multi-byte sequence that more bytes could still complete:
+// a lead byte followed by fewer continuation bytes than it announces, and nothing else.
+bool may_complete(std::string_view tail) {
+  const auto lead = static_cast<unsigned char>(tail[0]);
+  const size_t need = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  if (tail.size() >= need) return false;
+  for (size_t i = 1; i < tail.size(); ++i)
+    if ((static_cast<unsigned char>(tail[i]) & 0xC0) != 0x80) return false;
+  return true;
+}
+}  // namespace
+
+std::string Utf8Stream::push(std::string_view bytes) {
+  pending_.append(bytes);
+  std::string out;
+  size_t pos = 0;
+  while (pos < pending_.size()) {
+    int length = 0;
+    if (decode_one(pending_, pos, length) >= 0) {
+      out.append(pending_, pos, static_cast<size_t>(length));
+      pos += static_cast<size_t>(length);
+    } else if (may_complete(std::string_view(pending_).substr(pos))) {
+      break;
+    } else {
+      out += kReplacement;
+      ++pos;
+    }
+  }
+  pending_.erase(0, pos);
+  return out;
+}
+
+std::string Utf8Stream::finish() {
+  std::string out;
+  for (size_t i = 0; i < pending_.size(); ++i) out += kReplacement;
+  pending_.clear();
+  return out;
+}
+
 }  // namespace tapegrad::text

@@ -29,4 +29,17 @@ std::string encode(int32_t code_point);
 // invalid input like decode().
 std::vector<std::string> characters(std::string_view s, std::string_view what = "input");
 
+// Bytes that arrive in pieces — a byte-level BPE token may end inside a character — as valid
+// UTF-8: push() returns the complete characters so far and keeps an unfinished sequence for the
+// next piece; a byte that cannot start or continue a valid sequence becomes U+FFFD (one per
+// byte), as does a sequence still unfinished at finish(). Valid input passes through unchanged.
+class Utf8Stream {
+ public:
+  std::string push(std::string_view bytes);
+  std::string finish();
+
+ private:
+  std::string pending_;
+};
+
 }  // namespace tapegrad::text

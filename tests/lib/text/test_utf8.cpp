@@ -25,3 +25,20 @@ TEST_CASE("utf8: invalid input is named with its byte offset and reason", "[text
   CHECK_FALSE(is_valid("abc\xFF", &bad));
   CHECK(bad == 3);
 }
+
+TEST_CASE("utf8: a stream of byte pieces comes out as whole characters", "[text]") {
+  Utf8Stream s;
+  // 乒 = E4 B9 92 and 🙂 = F0 9F 99 82, cut inside both, as byte-level BPE tokens may be.
+  CHECK(s.push("a\xE4") == "a");
+  CHECK(s.push("\xB9") == "");
+  CHECK(s.push("\x92\xF0\x9F") == "乒");
+  CHECK(s.push("\x99\x82!") == "🙂!");
+  CHECK(s.finish() == "");
+  // A byte that can start or continue nothing is replaced at once, one U+FFFD per byte; so is a
+  // lead byte whose sequence breaks off, and a sequence still open at the end.
+  CHECK(s.push("x\xFFy") == "x\xEF\xBF\xBDy");
+  CHECK(s.push("\xE4\xB9z") == "\xEF\xBF\xBD\xEF\xBF\xBDz");
+  CHECK(s.push("\xC3") == "");
+  CHECK(s.finish() == "\xEF\xBF\xBD");
+  CHECK(is_valid(s.push("\xED\xA0\x80") + s.finish()));  // a surrogate is never let through
+}
