@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
           "every sweep axis needs at least one value");
     std::optional<lm::RunLock> lock;  // one writer per sweep folder (rank 0 writes the shared files)
     if (comm.rank() == 0) lock.emplace(o.out);
-    check_shared_settings(o);  // before any output: a refused restart is one line
+    check_restart(o);  // before any output: a refused restart is one line
     const auto t0 = std::chrono::steady_clock::now();
     lm::install_stop_handlers();
     const size_t total = expand(o).size();

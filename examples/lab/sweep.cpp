@@ -1,6 +1,7 @@
 #include "sweep.h"
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -32,8 +33,6 @@ std::string num(double v) {
   std::snprintf(b, sizeof b, "%.7g", v);
   return b;
 }
-
-double parse_num(const std::string& s) { return s == "nan" || s.empty() ? kNaN : std::stod(s); }
 
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> out;
@@ -175,6 +174,22 @@ void write_runs(const std::string& path, const std::vector<RunRecord>& runs) {
   io::write_file_atomic(path, s);
 }
 
+namespace {
+// A cell of a records file, or an Error naming the file, line, column and value.
+template <typename V>
+V cell(const std::vector<std::string>& f, size_t i, const std::string& where) {
+  const std::string& s = f[i];
+  if constexpr (std::is_floating_point_v<V>)
+    if (s.empty() || s == "nan") return kNaN;
+  V v{};
+  const auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), v);
+  check(!s.empty() && err == std::errc() && end == s.data() + s.size(), where, ": column '", kRunColumns[i], "' must be ",
+        std::is_floating_point_v<V> ? "a number" : "a whole number", std::is_unsigned_v<V> ? " >= 0" : "", ", got '",
+        s.substr(0, 40), "'");
+  return v;
+}
+}  // namespace
+
 std::vector<RunRecord> read_runs(const std::string& path) {
   if (!fs::exists(path)) return {};
   std::istringstream in(io::read_file(path));
@@ -185,27 +200,51 @@ std::vector<RunRecord> read_runs(const std::string& path) {
   for (int n = 2; std::getline(in, line); ++n) {
     if (line.empty()) continue;
     const auto f = split(line);
-    check(f.size() == kRunColumns.size(), path, ":", n, ": ", f.size(), " fields, expected ", kRunColumns.size());
+    const std::string where = cat(path, ":", n);
+    check(f.size() == kRunColumns.size(), where, ": ", f.size(), " fields, expected ", kRunColumns.size());
+    RunRecord r;
+    // Names from a file become file names (curves/<run_id>.csv): only the registry's norms and the
+    // known placements are accepted, so a row cannot point outside the sweep folder.
     try {
-      RunRecord r;
-      r.spec = {f[1], f[2], std::stod(f[3]), std::stoull(f[4]), std::stoll(f[5]), std::stoll(f[6])};
-      check(r.spec.id() == f[0], "run_id ", f[0], " does not match its columns");
-      r.steps = std::stoll(f[7]), r.steps_done = std::stoll(f[8]);
-      r.initial_loss = parse_num(f[9]), r.final_train_loss = parse_num(f[10]), r.min_train_loss = parse_num(f[11]);
-      r.final_val_loss = parse_num(f[12]), r.min_val_loss = parse_num(f[13]);
-      r.diverged = f[14] == "1", r.divergence_step = std::stoll(f[15]);
-      r.divergence_cause = f[16], r.divergence_quantity = f[17];
-      r.step_ms = parse_num(f[18]), r.tokens_per_s = parse_num(f[19]), r.peak_residual_rms = parse_num(f[20]);
-      r.final_residual_rms = parse_num(f[21]), r.peak_max_logit = parse_num(f[22]), r.wall_s = parse_num(f[23]);
-      runs.push_back(std::move(r));
-    } catch (const std::logic_error& e) {  // std::stod & co.
-      throw Error(cat(path, ":", n, ": malformed row (", e.what(), ")"));
+      r.spec.norm = nn::NormKind::parse(f[1]).name();
+      r.spec.placement = nn::to_string(nn::parse_placement(f[2]));
+    } catch (const Error& e) {
+      throw Error(cat(where, ": ", e.what()));
     }
+    r.spec.lr = cell<double>(f, 3, where), r.spec.seed = cell<uint64_t>(f, 4, where);
+    r.spec.depth = cell<int64_t>(f, 5, where), r.spec.warmup = cell<int64_t>(f, 6, where);
+    check(r.spec.id() == f[0], where, ": run_id '", f[0].substr(0, 80), "' does not match its columns (", r.spec.id(), ")");
+    r.steps = cell<int64_t>(f, 7, where), r.steps_done = cell<int64_t>(f, 8, where);
+    r.initial_loss = cell<double>(f, 9, where), r.final_train_loss = cell<double>(f, 10, where);
+    r.min_train_loss = cell<double>(f, 11, where), r.final_val_loss = cell<double>(f, 12, where);
+    r.min_val_loss = cell<double>(f, 13, where);
+    r.diverged = f[14] == "1", r.divergence_step = cell<int64_t>(f, 15, where);
+    r.divergence_cause = f[16], r.divergence_quantity = f[17];
+    r.step_ms = cell<double>(f, 18, where), r.tokens_per_s = cell<double>(f, 19, where);
+    r.peak_residual_rms = cell<double>(f, 20, where), r.final_residual_rms = cell<double>(f, 21, where);
+    r.peak_max_logit = cell<double>(f, 22, where), r.wall_s = cell<double>(f, 23, where);
+    runs.push_back(std::move(r));
   }
   return runs;
 }
 
-void check_shared_settings(const SweepOptions& o) {
+namespace {
+// Every run recorded so far: the rows of runs.csv (earlier sweeps) and the per-run records.
+std::map<std::string, RunRecord> recorded(const std::string& out) {
+  std::map<std::string, RunRecord> all;
+  for (auto& r : read_runs(out + "/runs.csv")) all[r.spec.id()] = r;
+  std::error_code ec;
+  if (fs::is_directory(out + "/records", ec))
+    for (const auto& entry : fs::directory_iterator(out + "/records"))
+      if (entry.path().extension() == ".csv")
+        for (auto& r : read_runs(entry.path().string())) all[r.spec.id()] = r;
+  return all;
+}
+
+}  // namespace
+
+void check_restart(const SweepOptions& o) {
+  recorded(o.out);  // every record reads (and no name in one is a path)
   const std::string path = o.out + "/sweep.json";
   std::error_code ec;
   if (!fs::exists(path, ec)) return;
@@ -240,20 +279,8 @@ nlohmann::json shared_settings(const SweepOptions& o) {
 
 namespace {
 
-// Every run recorded so far: the rows of runs.csv (earlier sweeps) and the per-run records.
-std::map<std::string, RunRecord> recorded(const std::string& out) {
-  std::map<std::string, RunRecord> all;
-  for (auto& r : read_runs(out + "/runs.csv")) all[r.spec.id()] = r;
-  std::error_code ec;
-  if (fs::is_directory(out + "/records", ec))
-    for (const auto& entry : fs::directory_iterator(out + "/records"))
-      if (entry.path().extension() == ".csv")
-        for (auto& r : read_runs(entry.path().string())) all[r.spec.id()] = r;
-  return all;
-}
-
 void record_shared_settings(const SweepOptions& o) {
-  check_shared_settings(o);
+  check_restart(o);
   std::error_code ec;
   if (!fs::exists(o.out + "/sweep.json", ec)) io::write_file_atomic(o.out + "/sweep.json", shared_settings(o).dump(2) + "\n");
 }

@@ -76,9 +76,11 @@ struct SweepOptions {
 // The settings every run of the sweep shares (base flags the axes do not set, and the sweep's own
 // run-level options), as stored in DIR/sweep.json: a restart with other values is refused.
 nlohmann::json shared_settings(const SweepOptions& o);
-// Throws, naming the first difference, if o.out holds a sweep.json with other shared settings.
-// run_sweep checks (and on a first run records) them; a program can call this to fail early.
-void check_shared_settings(const SweepOptions& o);
+// Whether the sweep folder o.out may be continued by this sweep: throws, naming the first
+// difference, if it holds a sweep.json with other shared settings, and naming the file and line
+// if a record cannot be read. run_sweep checks (and on a first run records the settings); a
+// program can call this to fail early.
+void check_restart(const SweepOptions& o);
 
 // All runs of the sweep, in a fixed order (placement, depth, warmup, norm, lr, seed).
 std::vector<RunSpec> expand(const SweepOptions& o);

@@ -5,6 +5,7 @@
 #include "tapegrad/lm/checkpoint.h"
 #include "tapegrad/lm/corpus.h"
 #include "tapegrad/lm/data.h"
+#include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/sampling.h"
 #include "support.h"
 #include "tapegrad/io/file.h"
@@ -195,11 +196,65 @@ TEST_CASE("checkpoint: round trip of weights and optimizer state; damage is dete
     CHECK(r->step() == 5);
     CHECK_FALSE(fs::exists(dir / "checkpoint.json.new"));
   }
+  SECTION("resuming on other text is refused, naming both texts, unless allowed") {
+    ResumeOverrides o;
+    const std::string& corpus = default_corpus();
+    o.text = corpus.substr(0, corpus.size() - 1);  // the same characters, one byte less
+    REQUIRE_THROWS_WITH(resume_trainer(dir.string(), o),
+                        Catch::StartsWith("the training text the embedded corpus is not the text this run was trained on") &&
+                            Catch::Contains(std::to_string(corpus.size()) + " bytes with SHA-256 " +
+                                            io::sha256_hex(corpus).substr(0, 12)) &&
+                            Catch::Contains(std::to_string(corpus.size() - 1) + " bytes") &&
+                            Catch::Contains("--allow-data-change"));
+    o.allow_data_change = true;
+    CHECK(resume_trainer(dir.string(), o)->step() == 3);
+    o.text = corpus, o.allow_data_change = false;
+    CHECK(resume_trainer(dir.string(), o)->step() == 3);
+  }
+  SECTION("a damaged step or data position is refused, naming the field") {
+    auto j = nlohmann::json::parse(io::read_file((dir / "checkpoint.json").string()));
+    const auto refused = [&](const nlohmann::json& edited, const std::string& message) {
+      io::write_file_atomic((dir / "checkpoint.json").string(), edited.dump());
+      REQUIRE_THROWS_WITH(resume_trainer(dir.string()), Catch::Contains(message));
+    };
+    auto e = j;
+    e["step"] = 1e300;
+    refused(e, "checkpoint.json: field 'step' must be an integer, got number 1e+300");
+    e = j, e["step"] = -4;
+    refused(e, "checkpoint.json: field 'step' must be a whole number >= 0, got -4");
+    e = j, e["data"]["batch_rng"] = {"0000000000000000", "0000000000000000", "0000000000000000", "0000000000000000"};
+    refused(e, "data.batch_rng: random generator state: all four words are zero");
+    e = j, e["data"]["batch_rng"][2] = "0x00000000000001";
+    refused(e, "data.batch_rng: expected 16 hex digits, got \"0x00000000000001\"");
+  }
   SECTION("a save interrupted while writing leaves the previous checkpoint usable") {
     io::write_file_atomic((dir / "model.safetensors.new").string(), "partial");
     CHECK(resume_trainer(dir.string())->step() == 3);
     CHECK_FALSE(fs::exists(dir / "model.safetensors.new"));
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("run lock: the folder's new writer removes what killed writers left half-written", "[train][faults]") {
+  const fs::path dir = fresh_dir("stale_temps");
+  fs::create_directories(dir / "curves");
+  const auto touch = [&](const fs::path& p) { io::write_file_atomic(p.string(), "x"); };
+  // Left by write_file_atomic and the write probe of killed processes (mkostemp's six characters):
+  const std::vector<fs::path> stale = {dir / ".model.safetensors.tmp.Ab12Cd", dir / ".write-test.zZ09yY",
+                                       dir / "curves" / ".none_pre.csv.tmp.q1w2e3"};
+  // Not theirs: a user's files, and names that only look alike.
+  const std::vector<fs::path> kept = {dir / "model.safetensors", dir / "notes.tmp.abcdef", dir / ".x.tmp.abc",
+                                      dir / ".config.json.tmp.abcdefg", dir / "curves" / "run.csv"};
+  for (const auto& p : stale) touch(p);
+  for (const auto& p : kept) touch(p);
+  fs::create_symlink("/etc/passwd", dir / ".link.tmp.AAAAAA");  // removed as a link, its target untouched
+  { RunLock lock(dir.string(), /*create=*/false); }
+  for (const auto& p : stale) CHECK_FALSE(fs::exists(p));
+  CHECK_FALSE(fs::is_symlink(dir / ".link.tmp.AAAAAA"));
+  CHECK(fs::exists("/etc/passwd"));
+  for (const auto& p : kept) CHECK(fs::exists(p));
+  REQUIRE_THROWS_WITH(RunLock((dir / "model.safetensors").string(), false),
+                      Catch::Contains("model.safetensors' is a file, not a directory"));
   fs::remove_all(dir);
 }
 
