@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   TrainConfig config;
   std::string out = "runs/train_lm", resume;
   int64_t stop_after = 0;
+  bool allow_data_change = false;
   add_train_flags(app, config);
   app.add_option("--out", out, "output directory (config, metrics, checkpoints)");
   app.add_option("--resume", resume, "continue the run saved in this directory (its config is used; "
@@ -79,17 +80,21 @@ int main(int argc, char** argv) {
   app.add_option("--stop-after", stop_after, "stop after this step with a checkpoint, as if interrupted "
                                              "(the schedule still spans --steps; continue with --resume)")
       ->check(positive());
+  app.add_flag("--allow-data-change", allow_data_change, "with --resume: continue although the training text differs "
+                                                        "from the one the run was trained on (size or SHA-256)")
+      ->default_str("false");
   return run_cli(app, argc, argv, [&]() -> int {
     std::unique_ptr<Trainer> trainer;
     std::optional<RunLock> lock;  // one writer per run folder (rank 0 writes)
     if (!resume.empty()) {
       const std::set<std::string> adjustable{"--resume", "--steps", "--threads", "--eval-every", "--eval-iters",
-                                             "--checkpoint-every", "--stop-after"};
+                                             "--checkpoint-every", "--stop-after", "--allow-data-change"};
       for (const CLI::Option* opt : app.get_options())
         check(opt->count() == 0 || adjustable.count(opt->get_name()), "--resume continues the saved run with its own "
               "settings; ", opt->get_name(), " cannot be changed (--steps, --threads, --eval-every, --eval-iters, "
               "--checkpoint-every and --stop-after can)");
       ResumeOverrides o;
+      o.allow_data_change = allow_data_change;
       if (app.count("--steps")) o.steps = config.steps;
       if (app.count("--threads")) o.threads = config.threads;
       if (app.count("--eval-every")) o.eval_every = config.eval_every;
@@ -101,6 +106,7 @@ int main(int argc, char** argv) {
       check(trainer->step() < trainer->config().steps, "the run in '", resume, "' already finished its ",
             trainer->config().steps, " steps; pass --steps N with a larger N to continue it");
     } else {
+      if (allow_data_change) throw UsageError("--allow-data-change applies to --resume only");
       config.validate();
       if (root) lock.emplace(out);
       const std::string what = config.data.empty() ? std::string("embedded corpus") : config.data;
@@ -138,8 +144,10 @@ int main(int argc, char** argv) {
       progress.message(fmt("step %5.0f: train loss %.4f, val loss %.4f", static_cast<double>(step), e.train_loss, e.val_loss));
       return e;
     };
+    bool saved = !resume.empty();  // whether `out` holds a checkpoint of this run
     const auto checkpoint = [&] {
       if (root) save_checkpoint(*trainer, out);
+      saved = true;
     };
 
     double ms_sum = 0, tok_sum = 0, comm_sum = 0;
@@ -153,10 +161,11 @@ int main(int argc, char** argv) {
         log({{"step", s.step}, {"loss", s.loss}, {"grad_norm", s.grad_norm}, {"diverged", true},
              {"divergence", d ? d->quantity : "loss"}});
         if (!root) return 1;  // the same reduced loss on every rank: rank 0 reports it
+        const std::string kept = saved ? cat("the last checkpoint in '", out, "' is intact")
+                                       : cat("no checkpoint was saved yet (--checkpoint-every ", c.checkpoint_every, ")");
         throw Error(cat("training diverged at step ", s.step, ": ", d ? d->detail : "non-finite loss", " (loss ", s.loss,
-                        ", gradient norm ", s.grad_norm, "); the weights were not updated with it and the last "
-                        "checkpoint in '", out, "' is intact (try a lower --lr",
-                        trainer->last_stats() ? ")" : ", or --instrument to see which layer)"));
+                        ", gradient norm ", s.grad_norm, "); the weights were not updated with it and ", kept,
+                        " (try a lower --lr", trainer->last_stats() ? ")" : ", or --instrument to see which layer)"));
       }
       log(step_line(s, flops, trainer->last_stats()));
       if (s.step > 1) ms_sum += s.step_ms, tok_sum += s.tokens_per_s, comm_sum += s.comm_ms, ++timed;  // step 1: warm-up

@@ -17,8 +17,12 @@ namespace tapegrad::cli {
 namespace {
 
 // CLI11 reads TOML/INI by default; this reads a flat JSON object whose keys are flag names.
+// Unknown keys are refused here, naming the file, rather than by CLI11 ("INI was not able to
+// parse stepz" for a JSON file).
 class JsonConfig : public CLI::Config {
  public:
+  explicit JsonConfig(const CLI::App* app) : app_(app) {}
+
   std::string to_config(const CLI::App* app, bool default_also, bool, std::string) const override {
     nlohmann::ordered_json j;
     for (const CLI::Option* opt : app->get_options({})) {
@@ -41,6 +45,9 @@ class JsonConfig : public CLI::Config {
     if (!j.is_object()) throw CLI::ConversionError("config file must hold a JSON object of flag names to values");
     std::vector<CLI::ConfigItem> items;
     for (const auto& [key, value] : j.items()) {
+      if (app_->get_option_no_throw("--" + key) == nullptr)
+        throw CLI::ConversionError(cat("config file ", file_name(), ": unknown key '", key.substr(0, 60),
+                                       "' (keys are flag names without the dashes, as in {\"steps\": 100})"));
       CLI::ConfigItem item;
       item.name = key;
       if (value.is_string()) item.inputs = {value.get<std::string>()};
@@ -50,6 +57,34 @@ class JsonConfig : public CLI::Config {
       items.push_back(std::move(item));
     }
     return items;
+  }
+
+ private:
+  std::string file_name() const {
+    const CLI::Option* o = app_->get_config_ptr();
+    return o && o->count() > 0 ? "'" + o->as<std::string>() + "'" : std::string("(--config)");
+  }
+  const CLI::App* app_;
+};
+
+// CLI11 prints a negatable flag as "--tie-head,--no-tie-head{false}" — the value the negation
+// sets, which reads as the default — and never prints a flag's default. Here flags show their
+// names and, when the program recorded one (default_str), "=default" as options do.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_name(const CLI::Option* opt, bool positional) const override {
+    std::string s = CLI::Formatter::make_option_name(opt, positional);
+    for (size_t open; (open = s.find('{')) != std::string::npos;) {
+      const size_t close = s.find('}', open);
+      if (close == std::string::npos) break;
+      s.erase(open, close - open + 1);
+    }
+    return s;
+  }
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string s = CLI::Formatter::make_option_opts(opt);
+    if (opt->get_type_size() == 0 && !opt->get_default_str().empty()) s = "=" + opt->get_default_str() + s;
+    return s;
   }
 };
 
@@ -107,7 +142,7 @@ CLI::Validator positive() { return number_at_least(0, true, "positive"); }
 CLI::Validator non_negative() { return number_at_least(0, false, "non-negative"); }
 
 void use_json_config(CLI::App& app) {
-  app.config_formatter(std::make_shared<JsonConfig>());
+  app.config_formatter(std::make_shared<JsonConfig>(&app));
   app.allow_config_extras(CLI::config_extras_mode::error);
 }
 
@@ -127,6 +162,7 @@ int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
     std::fprintf(stderr, "%s: error: %s\n", name.c_str(), what.c_str());
     return 1;
   };
+  app.formatter(std::make_shared<HelpFormatter>());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -1,6 +1,7 @@
 #include "train_flags.h"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 
 #include "cli.h"
 
@@ -32,11 +33,15 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
     return skip.count(name) ? sink.add_option("--" + name, value, help) : app.add_option("--" + name, value, help);
   };
   const auto flag = [&](const std::string& name, const std::string& names, bool& value, const std::string& help) {
-    return skip.count(name) ? sink.add_flag(names, value, help) : app.add_flag(names, value, help);
+    CLI::Option* o = skip.count(name) ? sink.add_flag(names, value, help) : app.add_flag(names, value, help);
+    return o->default_str(value ? "true" : "false");
   };
   use_json_config(app);
   app.set_config("--config", "", "JSON file of flag values, e.g. a run's config.json (flags given here win)");
-  opt("data", c.data, "UTF-8 text file to train on (default: the embedded corpus)")->group("Data");
+  // Stored absolute (config.json, checkpoints), so --config and --resume work from any folder.
+  opt("data", c.data, "UTF-8 text file to train on (default: the embedded corpus)")
+      ->transform([](std::string path) { return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string(); })
+      ->group("Data");
   opt("tokenizer", c.tokenizer, "char or bpe")->check(CLI::IsMember({"char", "bpe"}))->group("Data");
   opt("vocab-size", c.vocab_size, "BPE vocabulary size (>= 256)")->group("Data");
   opt("val-fraction", c.val_fraction, "last fraction of the text held out for validation")->group("Data");

@@ -132,6 +132,51 @@ def fixtures(tmp, bin_dir):
         return b[:-4] + struct.pack("<f", float("nan"))
     tampered("ckpt_nan", edit_model=nan_weight)
     tampered("ckpt_missing_field", edit_json=lambda m: m["model"].pop("n_head"))
+    tampered("ckpt_zero_rng", edit_json=lambda m: m["data"].update(batch_rng=["0" * 16] * 4))
+    tampered("ckpt_rng_not_hex", edit_json=lambda m: m["data"]["batch_rng"].__setitem__(0, "zzzzzzzzzzzzzzzz"))
+    tampered("ckpt_step_1e300", edit_json=lambda m: m.update(step=1e300))
+
+    def huge_dim(b):  # one dimension of 2^63: must not wrap into a negative size
+        n, h = header(b)
+        h[first_tensor(h)]["shape"] = [2 ** 63]
+        return with_header(b, h)
+    tampered("ckpt_dim_2_63", edit_model=huge_dim)
+
+    # A byte-level BPE run, and merge lists that ask for more than its config implies.
+    bpe = os.path.join(tmp, "ckpt_bpe")
+    subprocess.run([os.path.join(bin_dir, "train_lm"), "--data", f["text.txt"], "--steps", "2", "--out", bpe,
+                    "--tokenizer", "bpe", "--vocab-size", "260"] + TINY, check=True, capture_output=True)
+
+    def bpe_copy(name, edit):
+        d = os.path.join(tmp, name)
+        shutil.copytree(bpe, d)
+        meta = json.load(open(os.path.join(d, "checkpoint.json")))
+        edit(meta)
+        json.dump(meta, open(os.path.join(d, "checkpoint.json"), "w"))
+        f[name] = d
+    bomb = [[97, 97]] + [[256 + i, 256 + i] for i in range(39)]  # token 256 + i spells 2^(i + 1) bytes
+    bpe_copy("ckpt_bpe_more_merges", lambda m: m["tokenizer"].update(merges=bomb))
+    bpe_copy("ckpt_bpe_bomb", lambda m: (m["tokenizer"].update(merges=bomb), m["model"].update(vocab_size=296)))
+    bpe_copy("ckpt_bpe_id_2_32", lambda m: m["tokenizer"]["merges"].__setitem__(0, [2 ** 32 + 97, 98]))
+
+    # A run whose training text changed after its checkpoint (appended to, same characters).
+    write("growing.txt", open(f["text.txt"], "rb").read())
+    grown = os.path.join(tmp, "ckpt_grown")
+    subprocess.run([os.path.join(bin_dir, "train_lm"), "--data", f["growing.txt"], "--steps", "2", "--out", grown] + TINY,
+                   check=True, capture_output=True)
+    open(f["growing.txt"], "ab").write(b"the lazy dog. ")
+    f["ckpt_grown"] = grown
+    write("unknown_key.json", b'{"stepz": 3}')
+
+    # A records row whose norm is a path: it must never become one (curves/<run_id>.csv).
+    evil = os.path.join(tmp, "sweep_evil")
+    shutil.copytree(f["sweep"], evil)
+    runs = open(os.path.join(evil, "runs.csv")).read().splitlines()
+    cols = runs[1].split(",")
+    cols[1] = "../../secret"
+    cols[0] = cols[0].replace("none", "../../secret", 1)
+    open(os.path.join(evil, "runs.csv"), "w").write("\n".join([runs[0], ",".join(cols)]) + "\n")
+    f["sweep_evil"] = evil
     tampered("ckpt_extra_field", edit_json=lambda m: m["model"].update(dropout=0.1))
     return f
 
@@ -215,6 +260,30 @@ def cases(f):
         ("compare_norms", ["--norm", "groupnorm"], 2, "--norm: groupnorm not in {layernorm,rmsnorm,", "unknown norm in a sweep"),
         ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "5", "--eval-iters", "1", "--out", f["sweep"]] + TINY[:-4], 1,
          "holds runs trained with --steps 4, this sweep asks for 5", "restarting a sweep with other settings"),
+        (T, ["--resume", f["ckpt_zero_rng"]], 1, "data.batch_rng: random generator state: all four words are zero",
+         "all-zero batch generator state"),
+        (T, ["--resume", f["ckpt_rng_not_hex"]], 1, "data.batch_rng: expected 16 hex digits, got \"zzzzzzzzzzzzzzzz\"",
+         "batch generator state not hex"),
+        (T, ["--resume", f["ckpt_step_1e300"]], 1, "checkpoint.json: field 'step' must be an integer, got number 1e+300",
+         "step that is not an integer"),
+        ("sample_lm", ["--checkpoint", f["ckpt_dim_2_63"]], 1, "has a dimension of 9223372036854775808; at most",
+         "tensor dimension of 2^63"),
+        ("sample_lm", ["--checkpoint", f["ckpt_bpe_more_merges"]], 1,
+         "40 bpe merges make 296 tokens, but the model has a vocabulary of 260", "more BPE merges than the model's vocabulary"),
+        ("sample_lm", ["--checkpoint", f["ckpt_bpe_bomb"]], 1, "makes a token of 2048 bytes; tokens are at most 1024 bytes",
+         "BPE merge bomb (40 chained merges ask for 2^41 bytes)"),
+        ("sample_lm", ["--checkpoint", f["ckpt_bpe_id_2_32"]], 1, "merge 0 [4294967393,98] must pair two existing token ids",
+         "BPE merge id of 2^32 + 97"),
+        (T, ["--resume", f["ckpt_grown"], "--steps", "4"], 1, "is not the text this run was trained on",
+         "resuming on a training text that changed"),
+        (T, ["--config", f["unknown_key.json"]], 2, "config file '" + f["unknown_key.json"] + "': unknown key 'stepz'",
+         "unknown key in a JSON config file"),
+        ("sample_lm", ["--checkpoint", os.path.join(f["ckpt"], "model.safetensors")], 1,
+         "model.safetensors' is a file, not a directory (give the folder that holds it", "a checkpoint file instead of its folder"),
+        (T, ["--allow-data-change"], 2, "--allow-data-change applies to --resume only", "a resume-only flag on a new run"),
+        ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "4", "--eval-iters", "1", "--no-plot", "--out",
+                           f["sweep_evil"]] + TINY[:-4], 1, "runs.csv:2: unknown norm '../../secret'",
+         "a records row whose norm is a path"),
     ]
 
 

@@ -56,6 +56,13 @@ status=0
 "$bin/train_lm" --layers 2 --heads 2 --dim 32 --ctx 16 --batch 2 --eval-every 0 --threads 1 --norm none --lr 50 \
   --clip 0 --warmup 1 --steps 200 --checkpoint-every 1 --out "$out" 2> "$work/err_nan" || status=$?
 [[ $status -eq 1 ]] && grep -q "diverged at step" "$work/err_nan" || fail "NaN run: exit $status ($(tail -1 "$work/err_nan"))"
+grep -q "the last checkpoint in '$out' is intact" "$work/err_nan" || fail "NaN run: $(tail -1 "$work/err_nan")"
+# The same divergence before any checkpoint was written must not claim one is intact.
+status=0
+"$bin/train_lm" --layers 2 --heads 2 --dim 32 --ctx 16 --batch 2 --eval-every 0 --threads 1 --norm none --lr 50 \
+  --clip 0 --warmup 1 --steps 200 --out "$work/nan_early" 2> "$work/err_nan_early" || status=$?
+[[ $status -eq 1 ]] && grep -q "no checkpoint was saved yet" "$work/err_nan_early" ||
+  fail "NaN run without a checkpoint: exit $status ($(tail -1 "$work/err_nan_early"))"
 python3 - "$out" <<'PY' || fail "NaN run: the checkpoint holds non-finite weights"
 import json, math, struct, sys
 b = open(sys.argv[1] + "/model.safetensors", "rb").read()
