@@ -30,4 +30,10 @@ std::string json_excerpt(const nlohmann::json& value, size_t max_chars) {
   return s;
 }
 
+std::string string_field(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return {};
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace tapegrad::io

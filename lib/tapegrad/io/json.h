@@ -18,6 +18,11 @@ inline constexpr int kMaxJsonDepth = 64;  // tapegrad's own files nest 4 deep
 // (a path, usually).
 nlohmann::json parse_json(std::string_view text, const std::string& what, int max_depth = kMaxJsonDepth);
 
+// j[key] when j is an object holding a string there, else "". Never throws — unlike nlohmann's
+// value(key, ""), which raises type_error.302 for {"key": 5} — so a file's field can be compared
+// with what is expected and the mismatch reported in tapegrad's words.
+std::string string_field(const nlohmann::json& j, const char* key);
+
 // A value as compact JSON for an error message, cut to about max_chars ("...": cut).
 std::string json_excerpt(const nlohmann::json& value, size_t max_chars = 60);
 

@@ -16,13 +16,14 @@
 namespace tapegrad::io {
 
 // Reads j[key] into `out` if present (leaves `out` untouched otherwise). `what` prefixes errors:
-// "config: field 'dim' ...".
+// "config: field 'dim' ..." ("" for none).
 template <typename V>
 void read_field(const nlohmann::json& j, const char* key, V& out, const char* what) {
   if (!j.contains(key)) return;
   const nlohmann::json& v = j.at(key);
   const auto wrong = [&](const char* expected) {
-    return Error(cat(what, ": field '", key, "' must be ", expected, ", got ", v.type_name(), " ", json_excerpt(v)));
+    return Error(cat(what, *what ? ": " : "", "field '", key, "' must be ", expected, ", got ", v.type_name(), " ",
+                     json_excerpt(v)));
   };
   if constexpr (std::is_same_v<V, bool>) {
     if (!v.is_boolean()) throw wrong("true or false");

@@ -170,7 +170,7 @@ nlohmann::json BpeTokenizer::to_json() const {
 }
 
 BpeTokenizer BpeTokenizer::from_json(const nlohmann::json& j) {
-  check(j.is_object() && j.value("type", "") == "bpe" && j.contains("merges") && j["merges"].is_array(),
+  check(j.is_object() && io::string_field(j, "type") == "bpe" && j.contains("merges") && j["merges"].is_array(),
         "bpe tokenizer JSON: expected {\"type\": \"bpe\", \"merges\": [[a, b], ...]}");
   std::vector<std::pair<int32_t, int32_t>> merges;
   for (const auto& m : j["merges"]) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "tapegrad/error.h"
+#include "tapegrad/io/json.h"
 #include "tapegrad/text/utf8.h"
 
 namespace tapegrad::text {
@@ -74,7 +75,7 @@ nlohmann::json CharTokenizer::to_json() const {
 }
 
 CharTokenizer CharTokenizer::from_json(const nlohmann::json& j) {
-  check(j.is_object() && j.value("type", "") == "char" && j.contains("chars") && j["chars"].is_array(),
+  check(j.is_object() && io::string_field(j, "type") == "char" && j.contains("chars") && j["chars"].is_array(),
         "char tokenizer JSON: expected {\"type\": \"char\", \"chars\": [...]}");
   std::vector<int32_t> cps;
   for (const auto& c : j["chars"]) {

@@ -57,7 +57,7 @@ void recover(const std::string& dir) {
       if (!complete) break;
       const std::string fresh = path_in(dir, std::string(f) + ".new");
       const std::string current = fs::exists(fresh, ec) ? fresh : path_in(dir, f);
-      complete = fs::exists(current, ec) && j["files"].value(f, "") == io::sha256_hex(io::read_file(current));
+      complete = fs::exists(current, ec) && io::string_field(j["files"], f) == io::sha256_hex(io::read_file(current));
     }
     if (complete) {
       for (const char* f : {kModel, kOptimizer, kJson}) {
@@ -74,7 +74,7 @@ void check_hashes(const std::string& dir, const nlohmann::json& j) {
   check(j.contains("files") && j["files"].is_object(), path_in(dir, kJson), ": missing 'files'");
   for (const char* f : {kModel, kOptimizer}) {
     const std::string p = path_in(dir, f);
-    const std::string expect = j["files"].value(f, "");
+    const std::string expect = io::string_field(j["files"], f);
     check(io::sha256_hex(io::read_file(p)) == expect, p, ": contents do not match the SHA-256 recorded in ",
           kJson, " (the file was modified or corrupted)");
   }
@@ -88,10 +88,14 @@ nlohmann::json open_checkpoint(const std::string& dir) {
   const std::string json_path = path_in(dir, kJson);
   check(fs::exists(json_path, ec), "no checkpoint in '", dir, "' (", kJson, " is missing)");
   nlohmann::json j = read_json_file(json_path);
-  check(j.is_object() && j.value("format", "") == "tapegrad-checkpoint" && j.value("version", 0) == kFormatVersion,
+  check(j.is_object() && io::string_field(j, "format") == "tapegrad-checkpoint" && j.contains("version") &&
+            j["version"] == kFormatVersion,
         json_path, ": not a tapegrad checkpoint (format version ", kFormatVersion, " expected)");
-  for (const char* key : {"step", "model", "train", "tokenizer", "optimizer", "data", "files"})
+  check(j.contains("step"), json_path, ": missing field 'step'");
+  for (const char* key : {"model", "train", "tokenizer", "optimizer", "data", "files"}) {
     check(j.contains(key), json_path, ": missing field '", key, "'");
+    check(j[key].is_object(), json_path, ": field '", key, "' must be an object, got ", io::json_excerpt(j[key]));
+  }
   check_hashes(dir, j);
   return j;
 }
@@ -158,14 +162,42 @@ void check_same_text(const nlohmann::json& saved, const std::string& text, const
                   "the new text"));
 }
 
-// The saved tokenizer, refused if it does not fit the model (its size is bounded by the model's).
-std::unique_ptr<text::Tokenizer> read_tokenizer(const nlohmann::json& j, const nn::DecoderConfig& model,
-                                                const std::string& json_path) {
+// What checkpoint.json holds besides the file hashes, parsed and validated in one place so that
+// every error — a sub-config's, a tokenizer's, a flag-like validation's — names the file.
+struct SavedRun {
+  nn::DecoderConfig model;
+  TrainConfig train;
+  std::unique_ptr<text::Tokenizer> tokenizer;
+  int64_t step = 0, optimizer_steps = 0;
+  Rng::State batch_rng{};
+};
+
+SavedRun parse_saved_run(const nlohmann::json& j, const std::string& json_path) {
+  SavedRun r;
   try {
-    return text::tokenizer_from_json(j["tokenizer"], model.vocab_size);
-  } catch (const Error& e) {
+    r.model = nn::decoder_config_from_json(j["model"]);
+    r.train = train_config_from_json(j["train"], r.model);
+    // Bounded by the model: a tokenizer of another size is refused before it is built.
+    r.tokenizer = text::tokenizer_from_json(j["tokenizer"], r.model.vocab_size);
+    r.step = -1, r.optimizer_steps = -1;
+    io::read_field(j, "step", r.step, "");
+    io::read_field(j["optimizer"], "steps", r.optimizer_steps, "optimizer");
+    check(r.step >= 0, "field 'step' must be a whole number >= 0, got ", r.step);
+    check(r.optimizer_steps >= -1, "optimizer field 'steps' must be a whole number >= 0, got ", r.optimizer_steps);
+    if (r.optimizer_steps < 0) r.optimizer_steps = r.step;  // older checkpoints: the same count
+    const auto& rng = j["data"].contains("batch_rng") ? j["data"]["batch_rng"] : nlohmann::json();
+    check(rng.is_array() && rng.size() == 4, "data.batch_rng must hold 4 words, got ", io::json_excerpt(rng));
+    for (size_t i = 0; i < 4; ++i) r.batch_rng[i] = parse_hex_u64(rng[i], "data.batch_rng");
+    Rng probe;
+    try {
+      probe.set_state(r.batch_rng);
+    } catch (const Error& e) {
+      throw Error(cat("data.batch_rng: ", e.what()));
+    }
+  } catch (const Error& e) {  // UsageError too: in a file, a bad setting is the file's fault (exit 1)
     throw Error(cat(json_path, ": ", e.what()));
   }
+  return r;
 }
 
 }  // namespace
@@ -173,10 +205,10 @@ std::unique_ptr<text::Tokenizer> read_tokenizer(const nlohmann::json& j, const n
 LoadedModel load_model(const std::string& dir) {
   LoadedModel m;
   m.checkpoint = open_checkpoint(dir);
-  const nn::DecoderConfig mc = nn::decoder_config_from_json(m.checkpoint["model"]);
-  m.config = train_config_from_json(m.checkpoint["train"], mc);
-  m.tokenizer = read_tokenizer(m.checkpoint, mc, path_in(dir, kJson));
-  m.model = std::make_unique<nn::Decoder<float>>(mc, 0);
+  SavedRun saved = parse_saved_run(m.checkpoint, path_in(dir, kJson));
+  m.config = saved.train;
+  m.tokenizer = std::move(saved.tokenizer);
+  m.model = std::make_unique<nn::Decoder<float>>(saved.model, 0);
   io::load_state_dict(path_in(dir, kModel), m.model->state_dict());
   check_finite(m.model->state_dict(), path_in(dir, kModel));
   return m;
@@ -184,42 +216,32 @@ LoadedModel load_model(const std::string& dir) {
 
 std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOverrides& o, const Communicator* comm) {
   const nlohmann::json j = open_checkpoint(dir);
-  const nn::DecoderConfig model_config = nn::decoder_config_from_json(j["model"]);
-  TrainConfig config = train_config_from_json(j["train"], model_config);
+  const std::string json_path = path_in(dir, kJson);
+  SavedRun saved = parse_saved_run(j, json_path);
+  TrainConfig config = saved.train;
   config.steps = o.steps.value_or(config.steps);
   config.eval_every = o.eval_every.value_or(config.eval_every);
   config.eval_iters = o.eval_iters.value_or(config.eval_iters);
   config.checkpoint_every = o.checkpoint_every.value_or(config.checkpoint_every);
   config.threads = o.threads.value_or(config.threads);
-  std::shared_ptr<text::Tokenizer> tokenizer = read_tokenizer(j, model_config, path_in(dir, kJson));
-  const std::string text = o.text ? *o.text : load_text(config.data);
-  if (!o.allow_data_change) check_same_text(j["data"], text, config.data, path_in(dir, kJson));
+  std::shared_ptr<text::Tokenizer> tokenizer = std::move(saved.tokenizer);
+  std::string text;
+  try {
+    text = o.text ? *o.text : load_text(config.data);
+  } catch (const Error& e) {
+    throw Error(cat(json_path, ": the run's training text (train.data): ", e.what()));
+  }
+  if (!o.allow_data_change) check_same_text(j["data"], text, config.data, json_path);
   auto trainer = std::make_unique<Trainer>(config, tokenizer, make_token_data(config, *tokenizer, text), comm);
-  check(model_config == trainer->model().config(), path_in(dir, kJson),
-        ": the model config does not match the training config");
+  check(saved.model == trainer->model().config(), json_path, ": the model config does not match the training config");
 
   io::load_state_dict(path_in(dir, kModel), trainer->model().state_dict());
   io::load_state_dict(path_in(dir, kOptimizer), trainer->optimizer().state_dict());
   check_finite(trainer->model().state_dict(), path_in(dir, kModel));
   check_finite(trainer->optimizer().state_dict(), path_in(dir, kOptimizer));
-
-  const std::string json_path = path_in(dir, kJson);
-  int64_t step = -1, optimizer_steps = -1;
-  io::read_field(j, "step", step, json_path.c_str());
-  io::read_field(j["optimizer"], "steps", optimizer_steps, (json_path + ": optimizer").c_str());
-  check(step >= 0, json_path, ": field 'step' must be a whole number >= 0, got ", step);
-  check(optimizer_steps >= -1, json_path, ": optimizer field 'steps' must be a whole number >= 0, got ", optimizer_steps);
-  trainer->set_step(step);
-  trainer->optimizer().set_steps(optimizer_steps >= 0 ? optimizer_steps : step);
-  const auto& rng = j["data"]["batch_rng"];
-  check(rng.is_array() && rng.size() == 4, json_path, ": data.batch_rng must hold 4 words");
-  Rng::State state;
-  for (size_t i = 0; i < 4; ++i) state[i] = parse_hex_u64(rng[i], json_path + ": data.batch_rng");
-  try {
-    trainer->sampler().rng().set_state(state);
-  } catch (const Error& e) {
-    throw Error(cat(json_path, ": data.batch_rng: ", e.what()));
-  }
+  trainer->set_step(saved.step);
+  trainer->optimizer().set_steps(saved.optimizer_steps);
+  trainer->sampler().rng().set_state(saved.batch_rng);
   return trainer;
 }
 
