@@ -1,9 +1,12 @@
 #include "tapegrad/gradcheck.h"
 
-#include <limits>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "tapegrad/random.h"
@@ -30,13 +33,27 @@ double dot(TensorView<const double> a, TensorView<const double> b) {
   return s;
 }
 
+// Records f. Not inlined, so that f's frames lie where scribble_stack()'s buffer will.
+[[gnu::noinline]] Var<double> record_graph(Tape<double>& tape, const Fn& f) { return f(tape); }
+
+// Overwrites the stack below the caller's frame — where the frames of a function that has just
+// returned were. A backward closure still pointing there then reads 0xA5 bytes (a tiny negative
+// double, a non-canonical pointer) instead of the stale values that happened to survive.
+[[gnu::noinline]] void scribble_stack() {
+  unsigned char buf[1 << 16];
+  std::memset(buf, 0xA5, sizeof buf);
+  asm volatile("" : : "r"(buf) : "memory");  // the writes must happen
+}
+
 // Runs f on a fresh recording, backpropagates `upstream`, returns every parameter's gradient.
+// With `scribble`, the stack f used is overwritten between its return and backward.
 std::vector<Tensor<double>> analytic_grads(Tape<double>& tape, const Fn& f,
                                            std::span<Parameter<double>* const> params,
-                                           const Tensor<double>& upstream) {
+                                           const Tensor<double>& upstream, bool scribble = true) {
   for (Parameter<double>* p : params) p->zero_grad();
   tape.clear();
-  Var<double> y = f(tape);
+  Var<double> y = record_graph(tape, f);
+  if (scribble) scribble_stack();
   tape.backward(y, upstream.view());
   std::vector<Tensor<double>> grads;
   for (Parameter<double>* p : params) grads.push_back(p->grad);
@@ -72,6 +89,62 @@ std::vector<int64_t> elements_to_check(int64_t n, int64_t max_elements, Rng& rng
   return idx;
 }
 
+// While a variant runs, a crash (SIGSEGV, SIGBUS) first prints which variant it was; the process
+// then dies as it would have. Under AddressSanitizer its own report, which names the frame, is kept.
+#if defined(__SANITIZE_ADDRESS__)
+#define TAPEGRAD_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TAPEGRAD_ASAN 1
+#endif
+#endif
+
+char g_crash_note[512];
+size_t g_crash_note_len = 0;
+
+extern "C" void print_crash_note(int sig) {
+  if (::write(STDERR_FILENO, g_crash_note, g_crash_note_len) < 0) {
+    // nothing more can be done in a signal handler
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+class CrashNote {
+ public:
+  explicit CrashNote([[maybe_unused]] const std::string& note) {
+#ifndef TAPEGRAD_ASAN
+    g_crash_note_len = std::min(note.size(), sizeof g_crash_note);
+    std::memcpy(g_crash_note, note.data(), g_crash_note_len);
+    struct sigaction sa {};
+    sa.sa_handler = print_crash_note;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGSEGV, &sa, &old_segv_);
+    ::sigaction(SIGBUS, &sa, &old_bus_);
+#endif
+  }
+  ~CrashNote() {
+#ifndef TAPEGRAD_ASAN
+    ::sigaction(SIGSEGV, &old_segv_, nullptr);
+    ::sigaction(SIGBUS, &old_bus_, nullptr);
+#endif
+  }
+  CrashNote(const CrashNote&) = delete;
+  CrashNote& operator=(const CrashNote&) = delete;
+
+ private:
+  struct sigaction old_segv_ {}, old_bus_ {};
+};
+
+// The first element where a and b differ beyond rel * scale (NaN counts as different), or -1.
+int64_t first_difference(const Tensor<double>& a, const Tensor<double>& b, double rel) {
+  double scale = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) scale = std::max(scale, std::abs(a[i]));
+  for (int64_t i = 0; i < a.numel(); ++i)
+    if (!(std::abs(a[i] - b[i]) <= rel * scale)) return i;
+  return -1;
+}
+
 }  // namespace
 
 GradcheckResult gradcheck(std::string_view name, const Fn& f, std::span<Parameter<double>* const> params,
@@ -89,7 +162,37 @@ GradcheckResult gradcheck(std::string_view name, const Fn& f, std::span<Paramete
     out_shape = f(tape).shape();
   }
   const Tensor<double> u = Tensor<double>::randn(out_shape, rng);
-  const std::vector<Tensor<double>> analytic = analytic_grads(tape, f, params, u);
+  // Twice with the stack intact (a backward that keeps state between calls differs), then with it
+  // overwritten (a backward that reads the builder's stack differs).
+  const std::vector<Tensor<double>> clean = analytic_grads(tape, f, params, u, /*scribble=*/false);
+  const std::vector<Tensor<double>> again = analytic_grads(tape, f, params, u, /*scribble=*/false);
+  for (size_t k = 0; k < params.size(); ++k) {
+    const int64_t i = first_difference(clean[k], again[k], 0.0);
+    if (i < 0) continue;
+    r.variant = "repeat";
+    r.message = cat("gradcheck '", op, "' FAILED: backward is not repeatable for input ", k, " '", params[k]->name, "' ",
+                    params[k]->shape(), " at index ", multi_index(i, params[k]->shape()), ": the same upstream gradient "
+                    "gave ", clean[k][i], ", then ", again[k][i], " (does backward keep state between calls?)");
+    return r;
+  }
+  std::vector<Tensor<double>> analytic;
+  {
+    CrashNote note(cat("gradcheck '", op, "': crashed in backward once the stack of the function that built the graph "
+                       "was overwritten: a backward closure points into it (captured by reference, [&]?); capture by "
+                       "value, or copy what backward needs into tape memory (CustomOp::save, tape.scratch)\n"));
+    analytic = analytic_grads(tape, f, params, u);
+  }
+  for (size_t k = 0; k < params.size(); ++k) {
+    const int64_t i = first_difference(clean[k], analytic[k], 0.0);
+    if (i < 0) continue;
+    r.variant = "after return";
+    r.message = cat("gradcheck '", op, "' FAILED (variant: after return) for input ", k, " '", params[k]->name, "' ",
+                    params[k]->shape(), " at index ", multi_index(i, params[k]->shape()), ": the gradient is ",
+                    clean[k][i], " while the building function's stack is intact and ", analytic[k][i],
+                    " once it is overwritten: a backward closure reads a local of the function that built the graph "
+                    "(captured by reference, [&]?); capture by value, or copy it into tape memory (CustomOp::save)");
+    return r;
+  }
   const double noise = central_difference_noise(tape, f, u, o.h);
 
   r.ok = true;
@@ -176,18 +279,93 @@ GradcheckResult gradcheck(std::string_view name, const Fn& f, std::initializer_l
 }
 
 GradcheckResult gradcheck(std::string_view name, const TensorFunction& f,
-                          const std::vector<Tensor<double>>& inputs, const GradcheckOptions& options) {
+                          const std::vector<Tensor<double>>& inputs, const GradcheckOptions& o) {
+  const std::string op(name);
+  const size_t n = inputs.size();
   std::vector<Parameter<double>> params;
-  params.reserve(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) params.emplace_back(cat("input", i), inputs[i]);
+  params.reserve(n);
+  for (size_t i = 0; i < n; ++i) params.emplace_back(cat("input", i), inputs[i]);
   std::vector<Parameter<double>*> ptrs;
   for (auto& p : params) ptrs.push_back(&p);
-  std::vector<Var<double>> vars(params.size());
-  auto wrapped = [&](Tape<double>& tape) {
-    for (size_t i = 0; i < params.size(); ++i) vars[i] = tape.param(params[i]);
+  std::vector<Var<double>> vars(n);
+  const Fn all_leaves = [&](Tape<double>& tape) {
+    for (size_t i = 0; i < n; ++i) vars[i] = tape.param(params[i]);
     return f(tape, vars);
   };
-  return gradcheck(name, wrapped, ptrs, options);
+  GradcheckResult r = gradcheck(name, all_leaves, ptrs, o);
+  if (!r.ok || !o.variants) return r;
+
+  // The plain check's upstream gradient (its generator's first draw) and gradients.
+  Tape<double> tape;
+  Shape out_shape;
+  {
+    auto guard = tape.no_grad();
+    out_shape = all_leaves(tape).shape();
+  }
+  Rng rng(o.seed);
+  const Tensor<double> u = Tensor<double>::randn(out_shape, rng);
+  const std::vector<Tensor<double>> expect = analytic_grads(tape, all_leaves, ptrs, u);
+
+  // Each input in turn a constant: nothing may crash, and the others' gradients stay the same.
+  for (size_t k = 0; k < n; ++k) {
+    CrashNote note(cat("gradcheck '", op, "': crashed in the variant with input ", k, " a constant (tape.constant): ",
+                       "a backward that writes din[", k, "] without checking it for null crashes so; CustomOp ",
+                       "(custom_op.h) runs a gradient rule only for inputs that need one\n"));
+    for (auto& p : params) p.zero_grad();
+    tape.clear();
+    const Fn one_constant = [&](Tape<double>& t) {
+      for (size_t i = 0; i < n; ++i) vars[i] = i == k ? t.constant(params[i].value.view()) : t.param(params[i]);
+      return f(t, vars);
+    };
+    Var<double> y = record_graph(tape, one_constant);
+    scribble_stack();
+    ++r.variants_run;
+    if (!y.requires_grad()) continue;  // a one-input op: nothing left to differentiate
+    tape.backward(y, u.view());
+    for (size_t j = 0; j < n; ++j) {
+      if (j == k) continue;
+      const int64_t i = first_difference(expect[j], params[j].grad, 1e-12);
+      if (i < 0) continue;
+      r.ok = false;
+      r.variant = cat("input ", k, " constant");
+      r.message = cat("gradcheck '", op, "' FAILED (variant: input ", k, " constant) for input ", j, " ", params[j].shape(),
+                      " at index ", multi_index(i, params[j].shape()), ": gradient ", params[j].grad[i], " with input ", k,
+                      " a constant, ", expect[j][i], " with every input a leaf: a backward that mixes up its inputs' "
+                      "gradients when one needs none?");
+      return r;
+    }
+  }
+  for (auto& p : params) p.zero_grad();
+
+  // The same Var as inputs i and j: both uses' gradients must add (a backward that assigns with
+  // = instead of += loses one), checked against finite differences of f(.., x, .., x, ..).
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) {
+      if (inputs[i].shape() != inputs[j].shape()) continue;
+      std::vector<Parameter<double>*> shared;
+      for (size_t m = 0; m < n; ++m)
+        if (m != j) shared.push_back(ptrs[m]);
+      const Fn aliased = [&](Tape<double>& t) {
+        for (size_t m = 0; m < n; ++m)
+          if (m != j) vars[m] = t.param(params[m]);
+        vars[j] = vars[i];
+        return f(t, vars);
+      };
+      GradcheckOptions plain = o;
+      plain.check_linearity = false;
+      GradcheckResult a = gradcheck(cat(op, " with inputs ", i, " and ", j, " the same Var"), aliased, shared, plain);
+      ++r.variants_run;
+      if (!a.ok) {
+        a.variant = cat("inputs ", i, " and ", j, " aliased");
+        a.message += cat(" (variant: inputs ", i, " and ", j, " aliased: the gradients of both uses must add; does "
+                         "backward assign with = instead of accumulating with +=?)");
+        a.variants_run = r.variants_run;
+        return a;
+      }
+    }
+  }
+  r.message += cat("; ", r.variants_run, " variant(s) pass (each input a constant, aliased inputs)");
+  return r;
 }
 
 }  // namespace tapegrad

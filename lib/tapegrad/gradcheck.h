@@ -7,6 +7,18 @@
 // An element passes when |analytic - numeric| <= atol + rtol |numeric| (PyTorch's rule and
 // defaults). It also checks that backward is linear in u: grad(a u1 + b u2) = a grad(u1) + b grad(u2).
 //
+// Backward always runs after the function that built the graph has returned and its stack has
+// been overwritten, so a closure that captured that function's locals by reference ([&]) gives
+// wrong gradients here (and a stack-use-after-return report under ASan) rather than in training.
+// For functions of tensors (the second overload), it also runs the variants that break ops which
+// pass the plain check (GradcheckOptions::variants):
+//   constants  each input in turn as tape.constant(...): a backward that writes din[i] of an
+//              input that needs no gradient (a null pointer) crashes here, with a note saying so;
+//              the other inputs' gradients must be unchanged
+//   aliases    the same Var as inputs i and j (every pair of equal shapes): the gradients of
+//              both uses must add, checked against finite differences of f(x, x)
+// A failure names the variant (GradcheckResult::variant), the input and the worst index.
+//
 // Example, in a Catch2 test for your own op:
 //
 //   Rng rng(7);
@@ -41,6 +53,7 @@ struct GradcheckOptions {
   uint64_t seed = 0x5eed;         // of the random upstream gradient
   bool check_linearity = true;    // backward(a u1 + b u2) = a backward(u1) + b backward(u2)
   int64_t max_elements = 0;       // per input; 0 = every element, else a seeded random sample
+  bool variants = true;           // tensor functions: also each input constant, and aliased pairs
 };
 
 struct GradcheckInput {
@@ -62,7 +75,12 @@ struct GradcheckResult {
   double max_rel_error = 0;
   double max_abs_error = 0;
   int zero_gradient_inputs = 0;  // inputs found to have a zero gradient (see GradcheckInput)
-  std::string message;  // a one-line summary; on failure: op, input, worst index, values
+  // Which check failed: "" (the plain one), "repeat" (backward gave other gradients the second
+  // time), "after return" (backward read the builder's stack),
+  // "input k constant", "inputs i and j aliased". Empty on success.
+  std::string variant;
+  int variants_run = 0;  // how many variants ran (and passed, when ok)
+  std::string message;   // a one-line summary; on failure: op, variant, input, worst index, values
 };
 
 // Checks d f / d p for every parameter in `params` (whose value f reads through tape.param(p)).
