@@ -29,6 +29,13 @@ Var<T> Tape<T>::constant(TensorView<const T> value) {
 }
 
 template <typename T>
+Var<T> Tape<T>::constant(Tensor<T>&& value) {
+  T* kept = arena_.allocate<T>(value.numel());
+  std::copy(value.data(), value.data() + value.numel(), kept);
+  return push_slot({kept, nullptr, value.shape(), false});
+}
+
+template <typename T>
 Var<T> Tape<T>::leaf(TensorView<T> value, TensorView<T> grad) {
   check(grad.shape() == value.shape(), "leaf: gradient shape ", grad.shape(),
         " differs from value shape ", value.shape());

@@ -78,6 +78,9 @@ class Tape {
   // ---- leaves: storage owned by the caller, which must outlive this tape's use of it ----
   // A value with no gradient (data, targets, masks).
   Var<T> constant(TensorView<const T> value);
+  // A temporary tensor (constant(Tensor::from(...))) is copied into tape memory: its own storage
+  // is gone before the tape reads it.
+  Var<T> constant(Tensor<T>&& value);
   // A value whose gradient accumulates into `grad` (same shape).
   Var<T> leaf(TensorView<T> value, TensorView<T> grad);
   // A parameter: a leaf over p.value / p.grad, or a constant if !p.requires_grad.
@@ -133,6 +136,12 @@ class Tape {
   [[nodiscard]] NoGradGuard no_grad() { return NoGradGuard(*this); }
   bool grad_enabled() const { return grad_enabled_; }
 
+  // ---- randomness inside ops (dropout masks) ----
+  // The tape's generator: its draws continue across clear(), so every step gets new masks, and
+  // a seeded tape repeats them bitwise.
+  Rng& rng() { return rng_; }
+  void manual_seed(uint64_t seed) { rng_.reseed(seed); }
+
   // ---- profiling: where a step's time goes, per op ----
   // While enabled, each op's forward (from make_output() to record()) and each node's backward
   // are timed and summed by op name. Off by default: then it costs one branch per op.
@@ -178,6 +187,7 @@ class Tape {
   Arena arena_;
   uint32_t generation_ = 1;
   bool grad_enabled_ = true;
+  Rng rng_{0x7a9e5eedULL};
   bool consumed_ = false;  // backward() ran since the last clear()
   bool profiling_ = false;
   int64_t op_start_ns_ = 0;  // when the op being recorded called make_output()

@@ -63,6 +63,15 @@ inline void tanh(T* y, const T* x, int64_t n) {
   }
 }
 
+template <typename T>
+inline void log(T* y, const T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    map_blocks(y, x, n, [](const Block& b) -> Block { return b.log(); });
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
+  }
+}
+
 // y = 1 / (1 + exp(-x)). In IEEE arithmetic this form is exact at both extremes: exp(-x)
 // overflowing to +inf gives 0, underflowing to 0 gives 1 — no branch needed.
 template <typename T>

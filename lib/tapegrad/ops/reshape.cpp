@@ -102,6 +102,70 @@ Var<T> transpose(Var<T> x, int dim0, int dim1) {
   return y;
 }
 
+// permute: y[j] = x[src(j)] with the result's dim i being x's dim perm[i]; backward scatters dy
+// back through the same map (every element is read once, so dx[src(j)] += dy[j] has no races).
+namespace {
+struct PermuteMap {
+  std::array<int64_t, Shape::kMaxRank> out_dims{1, 1, 1, 1}, src_stride{0, 0, 0, 0};
+};
+
+PermuteMap permute_map(const Shape& in, std::initializer_list<int> perm, Shape& out) {
+  check(static_cast<int>(perm.size()) == in.rank(), "permute: ", perm.size(), " dims given for ", in, " (rank ",
+        in.rank(), ")");
+  std::array<int64_t, Shape::kMaxRank> stride{};
+  int64_t s = 1;
+  for (int i = in.rank() - 1; i >= 0; --i) stride[i] = s, s *= in[i];
+  std::array<bool, Shape::kMaxRank> seen{};
+  PermuteMap m;
+  const int pad = Shape::kMaxRank - in.rank();  // leading size-1 dims make every map rank 4
+  int i = 0;
+  out = Shape();
+  for (int p : perm) {
+    check(p >= -in.rank() && p < in.rank(), "permute: dim ", p, " out of range for ", in);
+    const int d = in.normalize(p);
+    check(!seen[d], "permute: dim ", p, " appears twice for ", in);
+    seen[d] = true;
+    out.push_back(in[d]);
+    m.out_dims[pad + i] = in[d];
+    m.src_stride[pad + i] = stride[d];
+    ++i;
+  }
+  return m;
+}
+
+template <typename T, typename Visit>
+void for_each_permuted(const PermuteMap& m, Visit visit) {  // visit(j: result index, src index)
+  const auto& d = m.out_dims;
+  parallel_for(d[0] * d[1], d[2] * d[3], [&](int64_t b, int64_t e) {
+    for (int64_t ab = b; ab < e; ++ab) {
+      const int64_t a0 = ab / d[1], a1 = ab % d[1];
+      int64_t j = ab * d[2] * d[3];
+      for (int64_t a2 = 0; a2 < d[2]; ++a2)
+        for (int64_t a3 = 0; a3 < d[3]; ++a3, ++j)
+          visit(j, a0 * m.src_stride[0] + a1 * m.src_stride[1] + a2 * m.src_stride[2] + a3 * m.src_stride[3]);
+    }
+  });
+}
+}  // namespace
+
+template <typename T>
+Var<T> permute(Var<T> x, std::initializer_list<int> perm) {
+  Shape out;
+  const PermuteMap m = permute_map(x.shape(), perm, out);
+  Tape<T>& tape = x.tape();
+  Var<T> y = tape.make_output("permute", out, {x});
+  const T* xd = x.data();
+  T* yd = y.data();
+  for_each_permuted<T>(m, [&](int64_t j, int64_t src) { yd[j] = xd[src]; });
+  tape.record("permute", {x}, y, [m](const T* dy, T* const* dx) {
+    T* g = dx[0];
+    for_each_permuted<T>(m, [&](int64_t j, int64_t src) { g[src] += dy[j]; });
+  });
+  return y;
+}
+
+template Var<float> permute(Var<float>, std::initializer_list<int>);
+template Var<double> permute(Var<double>, std::initializer_list<int>);
 template Var<float> reshape(Var<float>, Shape);
 template Var<double> reshape(Var<double>, Shape);
 template Var<float> reshape(Var<float>, std::initializer_list<int64_t>);
