@@ -1,0 +1,50 @@
+// Sequential: modules applied in order, each one's output the next one's input
+// (torch.nn.Sequential). Children are named "0", "1", ... so parameters read "0.weight".
+//
+//   nn::Sequential<float> mlp;
+//   mlp.emplace_back<nn::Linear<float>>(nn::LinearOptions{.in = 2, .out = 32});
+//   mlp.emplace_back<nn::ReLU<float>>();
+//   mlp.emplace_back<nn::Dropout<float>>(0.1);
+//   mlp.emplace_back<nn::Linear<float>>(nn::LinearOptions{.in = 32, .out = 2});
+//   Var<float> logits = mlp.forward(tape.constant(x));
+#pragma once
+
+#include <memory>
+#include <type_traits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tapegrad/nn/module.h"
+
+namespace tapegrad::nn {
+
+template <typename T>
+class Sequential : public UnaryModule<T> {
+ public:
+  // Appends a module (any UnaryModule) and returns it typed.
+  template <typename M>
+  M& push_back(std::unique_ptr<M> module) {
+    static_assert(std::is_base_of_v<UnaryModule<T>, M>, "Sequential holds modules that map one tensor to one tensor");
+    M& ref = this->add_module(std::to_string(layers_.size()), std::move(module));
+    layers_.push_back(&ref);
+    return ref;
+  }
+  template <typename M, typename... Args>
+  M& emplace_back(Args&&... args) {
+    return push_back(std::make_unique<M>(std::forward<Args>(args)...));
+  }
+
+  Var<T> forward(Var<T> x) override {
+    for (UnaryModule<T>* layer : layers_) x = layer->forward(x);
+    return x;
+  }
+  size_t size() const { return layers_.size(); }
+  UnaryModule<T>& operator[](size_t i) const { return *layers_.at(i); }
+  std::string type_name() const override { return "Sequential"; }
+
+ private:
+  std::vector<UnaryModule<T>*> layers_;
+};
+
+}  // namespace tapegrad::nn
