@@ -1,0 +1,108 @@
+#include "tapegrad/lm/sharpness.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "tapegrad/hessian.h"
+#include "tapegrad/lanczos.h"
+#include "tapegrad/optim/adamw.h"
+
+namespace tapegrad::lm {
+
+BatchLoss::BatchLoss(nn::Decoder<double>& model, std::vector<int32_t> ids, std::vector<int32_t> targets, int64_t B,
+                     int64_t T)
+    : model_(model), ids_(std::move(ids)), targets_(std::move(targets)), B_(B), T_(T), params_(model.parameters()) {
+  check(static_cast<int64_t>(ids_.size()) == B * T && targets_.size() == ids_.size(), "BatchLoss: ", ids_.size(),
+        " ids and ", targets_.size(), " targets for a batch of ", B, " x ", T);
+  size_ = flat_size(params_);
+}
+
+double BatchLoss::value() {
+  tape_.clear();
+  auto guard = tape_.no_grad();
+  return model_.forward(tape_, ids_, B_, T_, targets_).loss.value()[0];
+}
+
+void BatchLoss::gradient(std::span<double> g) {
+  model_.zero_grad();
+  tape_.clear();
+  tape_.backward(model_.forward(tape_, ids_, B_, T_, targets_).loss);
+  int64_t k = 0;
+  for (const Parameter<double>* p : params_)
+    for (int64_t i = 0; i < p->numel(); ++i) g[static_cast<size_t>(k++)] = p->grad[i];
+}
+
+void BatchLoss::hvp(std::span<const double> v, std::span<double> hv) {
+  hessian_vector_product(params_, [this](std::span<double> g) { gradient(g); }, v, hv);
+}
+
+std::unique_ptr<nn::Decoder<double>> to_float64(nn::Decoder<float>& model) {
+  auto copy = std::make_unique<nn::Decoder<double>>(model.config(), 0);
+  for (auto& [name, p] : model.named_parameters()) {
+    Parameter<double>& q = copy->parameter(name);
+    for (int64_t i = 0; i < p->numel(); ++i) q.value[i] = p->value[i];
+  }
+  return copy;
+}
+
+void sharpness_batch(Trainer& trainer, const SharpnessOptions& o, std::vector<int32_t>& ids,
+                     std::vector<int32_t>& targets, int64_t& B) {
+  const TrainConfig& c = trainer.config();
+  B = o.batch > 0 ? o.batch : c.batch;
+  BatchSampler sampler(trainer.data().train, B, c.ctx, o.seed ^ c.seed);
+  sampler.next(ids, targets);
+}
+
+Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const TrainConfig& c = trainer.config();
+  check(lr > 0, "measure_sharpness: the learning rate must be positive, got ", lr);
+  auto model = to_float64(trainer.model());
+  std::vector<int32_t> ids, targets;
+  int64_t B = 0;
+  sharpness_batch(trainer, o, ids, targets, B);
+  BatchLoss loss(*model, std::move(ids), std::move(targets), B, c.ctx);
+  const int64_t n = loss.size();
+  const LinearOperator hessian = [&](std::span<const double> x, std::span<double> y) { loss.hvp(x, y); };
+  const LanczosOptions lanczos{.max_iters = o.iters, .tol = o.tol, .seed = o.seed};
+
+  Sharpness s;
+  const EigenEstimate plain = top_eigenvalue(n, hessian, lanczos);
+  s.value = plain.value, s.iterations = plain.iterations, s.residual = plain.residual;
+  const double momentum = c.optimizer == "sgd" ? c.momentum : 0.0;
+  s.threshold = (2 + 2 * momentum) / lr;
+
+  s.preconditioned = s.preconditioned_threshold = s.preconditioned_residual = std::numeric_limits<double>::quiet_NaN();
+  if (auto* adamw = dynamic_cast<AdamW<float>*>(&trainer.optimizer()); adamw && adamw->steps() > 0) {
+    // P^{-1/2} as a flat diagonal, in the order of the parameters.
+    const AdamWOptions& a = adamw->options();
+    const double t = static_cast<double>(adamw->steps());
+    const double bias1 = 1 - std::pow(a.beta1, t), bias2 = 1 - std::pow(a.beta2, t);
+    std::map<std::string, const Tensor<float>*> second_moment;
+    for (auto& [name, tensor] : adamw->state())
+      if (name.rfind("exp_avg_sq.", 0) == 0) second_moment[name.substr(11)] = tensor;
+    std::vector<double> d;
+    d.reserve(static_cast<size_t>(n));
+    for (auto& [name, p] : model->named_parameters()) {
+      const auto it = second_moment.find(name);
+      check(it != second_moment.end(), "measure_sharpness: no AdamW state for parameter '", name, "'");
+      for (int64_t i = 0; i < p->numel(); ++i)
+        d.push_back(1 / std::sqrt(bias1 * (std::sqrt((*it->second)[i] / bias2) + a.eps)));
+    }
+    std::vector<double> dx(static_cast<size_t>(n));
+    const LinearOperator preconditioned = [&](std::span<const double> x, std::span<double> y) {
+      for (size_t i = 0; i < dx.size(); ++i) dx[i] = d[i] * x[i];
+      loss.hvp(dx, y);
+      for (size_t i = 0; i < dx.size(); ++i) y[i] *= d[i];
+    };
+    const EigenEstimate pre = top_eigenvalue(n, preconditioned, lanczos);
+    s.preconditioned = pre.value, s.preconditioned_iterations = pre.iterations, s.preconditioned_residual = pre.residual;
+    s.preconditioned_threshold = (2 + 2 * a.beta1) / ((1 - a.beta1) * lr);
+  }
+  s.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return s;
+}
+
+}  // namespace tapegrad::lm

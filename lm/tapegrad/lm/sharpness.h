@@ -1,0 +1,76 @@
+// Sharpness — the top eigenvalue of the training loss's Hessian — and its Adam-preconditioned
+// form, the quantities of the edge-of-stability literature:
+//   Cohen et al. 2021: under gradient descent with step η the sharpness λ₁(H) rises until it
+//     reaches 2/η (with heavy-ball momentum μ: (2 + 2μ)/η) and hovers there;
+//   Cohen et al. 2022: under Adam the preconditioned sharpness λ₁(P⁻¹H), with
+//     P = (1 − β₁ᵗ) diag(√v̂ + ε) from the optimizer's state, does the same at
+//     (2 + 2β₁)/((1 − β₁) η) — 38/η at β₁ = 0.9.
+// λ₁(P⁻¹H) is computed as λ₁(P^{-1/2} H P^{-1/2}), a symmetric matrix with the same spectrum.
+//
+// A measurement copies the model into float64 (rounding in float32 would swamp the finite
+// differences), draws a fixed batch of `batch` sequences from the training data (the same batch
+// every time: the curve follows the weights, not the batch), and runs Lanczos over Hessian-vector
+// products (hessian.h, lanczos.h) — two float64 forward+backward passes per product. It changes
+// nothing in the run: the float32 weights, the optimizer and the batch stream are untouched.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "tapegrad/lm/trainer.h"
+
+namespace tapegrad::lm {
+
+// The mean cross-entropy of a float64 decoder on one batch (ids, targets: B x T, row-major), as a
+// function of the decoder's weights: its value, gradient and Hessian-vector products (flat, in
+// the order of model.parameters()). The model's weights are moved and restored by hvp().
+class BatchLoss {
+ public:
+  BatchLoss(nn::Decoder<double>& model, std::vector<int32_t> ids, std::vector<int32_t> targets, int64_t B, int64_t T);
+  double value();
+  void gradient(std::span<double> g);
+  void hvp(std::span<const double> v, std::span<double> hv);
+  const std::vector<Parameter<double>*>& params() const { return params_; }
+  int64_t size() const { return size_; }
+
+ private:
+  nn::Decoder<double>& model_;
+  std::vector<int32_t> ids_, targets_;
+  int64_t B_, T_, size_;
+  std::vector<Parameter<double>*> params_;
+  Tape<double> tape_;
+};
+
+// A float64 copy of a decoder, weight for weight.
+std::unique_ptr<nn::Decoder<double>> to_float64(nn::Decoder<float>& model);
+
+struct SharpnessOptions {
+  int iters = 20;          // Lanczos steps at most, per eigenvalue
+  double tol = 1e-3;       // stop when the Ritz value moves by less than this, relatively
+  int64_t batch = 0;       // sequences in the fixed batch; 0: the training batch size
+  uint64_t seed = 0x5a4e;  // of the batch and of Lanczos' start vector
+};
+
+struct Sharpness {
+  double value = 0;      // λ₁(H)
+  double threshold = 0;  // 2/η for gradient descent ((2 + 2μ)/η with momentum μ)
+  int iterations = 0;
+  double residual = 0;   // ‖H y − λ y‖ for the unit Ritz vector y
+  // λ₁(P⁻¹H) and (2 + 2β₁)/((1 − β₁) η) under AdamW; NaN for other optimizers.
+  double preconditioned = 0, preconditioned_threshold = 0;
+  int preconditioned_iterations = 0;
+  double preconditioned_residual = 0;
+  double ms = 0;  // wall time of the whole measurement
+};
+
+// `lr`: the step size η the thresholds refer to (the schedule's value at this step).
+Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions& options = {});
+
+// The fixed batch a measurement uses: options.batch (or the training batch size) sequences of the
+// training data, drawn from a generator seeded by options.seed and the run's seed.
+void sharpness_batch(Trainer& trainer, const SharpnessOptions& options, std::vector<int32_t>& ids,
+                     std::vector<int32_t>& targets, int64_t& B);
+
+}  // namespace tapegrad::lm
