@@ -4,7 +4,7 @@ report.md and the console summary come from the C++ side).
 
     python3 examples/plot_lab.py runs/lab [--reference-lr 0.003]
 
-Writes into runs/lab/plots/:
+Writes into runs/lab/plots/ (sharpness.png only for sweeps run with --sharpness-every):
   loss_vs_lr.png     final validation loss vs learning rate per norm, mean ± std over seeds; x = diverged
   loss_curves.png    training loss at the reference learning rate (every seed, smoothed)
   residual_rms.png   scale drift: RMS of the residual stream entering each block (solid) and of the
@@ -165,6 +165,38 @@ def main():
                   "max attention logit", max_logit)
     per_step_plot("grad_norm.png", f"Global gradient norm (before clipping), lr {ref_lr:g}", "gradient norm",
                   lambda rows: ema([num(c["grad_norm"]) for c in rows], 0.2), log=True)
+
+    # Edge of stability (--sharpness-every): the sharpness the optimizer depends on over its threshold
+    # (preconditioned under AdamW against 38/eta, plain under SGD against 2/eta); 1 is the edge.
+    if "sharpness" in curves[0]:
+        def edge(rows):
+            out = []
+            for c in rows:
+                pre, pre_t = num(c["precond_sharpness"]), num(c["precond_threshold"])
+                plain, plain_t = num(c["sharpness"]), num(c["sharpness_threshold"])
+                out.append(pre / pre_t if not math.isnan(pre) else plain / plain_t)
+            return out
+
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        labelled = set()
+        for run_id, rows in sorted(by_run.items()):
+            r0 = rows[0]
+            k = group_key(r0, vary_depth, vary_warmup)
+            pts = [(int(c["step"]), v) for c, v in zip(rows, edge(rows)) if not math.isnan(v)]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
+                        label=None if k in labelled else k, alpha=0.85 if r0["seed"] == seeds[0] else 0.4, **style(r0))
+                labelled.add(k)
+        ax.axhline(1.0, color="black", linestyle="--", linewidth=1, label="threshold (2/lr; 38/lr for Adam)")
+        ax.set_xlabel("step")
+        ax.set_ylabel("sharpness / threshold")
+        ax.set_yscale("log")
+        ax.set_title(f"Edge of stability at lr {ref_lr:g}")
+        ax.grid(alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(plots, "sharpness.png"), dpi=120)
+        plt.close(fig)
 
     # Scale drift: one panel per norm/placement, one line per layer, first seed.
     keys = sorted({group_key(rows[0], vary_depth, vary_warmup) for rows in by_run.values()})

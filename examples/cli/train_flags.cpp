@@ -79,6 +79,10 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
       ->group("Evaluation");
   flag("instrument", "--instrument", c.instrument, "log per-layer residual/norm RMS, max logit, grad norms")
       ->group("Evaluation");
+  opt("sharpness-every", c.sharpness_every, "measure the loss Hessian's top eigenvalue (and Adam's preconditioned "
+      "one) every N steps, in float64 on a fixed batch (0: never)")->group("Evaluation");
+  opt("sharpness-iters", c.sharpness_iters, "Lanczos steps per sharpness measurement, at most")->group("Evaluation");
+  opt("sharpness-batch", c.sharpness_batch, "sequences in the sharpness batch (0: --batch)")->group("Evaluation");
 }
 
 }  // namespace tapegrad::cli

@@ -240,6 +240,35 @@ std::string reading(const Summary& s) {
   return out;
 }
 
+namespace {
+// With --sharpness-every: per run, the peak of the sharpness the optimizer's stability depends on
+// over its threshold (Adam-preconditioned λ₁(P⁻¹H) against 38/η under AdamW, λ₁(H) against 2/η
+// under SGD), the first measured step at or past it, and whether the run diverged afterwards.
+std::string edge_of_stability(const std::vector<RunRecord>& runs) {
+  std::string rows;
+  int measured = 0, crossed = 0, crossed_then_diverged = 0, diverged_without_crossing = 0;
+  for (const auto& r : runs) {
+    if (!std::isfinite(r.peak_sharpness_ratio)) continue;
+    ++measured;
+    const bool cross = r.sharpness_cross_step > 0;
+    crossed += cross;
+    crossed_then_diverged += cross && r.diverged && r.divergence_step >= r.sharpness_cross_step;
+    diverged_without_crossing += !cross && r.diverged;
+    rows += "| " + r.spec.id() + " | " + f("%.3f", r.peak_sharpness_ratio) + " | " +
+            (cross ? std::to_string(r.sharpness_cross_step) : std::string("never")) + " | " +
+            (r.diverged ? "step " + std::to_string(r.divergence_step) : std::string("no")) + " |\n";
+  }
+  if (measured == 0) return "";
+  return "\n## Edge of stability\n\n" + std::to_string(measured) + " runs measured: " + std::to_string(crossed) +
+         " reached their threshold, and " + std::to_string(crossed_then_diverged) + " of those diverged afterwards; " +
+         std::to_string(diverged_without_crossing) + " of the " + std::to_string(measured - crossed) +
+         " that stayed below it diverged (between measurements, or without crossing).\n\n"
+         "Sharpness over its threshold: Adam's preconditioned λ₁(P⁻¹H) against (2 + 2β₁)/((1 − β₁)η) under AdamW, "
+         "λ₁(H) against (2 + 2μ)/η under SGD (Cohen et al. 2021, 2022); 1 is the edge.\n\n"
+         "| run | peak sharpness / threshold | first step at or past it | diverged |\n|---|---|---|---|\n" + rows;
+}
+}  // namespace
+
 std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs, const ReportContext& ctx) {
   std::string md = "# Norm-stability lab report\n\n";
   std::set<double> lrs;
@@ -287,6 +316,7 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
     if (r.diverged)
       div += "| " + r.spec.id() + " | " + std::to_string(r.divergence_step) + " | " + r.divergence_cause + " | " +
              r.divergence_quantity + " |\n";
+  md += edge_of_stability(runs);
   md += "\n## Divergences\n\n";
   md += div.empty() ? "None.\n" : "| run | step | cause | first / fastest-growing quantity |\n|---|---|---|---|\n" + div;
   if (!ctx.plots.empty()) {
@@ -296,7 +326,9 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   md += "\n## Files\n\n- `runs.csv`: one row per run: ";
   for (size_t i = 0; i < kRunColumns.size(); ++i) md += (i ? ", " : "") + kRunColumns[i];
   md += ".\n- `curves.csv`: one row per step per run: run settings, step, loss, lr_now, grad_norm, update_ratio, "
-        "logit_mean, logit_max, final_residual_rms, val_loss and train_eval_loss (at evaluations), then per layer i "
+        "logit_mean, logit_max, final_residual_rms, val_loss and train_eval_loss (at evaluations), with "
+        "--sharpness-every sharpness, sharpness_threshold, precond_sharpness and precond_threshold (at measurements), "
+        "then per layer i "
         "residual_rms_i, norm_out_rms_i, max_logit_i, grad_norm_i, update_ratio_i.\n";
   return md;
 }

@@ -15,6 +15,7 @@
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/json.h"
 #include "tapegrad/lm/run_log.h"
+#include "tapegrad/lm/sharpness.h"
 #include "tapegrad/threads.h"
 
 namespace tapegrad::lab {
@@ -61,10 +62,18 @@ const std::vector<std::string> kRunColumns = {
     "run_id", "norm", "placement", "lr", "seed", "depth", "warmup", "steps", "steps_done", "initial_loss",
     "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss", "diverged", "divergence_step",
     "divergence_cause", "divergence_quantity", "step_ms", "tokens_per_s", "peak_residual_rms", "final_residual_rms",
-    "peak_max_logit", "wall_s"};
+    "peak_max_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step"};
 
-std::vector<std::string> curve_columns(int64_t max_depth) {
+namespace {
+// runs.csv files written before the sharpness columns existed still read (as not measured).
+constexpr size_t kColumnsBeforeSharpness = 24;
+const std::vector<std::string> kSharpnessFields = {"sharpness", "sharpness_threshold", "precond_sharpness",
+                                                   "precond_threshold"};
+}  // namespace
+
+std::vector<std::string> curve_columns(int64_t max_depth, bool sharpness) {
   std::vector<std::string> c = kCurvePrefix;
+  if (sharpness) c.insert(c.end(), kSharpnessFields.begin(), kSharpnessFields.end());
   for (int64_t i = 0; i < max_depth; ++i)
     for (const auto& f : kLayerFields) c.push_back(f + "_" + std::to_string(i));
   return c;
@@ -138,6 +147,17 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
     std::vector<std::string> row{prefix,         std::to_string(r.step), num(r.loss),        num(r.lr),
                                  num(r.grad_norm), num(s.update_ratio),  num(s.logit_mean),  num(s.logit_max),
                                  num(s.final_residual_rms), num(val),    num(train)};
+    if (c.sharpness_every > 0) {
+      lm::Sharpness h;
+      h.value = h.threshold = h.preconditioned = h.preconditioned_threshold = kNaN;
+      if (!divergence && r.step % c.sharpness_every == 0) {
+        h = lm::measure_sharpness(trainer, r.lr, {.iters = static_cast<int>(c.sharpness_iters), .batch = c.sharpness_batch});
+        const double ratio = lm::edge_ratio(h);
+        if (std::isnan(rec.peak_sharpness_ratio) || ratio > rec.peak_sharpness_ratio) rec.peak_sharpness_ratio = ratio;
+        if (ratio >= 1 && rec.sharpness_cross_step == 0) rec.sharpness_cross_step = r.step;
+      }
+      for (double v : {h.value, h.threshold, h.preconditioned, h.preconditioned_threshold}) row.push_back(num(v));
+    }
     for (const auto& l : s.layers)
       for (double v : {l.residual_rms, l.norm_out_rms, l.max_logit, l.grad_norm, l.update_ratio}) row.push_back(num(v));
     curve += join(row) + "\n";
@@ -165,7 +185,8 @@ std::string csv_row(const RunRecord& r) {
                num(r.final_train_loss), num(r.min_train_loss), num(r.final_val_loss), num(r.min_val_loss),
                r.diverged ? "1" : "0", std::to_string(r.divergence_step), r.divergence_cause, r.divergence_quantity,
                num(r.step_ms), num(r.tokens_per_s), num(r.peak_residual_rms), num(r.final_residual_rms),
-               num(r.peak_max_logit), num(r.wall_s)});
+               num(r.peak_max_logit), num(r.wall_s), num(r.peak_sharpness_ratio),
+               std::to_string(r.sharpness_cross_step)});
 }
 
 void write_runs(const std::string& path, const std::vector<RunRecord>& runs) {
@@ -195,13 +216,15 @@ std::vector<RunRecord> read_runs(const std::string& path) {
   std::istringstream in(io::read_file(path));
   std::string line;
   std::getline(in, line);
-  check(split(line) == kRunColumns, path, ": unexpected header (expected ", join(kRunColumns), ")");
+  const std::vector<std::string> header = split(line);
+  const bool legacy = header == std::vector<std::string>(kRunColumns.begin(), kRunColumns.begin() + kColumnsBeforeSharpness);
+  check(legacy || header == kRunColumns, path, ": unexpected header (expected ", join(kRunColumns), ")");
   std::vector<RunRecord> runs;
   for (int n = 2; std::getline(in, line); ++n) {
     if (line.empty()) continue;
     const auto f = split(line);
     const std::string where = cat(path, ":", n);
-    check(f.size() == kRunColumns.size(), where, ": ", f.size(), " fields, expected ", kRunColumns.size());
+    check(f.size() == header.size(), where, ": ", f.size(), " fields, expected ", header.size());
     RunRecord r;
     // Names from a file become file names (curves/<run_id>.csv): only the registry's norms and the
     // known placements are accepted, so a row cannot point outside the sweep folder.
@@ -223,6 +246,7 @@ std::vector<RunRecord> read_runs(const std::string& path) {
     r.step_ms = cell<double>(f, 18, where), r.tokens_per_s = cell<double>(f, 19, where);
     r.peak_residual_rms = cell<double>(f, 20, where), r.final_residual_rms = cell<double>(f, 21, where);
     r.peak_max_logit = cell<double>(f, 22, where), r.wall_s = cell<double>(f, 23, where);
+    if (!legacy) r.peak_sharpness_ratio = cell<double>(f, 24, where), r.sharpness_cross_step = cell<int64_t>(f, 25, where);
     runs.push_back(std::move(r));
   }
   return runs;
@@ -256,8 +280,10 @@ void check_restart(const SweepOptions& o) {
     throw Error(cat(e.what(), "; delete it to adopt this sweep's settings"));
   }
   check(before.is_object(), path, ": expected a JSON object; delete it to adopt this sweep's settings");
+  // A setting newer than the sweep's sweep.json was, for its runs, at its default.
+  const nlohmann::json defaults = lm::to_json(lm::TrainConfig{});
   for (const auto& [key, value] : now.items()) {
-    const bool same = before.contains(key) && before[key] == value;
+    const bool same = before.contains(key) ? before[key] == value : defaults.contains(key) && defaults[key] == value;
     const std::string was = before.contains(key) ? io::json_excerpt(before[key]) : "(unset)";
     check(same, o.out, " holds runs trained with --", key, " ", was, ", this sweep asks for ",
           io::json_excerpt(value), ": give another --out, or the same setting (", path, ")");
@@ -340,7 +366,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& o,
           const auto rec = run_one(o, spec, tokenizer, data, threads, curve, stop);
           if (!rec) return;
           // The curve first, then the record: a recorded run always has its curve file.
-          io::write_file_atomic(o.out + "/curves/" + spec.id() + ".csv", join(curve_columns(spec.depth)) + "\n" + curve);
+          io::write_file_atomic(o.out + "/curves/" + spec.id() + ".csv", join(curve_columns(spec.depth, o.base.sharpness_every > 0)) + "\n" + curve);
           io::write_file_atomic(o.out + "/records/" + spec.id() + ".csv", join(kRunColumns) + "\n" + csv_row(*rec) + "\n");
           std::lock_guard<std::mutex> lock(mu);
           all[spec.id()] = *rec;
@@ -366,7 +392,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& o,
   // curves.csv: every recorded run's curve, padded to the deepest run's columns.
   int64_t max_depth = 0;
   for (const auto& [id, r] : all) max_depth = std::max(max_depth, r.spec.depth);
-  std::string curves = join(curve_columns(max_depth)) + "\n";
+  std::string curves = join(curve_columns(max_depth, o.base.sharpness_every > 0)) + "\n";
   for (const auto& [id, r] : all) {
     const std::string path = o.out + "/curves/" + id + ".csv";
     if (!fs::exists(path)) continue;

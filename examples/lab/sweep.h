@@ -16,6 +16,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,10 +54,16 @@ struct RunRecord {
   double final_residual_rms = 0;                 // after the last block, at the last step
   double peak_max_logit = 0;                     // max over steps and layers
   double wall_s = 0;
+  // With --sharpness-every: the largest edge_ratio (sharpness over its threshold, sharpness.h) and
+  // the first measured step where it reached 1 (0: never; NaN / 0 when not measured).
+  double peak_sharpness_ratio = std::numeric_limits<double>::quiet_NaN();
+  int64_t sharpness_cross_step = 0;
 };
 
 extern const std::vector<std::string> kRunColumns;
-std::vector<std::string> curve_columns(int64_t max_depth);
+// With `sharpness`, four columns after the run's own: sharpness, sharpness_threshold,
+// precond_sharpness, precond_threshold (NaN at steps without a measurement).
+std::vector<std::string> curve_columns(int64_t max_depth, bool sharpness = false);
 
 struct SweepOptions {
   lm::TrainConfig base;  // everything the axes do not set; base.instrument is forced on

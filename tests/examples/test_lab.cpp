@@ -1,3 +1,5 @@
+#include <cmath>
+#include <sstream>
 #include <filesystem>
 #include <limits>
 
@@ -252,7 +254,8 @@ TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
                            "run_id", "norm", "placement", "lr", "seed", "depth", "warmup", "steps", "steps_done",
                            "initial_loss", "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss",
                            "diverged", "divergence_step", "divergence_cause", "divergence_quantity", "step_ms",
-                           "tokens_per_s", "peak_residual_rms", "final_residual_rms", "peak_max_logit", "wall_s"});
+                           "tokens_per_s", "peak_residual_rms", "final_residual_rms", "peak_max_logit", "wall_s",
+                           "peak_sharpness_ratio", "sharpness_cross_step"});
   const auto c = curve_columns(2);
   CHECK(c.size() == 17 + 2 * 5);
   CHECK(c[7] == "step");
@@ -267,4 +270,34 @@ TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
         "update_ratio_0,residual_rms_1,norm_out_rms_1,max_logit_1,grad_norm_1,update_ratio_1");
   CHECK(std::count(curves.begin(), curves.end(), '\n') == 1 + 2 * 8);  // header + 2 runs x 8 steps
   fs::remove_all(out);
+  // With sharpness measurements, their four columns follow the run's own.
+  const auto cs = curve_columns(2, true);
+  CHECK(std::vector<std::string>(cs.begin() + 17, cs.begin() + 21) ==
+        std::vector<std::string>{"sharpness", "sharpness_threshold", "precond_sharpness", "precond_threshold"});
+}
+
+TEST_CASE("lab: --sharpness-every records the edge of stability per run; older runs.csv files still read", "[lab][sharpness]") {
+  const fs::path out = fresh("sharpness");
+  SweepOptions o = tiny_sweep(out.string());
+  o.base.sharpness_every = 4, o.base.sharpness_iters = 5;
+  const auto runs = run_sweep(o, [](const RunRecord&, bool, int, int) {});
+  REQUIRE(runs.size() == 2);
+  for (const auto& r : runs) {
+    CHECK(std::isfinite(r.peak_sharpness_ratio));
+    CHECK(r.peak_sharpness_ratio > 0);
+  }
+  const std::string curves = io::read_file(out.string() + "/curves.csv");
+  CHECK_THAT(curves, Catch::Contains("train_eval_loss,sharpness,sharpness_threshold,precond_sharpness,precond_threshold,"));
+  // runs.csv as written before the sharpness columns: read as "not measured".
+  std::string legacy;
+  std::istringstream in(io::read_file(out.string() + "/runs.csv"));
+  for (std::string line; std::getline(in, line);) legacy += line.substr(0, line.rfind(',', line.rfind(',') - 1)) + "\n";
+  const fs::path old_dir = fresh("sharpness_legacy");
+  fs::create_directories(old_dir);
+  io::write_file_atomic((old_dir / "runs.csv").string(), legacy);
+  const auto old = read_runs((old_dir / "runs.csv").string());
+  REQUIRE(old.size() == 2);
+  CHECK(std::isnan(old[0].peak_sharpness_ratio));
+  fs::remove_all(out);
+  fs::remove_all(old_dir);
 }

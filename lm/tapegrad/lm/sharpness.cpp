@@ -55,6 +55,23 @@ void sharpness_batch(Trainer& trainer, const SharpnessOptions& o, std::vector<in
   sampler.next(ids, targets);
 }
 
+double edge_ratio(const Sharpness& s) {
+  return std::isnan(s.preconditioned) ? s.value / s.threshold : s.preconditioned / s.preconditioned_threshold;
+}
+
+nlohmann::json sharpness_line(int64_t step, const Sharpness& s) {
+  return {{"step", step},
+          {"sharpness", s.value},
+          {"sharpness_threshold", s.threshold},
+          {"sharpness_iters", s.iterations},
+          {"sharpness_residual", s.residual},
+          {"precond_sharpness", s.preconditioned},
+          {"precond_threshold", s.preconditioned_threshold},
+          {"precond_iters", s.preconditioned_iterations},
+          {"precond_residual", s.preconditioned_residual},
+          {"sharpness_ms", s.ms}};
+}
+
 Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const TrainConfig& c = trainer.config();

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <vector>
 
@@ -65,8 +66,17 @@ struct Sharpness {
   double ms = 0;  // wall time of the whole measurement
 };
 
+// The sharpness the optimizer's stability depends on, as a fraction of its threshold: the
+// preconditioned one under AdamW, the plain one under SGD. >= 1: at or past the edge of stability.
+double edge_ratio(const Sharpness& s);
+
 // `lr`: the step size η the thresholds refer to (the schedule's value at this step).
 Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions& options = {});
+
+// A metrics line: {"step", "sharpness", "sharpness_threshold", "sharpness_iters",
+// "sharpness_residual", "precond_sharpness", "precond_threshold", "precond_iters",
+// "precond_residual", "sharpness_ms"} (NaN fields, for optimizers other than AdamW, are null).
+nlohmann::json sharpness_line(int64_t step, const Sharpness& s);
 
 // The fixed batch a measurement uses: options.batch (or the training batch size) sequences of the
 // training data, drawn from a generator seeded by options.seed and the run's seed.

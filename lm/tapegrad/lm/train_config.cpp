@@ -61,6 +61,12 @@ void TrainConfig::validate() const {
   check_flag(clip >= 0, "--clip must be >= 0 (0 disables clipping), got ", clip);
   check_flag(threads >= 0, "--threads must be >= 0 (0: one per core), got ", threads);
   check_flag(eval_every >= 0 && checkpoint_every >= 0, "--eval-every and --checkpoint-every must be >= 0");
+  check_flag(sharpness_every >= 0, "--sharpness-every must be >= 0 (0: never), got ", sharpness_every);
+  at_most("sharpness-every", sharpness_every, int64_t{1} << 40);
+  check_flag(sharpness_iters >= 1 && sharpness_iters <= 1000, "--sharpness-iters must be in [1, 1000], got ",
+             sharpness_iters);
+  check_flag(sharpness_batch >= 0, "--sharpness-batch must be >= 0 (0: --batch), got ", sharpness_batch);
+  at_most("sharpness-batch", sharpness_batch, int64_t{1} << 20);
   check_flag(val_fraction > 0 && val_fraction < 1, "--val-fraction must be in (0, 1), got ", val_fraction);
   check_flag(tokenizer == "char" || tokenizer == "bpe", "--tokenizer must be char or bpe, got '", tokenizer, "'");
   check_flag(tokenizer != "bpe" || vocab_size >= 256, "--vocab-size ", vocab_size,
@@ -101,7 +107,10 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"eval-every", c.eval_every},
           {"eval-iters", c.eval_iters},
           {"checkpoint-every", c.checkpoint_every},
-          {"instrument", c.instrument}};
+          {"instrument", c.instrument},
+          {"sharpness-every", c.sharpness_every},
+          {"sharpness-iters", c.sharpness_iters},
+          {"sharpness-batch", c.sharpness_batch}};
 }
 
 namespace {
@@ -177,6 +186,8 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
   read(j, "momentum", c.momentum), read(j, "clip", c.clip), read(j, "seed", c.seed), read(j, "threads", c.threads);
   read(j, "eval-every", c.eval_every), read(j, "eval-iters", c.eval_iters);
   read(j, "checkpoint-every", c.checkpoint_every), read(j, "instrument", c.instrument);
+  read(j, "sharpness-every", c.sharpness_every), read(j, "sharpness-iters", c.sharpness_iters);
+  read(j, "sharpness-batch", c.sharpness_batch);
   c.validate();
   return c;
 }

@@ -36,6 +36,10 @@ struct TrainConfig {
   int64_t eval_iters = 200;
   int64_t checkpoint_every = 500;  // 0: only at the end
   bool instrument = false;         // per-layer statistics in metrics.jsonl (see the lab)
+  // Edge-of-stability measurements (sharpness.h): every N steps (0: never), at most `iters` Lanczos
+  // steps, on a fixed batch of `batch` sequences (0: the training batch size). They read the
+  // weights and change nothing in the run.
+  int64_t sharpness_every = 0, sharpness_iters = 20, sharpness_batch = 0;
 
   nn::DecoderConfig model(int64_t vocab) const;
   // Throws an Error naming the flag and value for anything out of range or inconsistent.
