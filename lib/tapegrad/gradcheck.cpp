@@ -133,7 +133,7 @@ class CrashNote {
   CrashNote& operator=(const CrashNote&) = delete;
 
  private:
-  struct sigaction old_segv_ {}, old_bus_ {};
+  [[maybe_unused]] struct sigaction old_segv_ {}, old_bus_ {};
 };
 
 // The first element where a and b differ beyond rel * scale (NaN counts as different), or -1.
