@@ -28,7 +28,7 @@
 #     crossing it. Best explanation: these are mini-batch steps (64 random sequences) and the
 #     measured loss is one fixed batch, not the loss the steps descend; and LayerNorm makes the
 #     weights before it scale-invariant — steps along a sharp direction grow their norm, which
-#     lowers the curvature the next steps see — a known route past 2/η (Lyu et al. 2022).
+#     lowers the curvature the next steps see (our explanation; not tested here).
 # (b) AdamW. The preconditioned sharpness rose with training and with lr, ending at 0.25 / 0.58 /
 #     0.74 of 38/η without a norm and 0.51 / 0.56 / 0.75 with LayerNorm (lr 1e-3 / 3e-3 / 1e-2); it
 #     crossed 38/η only at step 25 (1.8 and 10.3 with LayerNorm: the second moments v̂ are still
