@@ -27,11 +27,34 @@ class RMSNorm(nn.Module):
         return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
 
 
+class ScaleNorm(nn.Module):
+    def __init__(self, dim, eps):
+        super().__init__()
+        self.eps = eps
+        self.g = nn.Parameter(torch.full((1,), math.sqrt(dim)))
+
+    def forward(self, x):
+        return self.g * x / x.norm(dim=-1, keepdim=True).clamp(min=self.eps)
+
+
+class DyT(nn.Module):  # Zhu et al. 2025, as their reference code; eps unused
+    def __init__(self, dim, eps, alpha_init=0.5):
+        super().__init__()
+        self.alpha = nn.Parameter(torch.full((1,), alpha_init))
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.bias = nn.Parameter(torch.zeros(dim))
+
+    def forward(self, x):
+        return self.weight * torch.tanh(self.alpha * x) + self.bias
+
+
 # tapegrad's registered norms (nn/tapegrad/nn/norm.cpp), by name. A name missing here is an error,
 # never a silent Identity: add the PyTorch counterpart when you register a norm.
 NORMS = {
     "layernorm": lambda dim, eps: nn.LayerNorm(dim, eps=eps),
     "rmsnorm": lambda dim, eps: RMSNorm(dim, eps),
+    "scalenorm": lambda dim, eps: ScaleNorm(dim, eps),
+    "dyt": lambda dim, eps: DyT(dim, eps),
     "none": lambda dim, eps: nn.Identity(),
 }
 

@@ -15,8 +15,11 @@ if ! "$py" -c "import torch" 2>/dev/null; then
 fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-head -c 6000 "$here/../../README.md" > "$work/text.txt"  # any UTF-8 text; the README is at hand
+# Any UTF-8 text; the README is at hand. Its first 6000 bytes, cut back to a whole character.
+"$py" -c "import sys; sys.stdout.write(open(sys.argv[1], 'rb').read(6000).decode('utf-8', 'ignore'))" \
+  "$here/../../README.md" > "$work/text.txt"
 "$bin_dir/train_lm" --data "$work/text.txt" --layers 2 --heads 2 --dim 32 --ctx 16 --batch 4 --steps 20 --warmup 2 \
-  --lr 3e-3 --norm "$norm" --placement "$placement" --eval-every 0 --threads 2 --out "$work/run" 2>/dev/null
+  --lr 3e-3 --norm "$norm" --placement "$placement" --eval-every 0 --threads 2 --out "$work/run" 2> "$work/train.log" ||
+  { tail -3 "$work/train.log"; exit 1; }
 "$bin_dir/eval_lm" --checkpoint "$work/run" --data "$work/text.txt" --dump-grads "$work/grads.safetensors" --batch 3 >/dev/null
 "$py" "$here/against_pytorch.py" "$work/run" "$work/grads.safetensors"

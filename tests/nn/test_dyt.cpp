@@ -1,0 +1,54 @@
+// DyT's own numbers, worked by hand. (As a registered norm it is also gradchecked as a module,
+// inside the decoder pre and post, saved and reloaded, and swept by the tests that GENERATE over
+// the registry.)
+#include <cmath>
+
+#include "nn_support.h"
+#include "tapegrad/nn/dyt.h"
+
+using namespace tapegrad;
+using namespace tapegrad::nn;
+using namespace tapegrad::testing;
+
+TEST_CASE("dyt: the worked example, by hand", "[nn][dyt]") {
+  // x = [1, 2, 3, 4], alpha = 0.5, gamma = 1, beta = 0: y = tanh(x / 2) =
+  // [0.46211716, 0.76159416, 0.90514825, 0.96402758] — not centred, not unit RMS: DyT only bounds.
+  DyT<double> d({.dim = 4});
+  CHECK(d.parameter("alpha").value[0] == 0.5);
+  Tape<double> tape;
+  Parameter<double> x("x", Tensor<double>::from({1, 2, 3, 4}, {1, 4}));
+  Var<double> y = d.forward(tape.param(x));
+  CHECK_THAT(y.value(), AllClose<double>({0.46211716, 0.76159416, 0.90514825, 0.96402758}, 1e-8, 0));
+  // dy = 1: u = 1 - t^2; dx = alpha u = [0.39322387, 0.20998717, 0.09035332, 0.03532541];
+  // dalpha = sum x u = 2.45111963; dgamma = t; dbeta = 1.
+  tape.backward(y, Tensor<double>::full({1, 4}, 1).view());
+  CHECK_THAT(x.grad.view(), AllClose<double>({0.39322387, 0.20998717, 0.09035332, 0.03532541}, 1e-8, 0));
+  CHECK_THAT(d.parameter("alpha").grad[0], Catch::Matchers::WithinAbs(2.45111963, 1e-8));
+  CHECK_THAT(d.parameter("weight").grad.view(), AllClose<double>({0.46211716, 0.76159416, 0.90514825, 0.96402758}, 1e-8, 0));
+  CHECK_THAT(d.parameter("bias").grad.view(), AllClose<double>({1, 1, 1, 1}));
+  // 10 x: tanh(5 .. 20) = [0.9999092, 1, 1, 1]: squashed, not rescaled (LayerNorm would give the same row).
+  Tape<double> t2;
+  CHECK_THAT(d.forward(t2.constant(Tensor<double>::from({10, 20, 30, 40}, {1, 4}))).value(),
+             AllClose<double>({0.9999092, 1, 1, 1}, 1e-7, 0));
+}
+
+TEST_CASE("gradcheck: dyt, with and without bias", "[nn][gradcheck][dyt]") {
+  const bool bias = GENERATE(true, false);
+  DyT<double> d({.dim = 5, .alpha_init = 0.8, .bias = bias});
+  Rng rng(3);
+  d.parameter("weight").value = Tensor<double>::randn({5}, rng, 0.5, 1.0);
+  if (bias) d.parameter("bias").value = Tensor<double>::randn({5}, rng, 0.3);
+  Parameter<double> x("x", randn({3, 4, 5}, 4, 2.0));
+  require_gradcheck(gradcheck_module("dyt", d, x, [&](Var<double> v) { return d.forward(v); }), 1e-6);
+}
+
+TEST_CASE("dyt: float32 agrees with float64, and bad shapes are named", "[nn][dyt]") {
+  // 1e-5, not 1e-6: dalpha sums 198 terms x u of both signs to ~1 % of their absolute sum, so the
+  // float32 rounding of each term (not the summation, done in double) sets its error.
+  require_precisions_agree(
+      [](auto&, auto in) { return dyt(in[0], in[1], in[2], in[3]); },
+      {randn({6, 33}, 5, 2.0), Tensor<double>::from({0.7}, {1}), randn({33}, 6), randn({33}, 7)}, 1e-5);
+  Tape<double> tape;
+  REQUIRE_THROWS_WITH(dyt(tape.constant(randn({2, 3}, 1)), tape.constant(randn({1}, 2)), tape.constant(randn({4}, 3))),
+                      "dyt: gamma (4) must be (3) for input (2,3)");
+}
