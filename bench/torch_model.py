@@ -140,6 +140,8 @@ class Decoder(nn.Module):
             x = self.norm_f(x)
         logits = self.lm_head(x) if self.lm_head is not None else x @ self.wte.weight.t()
         loss = None if targets is None else F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+        if loss is not None and self.c.get("z_loss", 0):  # PaLM's z-loss, as tapegrad's fused cross-entropy
+            loss = loss + self.c["z_loss"] * torch.logsumexp(logits.view(-1, logits.size(-1)), dim=-1).pow(2).mean()
         return logits, loss
 
 

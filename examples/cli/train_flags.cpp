@@ -71,6 +71,8 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
   opt("beta2", c.beta2, "AdamW beta2")->group("Training");
   opt("momentum", c.momentum, "SGD momentum")->group("Training");
   opt("clip", c.clip, "global gradient-norm clip (0: off)")->group("Training");
+  opt("z-loss", c.z_loss, "z-loss coefficient: adds z * logsumexp(logits)^2 per token, keeping output logits "
+      "from drifting (PaLM: 1e-4; 0: off)")->group("Training");
   opt("seed", c.seed, "seed of the initialisation and the batches")->check(unsigned_integer())->group("Training");
   opt("threads", c.threads, "threads (0: one per core)")->group("Training");
   opt("eval-every", c.eval_every, "steps between evaluations (0: none)")->group("Evaluation");

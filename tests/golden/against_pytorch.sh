@@ -6,6 +6,7 @@
 # test would hide a missing install step, so it fails.
 set -euo pipefail
 bin_dir="$1" norm="$2" placement="$3"
+shift 3  # any further arguments go to train_lm (e.g. --z-loss 0.01)
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 py=/usr/bin/python3
 [[ -x "$py" ]] || py=python3
@@ -19,7 +20,7 @@ trap 'rm -rf "$work"' EXIT
 "$py" -c "import sys; sys.stdout.write(open(sys.argv[1], 'rb').read(6000).decode('utf-8', 'ignore'))" \
   "$here/../../README.md" > "$work/text.txt"
 "$bin_dir/train_lm" --data "$work/text.txt" --layers 2 --heads 2 --dim 32 --ctx 16 --batch 4 --steps 20 --warmup 2 \
-  --lr 3e-3 --norm "$norm" --placement "$placement" --eval-every 0 --threads 2 --out "$work/run" 2> "$work/train.log" ||
+  --lr 3e-3 --norm "$norm" --placement "$placement" --eval-every 0 --threads 2 --out "$work/run" "$@" 2> "$work/train.log" ||
   { tail -3 "$work/train.log"; exit 1; }
 "$bin_dir/eval_lm" --checkpoint "$work/run" --data "$work/text.txt" --dump-grads "$work/grads.safetensors" --batch 3 >/dev/null
 "$py" "$here/against_pytorch.py" "$work/run" "$work/grads.safetensors"

@@ -12,13 +12,17 @@ namespace tapegrad {
 // The mean over N rows scales that by 1/N, and the upstream gradient by dloss:
 //   dz_ij += (dloss / N) (exp(z_ij - lse_i) - [j == t_i])
 // Recomputing p from z and lse in backward costs one exp per logit and saves an (N, V) buffer.
+// z-loss: d/dz_j [c lse^2] = 2 c lse p_j, so the softmax term is scaled per row by (1 + 2 c lse_i):
+//   dz_ij += (dloss / N) ((1 + 2 c lse_i) exp(z_ij - lse_i) - [j == t_i])
+// — inside the same pass, at no extra exp.
 
 // Rows are processed in chunks of V <= kMaxStackV with a stack buffer for exp(); wider
 // vocabularies fall back to a scalar loop.
 constexpr int64_t kMaxStackV = 4096;
 
 template <typename T>
-double cross_entropy_forward(T* lse, const T* logits, const int32_t* targets, int64_t N, int64_t V) {
+double cross_entropy_forward(T* lse, const T* logits, const int32_t* targets, int64_t N, int64_t V,
+                             double z_loss) {
   parallel_for(N, 3 * V, [&](int64_t r0, int64_t r1) {
     T buf[kMaxStackV];
     for (int64_t i = r0; i < r1; ++i) {
@@ -34,23 +38,27 @@ double cross_entropy_forward(T* lse, const T* logits, const int32_t* targets, in
     }
   });
   double loss = 0;
-  for (int64_t i = 0; i < N; ++i) loss += static_cast<double>(lse[i]) - logits[i * V + targets[i]];
+  for (int64_t i = 0; i < N; ++i) {
+    const double l = lse[i];
+    loss += l - logits[i * V + targets[i]] + z_loss * l * l;
+  }
   return loss / static_cast<double>(N);
 }
 
 template <typename T>
 void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int32_t* targets, int64_t N,
-                            int64_t V, T scale) {
+                            int64_t V, T scale, T z_loss) {
   parallel_for(N, 3 * V, [&](int64_t r0, int64_t r1) {
     T buf[kMaxStackV];
     for (int64_t i = r0; i < r1; ++i) {
       const T* z = logits + i * V;
       T* dz = dlogits + i * V;
+      const T row = scale * (T(1) + T(2) * z_loss * lse[i]);  // = scale without a z-loss
       if (V <= kMaxStackV) {
         vmath::exp_shifted_sum(buf, z, lse[i], V);
-        for (int64_t j = 0; j < V; ++j) dz[j] += scale * buf[j];
+        for (int64_t j = 0; j < V; ++j) dz[j] += row * buf[j];
       } else {
-        for (int64_t j = 0; j < V; ++j) dz[j] += scale * std::exp(z[j] - lse[i]);
+        for (int64_t j = 0; j < V; ++j) dz[j] += row * std::exp(z[j] - lse[i]);
       }
       dz[targets[i]] -= scale;
     }
@@ -58,7 +66,8 @@ void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int
 }
 
 template <typename T>
-Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets) {
+Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets, double z_loss) {
+  check(std::isfinite(z_loss) && z_loss >= 0, "cross_entropy: z_loss must be a finite number >= 0, got ", z_loss);
   const Shape s = logits.shape();
   check(s.rank() >= 1 && s.last() > 0, "cross_entropy: logits need a non-empty last dim, got ", s);
   const int64_t V = s.last(), N = s.rows();
@@ -72,21 +81,21 @@ Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets) {
   Tape<T>& tape = logits.tape();
   Var<T> loss = tape.make_output("cross_entropy", Shape{}, {logits});
   T* lse = tape.template scratch<T>(N);
-  loss.data()[0] = static_cast<T>(cross_entropy_forward(lse, logits.data(), targets.data(), N, V));
+  loss.data()[0] = static_cast<T>(cross_entropy_forward(lse, logits.data(), targets.data(), N, V, z_loss));
   tape.record("cross_entropy", {logits}, loss,
-              [z = logits.data(), lse, t = targets.data(), N, V](const T* dloss, T* const* dz) {
-                cross_entropy_backward(dz[0], z, lse, t, N, V, dloss[0] / static_cast<T>(N));
+              [z = logits.data(), lse, t = targets.data(), N, V, c = static_cast<T>(z_loss)](const T* dloss, T* const* dz) {
+                cross_entropy_backward(dz[0], z, lse, t, N, V, dloss[0] / static_cast<T>(N), c);
               });
   return loss;
 }
 
-template double cross_entropy_forward<float>(float*, const float*, const int32_t*, int64_t, int64_t);
-template double cross_entropy_forward<double>(double*, const double*, const int32_t*, int64_t, int64_t);
+template double cross_entropy_forward<float>(float*, const float*, const int32_t*, int64_t, int64_t, double);
+template double cross_entropy_forward<double>(double*, const double*, const int32_t*, int64_t, int64_t, double);
 template void cross_entropy_backward<float>(float*, const float*, const float*, const int32_t*, int64_t,
-                                            int64_t, float);
+                                            int64_t, float, float);
 template void cross_entropy_backward<double>(double*, const double*, const double*, const int32_t*,
-                                             int64_t, int64_t, double);
-template Var<float> cross_entropy(Var<float>, std::span<const int32_t>);
-template Var<double> cross_entropy(Var<double>, std::span<const int32_t>);
+                                             int64_t, int64_t, double, double);
+template Var<float> cross_entropy(Var<float>, std::span<const int32_t>, double);
+template Var<double> cross_entropy(Var<double>, std::span<const int32_t>, double);
 
 }  // namespace tapegrad

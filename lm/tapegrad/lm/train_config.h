@@ -29,6 +29,7 @@ struct TrainConfig {
   std::string optimizer = "adamw";  // adamw | sgd
   int64_t batch = 12, steps = 2000, warmup = 100;
   double lr = 1e-3, min_lr = 1e-4, weight_decay = 0.1, beta1 = 0.9, beta2 = 0.99, momentum = 0.9, clip = 1.0;
+  double z_loss = 0;  // coefficient of the z-loss, z_loss * logsumexp(logits)^2 per token (PaLM: 1e-4)
   uint64_t seed = 1337;
   int threads = 0;  // 0: one per core
   // evaluation, logging, checkpoints

@@ -56,7 +56,7 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
     probe->logit_mean = sum / static_cast<double>(z.numel());
     probe->logit_max = mx;
   }
-  if (!targets.empty()) out.loss = cross_entropy(out.logits, targets);
+  if (!targets.empty()) out.loss = cross_entropy(out.logits, targets, config_.z_loss);
   return out;
 }
 

@@ -17,6 +17,8 @@ void DecoderConfig::validate() const {
   check(mlp_hidden >= 0, "config: mlp_hidden must be >= 0, got ", mlp_hidden);
   check(norm_eps >= 0 && std::isfinite(norm_eps), "config: norm_eps must be a finite number >= 0, got ", norm_eps);
   check(init_std > 0 && std::isfinite(init_std), "config: init_std must be a finite positive number, got ", init_std);
+  // At most 1: PaLM uses 1e-4; a coefficient near 1 already outweighs the cross-entropy itself.
+  check(z_loss >= 0 && z_loss <= 1, "config: z_loss must be in [0, 1], got ", z_loss);
   // Sizes from files are bounded before anything is allocated: every product of them downstream
   // (parameter counts, activations) then stays far inside 64 bits.
   const auto at_most = [](const char* field, int64_t v, int64_t max) {
@@ -40,7 +42,8 @@ nlohmann::json to_json(const DecoderConfig& c) {
           {"n_head", c.n_head},         {"dim", c.dim},               {"norm", to_string(c.norm)},
           {"placement", to_string(c.placement)}, {"mlp", to_string(c.mlp)}, {"mlp_hidden", c.mlp_hidden},
           {"tie_head", c.tie_head},     {"bias", c.bias},             {"final_norm", c.final_norm},
-          {"norm_eps", c.norm_eps},     {"init_std", c.init_std},     {"qk_norm", to_string(c.qk_norm)}};
+          {"norm_eps", c.norm_eps},     {"init_std", c.init_std},     {"qk_norm", to_string(c.qk_norm)},
+          {"z_loss", c.z_loss}};
 }
 
 namespace {
@@ -71,6 +74,7 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
   read(j, "final_norm", c.final_norm);
   read(j, "norm_eps", c.norm_eps);
   read(j, "init_std", c.init_std);
+  read(j, "z_loss", c.z_loss);
   c.validate();
   return c;
 }
@@ -80,7 +84,7 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
 DecoderConfig decoder_config_from_json(const nlohmann::json& j) {
   check(j.is_object(), "config: expected a JSON object, got ", j.type_name());
   const nlohmann::json fields = to_json(DecoderConfig{});  // named: items() would dangle on a temporary
-  const std::set<std::string> added_later = {"qk_norm"};
+  const std::set<std::string> added_later = {"qk_norm", "z_loss"};
   for (const auto& [key, value] : fields.items())
     check(j.contains(key) || added_later.count(key), "config: missing field '", key, "'");
   return apply(DecoderConfig{}, j);

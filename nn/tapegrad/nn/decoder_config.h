@@ -24,6 +24,9 @@ struct DecoderConfig {
   bool final_norm = true;  // a norm of the same kind before the LM head (skipped for norm=none)
   double norm_eps = 1e-5;
   double init_std = 0.02;
+  // The training objective's z-loss coefficient (cross_entropy.h): the model computes its own
+  // loss, so it lives here; 0: plain cross-entropy.
+  double z_loss = 0;
 
   // Throws an Error naming the first invalid field and its value.
   void validate() const;
@@ -33,7 +36,7 @@ struct DecoderConfig {
 
 nlohmann::json to_json(const DecoderConfig& config);
 // Strict: a field that is missing, unknown, or of the wrong type is an error naming it — except
-// fields added after the format's first version (qk_norm), which default as they did before.
+// fields added after the format's first version (qk_norm, z_loss), which default as they did before.
 DecoderConfig decoder_config_from_json(const nlohmann::json& j);
 // Lenient: starts from `base` and overrides only the fields present (unknown ones still fail).
 DecoderConfig decoder_config_merge(DecoderConfig base, const nlohmann::json& j);

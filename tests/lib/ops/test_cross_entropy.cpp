@@ -47,3 +47,25 @@ TEST_CASE("cross_entropy: bad targets are named in the error", "[op][errors]") {
   REQUIRE_THROWS_WITH(cross_entropy(tape.constant(z), short_targets),
                       Catch::Contains("(2,5) have 2 rows but 1 targets"));
 }
+
+TEST_CASE("cross_entropy: the z-loss adds z * logsumexp^2 per row, and its gradient", "[op]") {
+  // One row z = [0, ln 3]: Z = 1 + 3 = 4, lse = ln 4; target 0: plain loss ln 4, z-loss 0.1 ln^2 4.
+  Tape<double> tape;
+  Parameter<double> z("z", Tensor<double>::from({0, std::log(3.0)}, {1, 2}));
+  const std::vector<int32_t> t{0};
+  Var<double> loss = cross_entropy(tape.param(z), t, 0.1);
+  const double l4 = std::log(4.0);
+  CHECK_THAT(loss.value()[0], Catch::Matchers::WithinRel(l4 + 0.1 * l4 * l4, 1e-14));
+  // d/dz = (1 + 2 * 0.1 * ln 4) softmax - onehot = (1 + 0.2 ln 4) [1/4, 3/4] - [1, 0].
+  tape.backward(loss);
+  const double k = 1 + 0.2 * l4;
+  CHECK_THAT(z.grad.view(), AllClose<double>({k / 4 - 1, 3 * k / 4}, 1e-14, 1e-14));
+  REQUIRE_THROWS_WITH(cross_entropy(tape.param(z), t, -1.0), "cross_entropy: z_loss must be a finite number >= 0, got -1");
+}
+
+TEST_CASE("gradcheck: cross_entropy with z-loss", "[op][gradcheck]") {
+  const std::vector<int32_t> t{3, 0, 5, 5, 1, 2};
+  require_gradcheck(gradcheck(
+      "cross_entropy z-loss", [&](Tape<double>&, std::span<const Var<double>> in) { return cross_entropy(in[0], t, 0.05); },
+      {randn({6, 7}, 71, 3.0)}));
+}
