@@ -88,6 +88,12 @@ int main(int argc, char** argv) {
   app.add_option("--divergence-factor", o.divergence_factor,
                  "a run diverged when, after warmup, its loss exceeds this x its first loss (or is NaN/Inf)")
       ->check(cli::in_range(1.0, 1e9))->group("Sweep");
+  app.add_option("--divergence-patience", o.divergence_patience,
+                 "... for this many consecutive steps (a jump that comes back sooner is a spike, not a divergence)")
+      ->check(cli::in_range(1, 1e9))->group("Sweep");
+  app.add_option("--spike-factor", o.spike_factor,
+                 "a loss above this x its running mean starts a spike; it counts when the loss comes back")
+      ->check(cli::in_range(1.0, 1e9))->group("Sweep");
   app.add_option("--evals", o.evals, "evaluations per run (the last at the final step)")->check(cli::non_negative())
       ->group("Sweep");
   app.add_option("--jobs", o.jobs, "runs trained at once; each uses cores/jobs threads")->check(cli::positive())

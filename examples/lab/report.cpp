@@ -86,6 +86,7 @@ Summary summarize(const std::vector<RunRecord>& runs) {
       if (std::isfinite(r->step_ms)) ms += r->step_ms, ++timed;
       ++g.runs;
       g.diverged += r->diverged;
+      g.spikes += r->spikes;
     }
     g.initial_loss = init / g.runs;
     g.step_ms = timed ? ms / timed : kNaN;
@@ -297,7 +298,7 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   }
   md += "\n## Summary per norm and placement\n\n"
         "| norm/placement | best lr | best val loss | largest stable lr | LR sensitivity | diverged | step (ms) | "
-        "peak residual RMS | peak attention logit |\n|---|---|---|---|---|---|---|---|---|\n";
+        "peak residual RMS | peak attention logit | spikes |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& g : s.groups) {
     md += "| " + g.label() + (s.varied_depth ? " L" + std::to_string(g.depth) : "") +
           (s.varied_warmup ? " w" + std::to_string(g.warmup) : "") + " | " +
@@ -305,11 +306,15 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
           (std::isfinite(g.best_loss) ? f("%.3f", g.best_loss) : "–") + " | " +
           (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : "none") + " | " + f("%.3f", g.lr_sensitivity) + " | " +
           std::to_string(g.diverged) + "/" + std::to_string(g.runs) + " | " + f("%.1f", g.step_ms) + " | " +
-          f("%.2f", g.ref_peak_residual_rms) + " | " + f("%.1f", g.ref_peak_max_logit) + " |\n";
+          f("%.2f", g.ref_peak_residual_rms) + " | " + f("%.1f", g.ref_peak_max_logit) + " | " +
+          std::to_string(g.spikes) + " |\n";
   }
   md += "\nPeak residual RMS and attention logit are medians over seeds at the reference lr " + lr_str(s.reference_lr) +
         " (the largest lr at which every configuration trained). LR sensitivity: the mean over the lr grid of "
-        "min(final val loss, initial loss) minus the best, Wortsman et al. 2023; lower is more robust.\n";
+        "min(final val loss, initial loss) minus the best, Wortsman et al. 2023; lower is more robust. Diverged: NaN/Inf, "
+        "or the loss above the divergence factor x its first value for the patience's consecutive steps after warmup. "
+        "Spikes: a loss above the spike factor x its running mean that came back below 1.1 x it (all runs of the "
+        "group; lm/tapegrad/lm/divergence.h has the rule and its defaults).\n";
 
   std::string div;
   for (const auto& r : runs)

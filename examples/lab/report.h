@@ -28,6 +28,7 @@ struct Group {
   double largest_stable_lr = 0;       // largest LR where no seed diverged (0 if none)
   double lr_sensitivity = 0;
   int runs = 0, diverged = 0;
+  int64_t spikes = 0;                 // recovered loss spikes, summed over the group's runs
   double step_ms = 0;                 // mean over runs
   double ref_peak_residual_rms = 0, ref_peak_max_logit = 0, ref_final_residual_rms = 0;  // at the reference LR
 };

@@ -62,7 +62,7 @@ const std::vector<std::string> kRunColumns = {
     "run_id", "norm", "placement", "lr", "seed", "depth", "warmup", "steps", "steps_done", "initial_loss",
     "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss", "diverged", "divergence_step",
     "divergence_cause", "divergence_quantity", "step_ms", "tokens_per_s", "peak_residual_rms", "final_residual_rms",
-    "peak_max_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step"};
+    "peak_max_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step", "spikes"};
 
 namespace {
 // runs.csv files written before the sharpness columns existed still read (as not measured).
@@ -110,7 +110,8 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
   c.seed = spec.seed, c.layers = spec.depth, c.warmup = spec.warmup;
   c.instrument = true, c.threads = threads, c.eval_every = 0, c.checkpoint_every = 0;
   lm::Trainer trainer(c, std::move(tokenizer), std::move(data));
-  lm::DivergenceDetector detector(o.divergence_factor, c.warmup);
+  lm::DivergenceDetector detector(
+      {.factor = o.divergence_factor, .patience = o.divergence_patience, .spike_factor = o.spike_factor}, c.warmup);
 
   RunRecord rec;
   rec.spec = spec;
@@ -170,6 +171,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
       break;
     }
   }
+  rec.spikes = detector.spikes();
   if (!std::isfinite(rec.min_val_loss)) rec.min_val_loss = kNaN;
   if (!std::isfinite(rec.min_train_loss)) rec.min_train_loss = kNaN;
   rec.step_ms = rec.steps_done > 1 ? ms / static_cast<double>(rec.steps_done - 1) : kNaN;
@@ -186,7 +188,7 @@ std::string csv_row(const RunRecord& r) {
                r.diverged ? "1" : "0", std::to_string(r.divergence_step), r.divergence_cause, r.divergence_quantity,
                num(r.step_ms), num(r.tokens_per_s), num(r.peak_residual_rms), num(r.final_residual_rms),
                num(r.peak_max_logit), num(r.wall_s), num(r.peak_sharpness_ratio),
-               std::to_string(r.sharpness_cross_step)});
+               std::to_string(r.sharpness_cross_step), std::to_string(r.spikes)});
 }
 
 void write_runs(const std::string& path, const std::vector<RunRecord>& runs) {
@@ -217,8 +219,11 @@ std::vector<RunRecord> read_runs(const std::string& path) {
   std::string line;
   std::getline(in, line);
   const std::vector<std::string> header = split(line);
-  const bool legacy = header == std::vector<std::string>(kRunColumns.begin(), kRunColumns.begin() + kColumnsBeforeSharpness);
-  check(legacy || header == kRunColumns, path, ": unexpected header (expected ", join(kRunColumns), ")");
+  // Files written by earlier versions hold a prefix of today's columns: the rest read as unmeasured.
+  const bool prefix = header.size() >= kColumnsBeforeSharpness && header.size() <= kRunColumns.size() &&
+                      std::equal(header.begin(), header.end(), kRunColumns.begin());
+  check(prefix, path, ": unexpected header (expected ", join(kRunColumns), ")");
+  const auto has = [&](size_t column) { return column < header.size(); };
   std::vector<RunRecord> runs;
   for (int n = 2; std::getline(in, line); ++n) {
     if (line.empty()) continue;
@@ -246,7 +251,8 @@ std::vector<RunRecord> read_runs(const std::string& path) {
     r.step_ms = cell<double>(f, 18, where), r.tokens_per_s = cell<double>(f, 19, where);
     r.peak_residual_rms = cell<double>(f, 20, where), r.final_residual_rms = cell<double>(f, 21, where);
     r.peak_max_logit = cell<double>(f, 22, where), r.wall_s = cell<double>(f, 23, where);
-    if (!legacy) r.peak_sharpness_ratio = cell<double>(f, 24, where), r.sharpness_cross_step = cell<int64_t>(f, 25, where);
+    if (has(25)) r.peak_sharpness_ratio = cell<double>(f, 24, where), r.sharpness_cross_step = cell<int64_t>(f, 25, where);
+    if (has(26)) r.spikes = cell<int64_t>(f, 26, where);
     runs.push_back(std::move(r));
   }
   return runs;
@@ -299,6 +305,8 @@ nlohmann::json shared_settings(const SweepOptions& o) {
     j.erase(key);
   j["min-lr-ratio"] = o.min_lr_ratio;
   j["divergence-factor"] = o.divergence_factor;
+  j["divergence-patience"] = o.divergence_patience;
+  j["spike-factor"] = o.spike_factor;
   j["evals"] = o.evals;
   return j;
 }

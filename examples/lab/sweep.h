@@ -58,6 +58,7 @@ struct RunRecord {
   // the first measured step where it reached 1 (0: never; NaN / 0 when not measured).
   double peak_sharpness_ratio = std::numeric_limits<double>::quiet_NaN();
   int64_t sharpness_cross_step = 0;
+  int64_t spikes = 0;  // loss spikes that recovered (divergence.h)
 };
 
 extern const std::vector<std::string> kRunColumns;
@@ -75,6 +76,8 @@ struct SweepOptions {
   std::vector<int64_t> warmups;  // empty: base.warmup
   double min_lr_ratio = 0.1;     // each run decays to lr * ratio
   double divergence_factor = 1.5;
+  int64_t divergence_patience = 10;  // steps above the factor before a run counts as diverged (divergence.h)
+  double spike_factor = 1.3;         // a loss above this x its running mean starts a spike
   int64_t evals = 4;             // evaluations per run, evenly spaced (the last at the final step)
   int jobs = 1;                  // runs at once; each gets max(1, cores / jobs) threads
   std::string out;

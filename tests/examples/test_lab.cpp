@@ -130,7 +130,7 @@ TEST_CASE("lab: divergence detection — forced NaN names the first non-finite q
 }
 
 TEST_CASE("lab: divergence detection — loss above the threshold after warmup, with the culprit", "[lab]") {
-  DivergenceDetector d(1.5, 2);
+  DivergenceDetector d({.factor = 1.5, .patience = 1}, 2);
   StepStats s;
   s.layers.resize(2);
   s.layers[0].max_logit = 2, s.layers[1].max_logit = 3;
@@ -144,6 +144,33 @@ TEST_CASE("lab: divergence detection — loss above the threshold after warmup, 
   REQUIRE(div);
   CHECK(div->cause == "loss_explosion");
   CHECK(div->quantity == "blocks.1.max_logit");
+}
+
+TEST_CASE("lab: divergence needs `patience` steps above the threshold; a spike that recovers is counted", "[lab]") {
+  DivergenceDetector d({.factor = 1.5, .patience = 3, .spike_factor = 1.3}, 0);
+  StepResult r{1, 4.0, 1e-3, 1.0, 0, 0, true};
+  CHECK_FALSE(d.check(r, nullptr));
+  const auto step = [&](int64_t s, double loss) {
+    r.step = s, r.loss = loss;
+    return d.check(r, nullptr);
+  };
+  CHECK_FALSE(step(2, 3.5));
+  CHECK_FALSE(step(3, 3.4));
+  // The LayerNorm run's jump: 3.4 -> 8 for two steps (above 1.5 x 4), then back: one spike, no divergence.
+  CHECK_FALSE(step(4, 8.0));
+  CHECK_FALSE(step(5, 7.5));
+  CHECK(d.spikes() == 0);    // not recovered yet
+  CHECK_FALSE(step(6, 3.3));
+  CHECK(d.spikes() == 1);
+  // A jump that stays: diverged after 3 steps, dated to the first.
+  CHECK_FALSE(step(7, 9.0));
+  CHECK_FALSE(step(8, 9.5));
+  const auto div = step(9, 10.0);
+  REQUIRE(div);
+  CHECK(div->step == 7);
+  CHECK(div->cause == "loss_explosion");
+  CHECK_THAT(div->detail, Catch::StartsWith("loss above 1.5 x initial 4 from step 7 for 3 steps (10 at step 9)"));
+  CHECK(d.spikes() == 1);  // the one that never came back is the divergence, not a spike
 }
 
 TEST_CASE("lab: an exploding learning rate diverges, is recorded, and the sweep goes on", "[lab]") {
@@ -255,7 +282,7 @@ TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
                            "initial_loss", "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss",
                            "diverged", "divergence_step", "divergence_cause", "divergence_quantity", "step_ms",
                            "tokens_per_s", "peak_residual_rms", "final_residual_rms", "peak_max_logit", "wall_s",
-                           "peak_sharpness_ratio", "sharpness_cross_step"});
+                           "peak_sharpness_ratio", "sharpness_cross_step", "spikes"});
   const auto c = curve_columns(2);
   CHECK(c.size() == 17 + 2 * 5);
   CHECK(c[7] == "step");
@@ -291,7 +318,11 @@ TEST_CASE("lab: --sharpness-every records the edge of stability per run; older r
   // runs.csv as written before the sharpness columns: read as "not measured".
   std::string legacy;
   std::istringstream in(io::read_file(out.string() + "/runs.csv"));
-  for (std::string line; std::getline(in, line);) legacy += line.substr(0, line.rfind(',', line.rfind(',') - 1)) + "\n";
+  for (std::string line; std::getline(in, line);) {  // the first 24 columns: the format before sharpness and spikes
+    size_t cut = 0;
+    for (int k = 0; k < 24; ++k) cut = line.find(',', cut) + 1;
+    legacy += line.substr(0, cut - 1) + "\n";
+  }
   const fs::path old_dir = fresh("sharpness_legacy");
   fs::create_directories(old_dir);
   io::write_file_atomic((old_dir / "runs.csv").string(), legacy);

@@ -35,10 +35,14 @@ std::optional<Divergence> DivergenceDetector::check(const StepResult& r, const S
   }
   if (first_.empty()) {
     first_ = q;
-    initial_loss_ = r.loss;
+    initial_loss_ = ema_ = r.loss;
     return std::nullopt;
   }
-  if (r.step > warmup_ && r.loss > factor_ * initial_loss_) {
+  track_spikes(r);
+  const bool above = r.step > warmup_ && r.loss > o_.factor * initial_loss_;
+  if (!above) above_ = 0;
+  else if (above_++ == 0) first_above_ = r.step;
+  if (above && above_ >= o_.patience) {
     std::string worst = "loss";
     double growth = r.loss / initial_loss_;
     for (size_t k = 0; k < q.size() && k < first_.size(); ++k) {
@@ -47,11 +51,28 @@ std::optional<Divergence> DivergenceDetector::check(const StepResult& r, const S
       const double g = std::abs(q[k].second) / before;
       if (g > growth) growth = g, worst = q[k].first;
     }
-    return Divergence{r.step, "loss_explosion", worst,
-                      cat("loss ", r.loss, " > ", factor_, " x initial ", initial_loss_, " at step ", r.step,
-                          "; largest growth since step 1: ", worst, " (x", growth, ")")};
+    return Divergence{first_above_, "loss_explosion", worst,
+                      cat("loss above ", o_.factor, " x initial ", initial_loss_, " from step ", first_above_, " for ",
+                          above_, " steps (", r.loss, " at step ", r.step, "); largest growth since step 1: ", worst,
+                          " (x", growth, ")")};
   }
   return std::nullopt;
+}
+
+void DivergenceDetector::track_spikes(const StepResult& r) {
+  if (r.step <= warmup_) {
+    ema_ = 0.9 * ema_ + 0.1 * r.loss;
+    return;
+  }
+  if (in_spike_) {
+    if (r.loss < 1.1 * ema_) in_spike_ = false, ++spikes_;  // recovered: it counts
+    return;
+  }
+  if (r.loss > o_.spike_factor * ema_) {
+    in_spike_ = true;
+    return;
+  }
+  ema_ = 0.9 * ema_ + 0.1 * r.loss;
 }
 
 }  // namespace tapegrad::lm
