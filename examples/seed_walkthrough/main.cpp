@@ -4,14 +4,18 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "tapegrad/nn/norm.h"
 #include "walkthrough.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Walk through tokens -> embeddings -> LayerNorm/RMSNorm -> a pre-norm block"};
   uint64_t seed = 7;
+  std::string norm;
   app.add_option("--seed", seed, "seed of the block's random weights");
+  app.add_option("--norm", norm, "the norm of the regulator section (default: every registered norm, and none)")
+      ->check(CLI::IsMember(tapegrad::nn::norm_names()));
   CLI11_PARSE(app, argc, argv);
-  const auto w = tapegrad::walkthrough::run_seed_walkthrough(seed);
+  const auto w = tapegrad::walkthrough::run_seed_walkthrough(seed, norm);
   std::fputs(tapegrad::walkthrough::render(w).c_str(), stdout);
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -99,7 +100,49 @@ std::vector<std::string> max_match(const std::string& sentence, const std::vecto
   return out;
 }
 
-SeedWalkthrough run_seed_walkthrough(uint64_t block_seed) {
+namespace {
+// A pre-norm block with `norm` and the walkthrough's weights: N(0, 0.3^2) from Rng(seed) for linear
+// maps, the norm's own initialisation, zero biases. eps: the definitions' 0 — as the smallest
+// positive double, which changes no result here, for norms that require eps > 0 (ScaleNorm).
+std::unique_ptr<nn::DecoderBlock<double>> seeded_block(nn::NormKind norm, uint64_t seed) {
+  const double eps = norm.name() == "scalenorm" ? std::numeric_limits<double>::min() : 0.0;
+  auto block = std::make_unique<nn::DecoderBlock<double>>(nn::BlockOptions{
+      .dim = 4, .n_head = 2, .norm = norm, .placement = nn::Placement::kPre, .mlp_hidden = 16, .norm_eps = eps});
+  Rng rng(seed);
+  for (auto& [name, p] : block->named_parameters()) {
+    if (name.find("norm") != std::string::npos) continue;  // the norm's own init (gains 1, DyT's alpha 0.5)
+    if (name.ends_with("bias")) p->value.fill(0.0);
+    else p->value = Tensor<double>::randn(p->shape(), rng, 0.3);
+  }
+  return block;
+}
+
+// The regulator: X and 10 X through one block. A scale-invariant norm hands attention and the MLP
+// the same input for both; DyT squashes (its tanh saturates) rather than rescales; without a norm
+// the sub-layers read the 10x stream. The residual stream is 10x apart whatever the norm.
+RegulatorRow regulate(nn::NormKind norm, const Tensor<double>& embeddings, uint64_t seed) {
+  auto block = seeded_block(norm, seed);
+  Tape<double> tape;
+  RegulatorRow row{std::string(norm.name())};
+  Tensor<double> big = embeddings;
+  for (int64_t i = 0; i < big.numel(); ++i) big[i] *= 10;
+  const auto pass = [&](const Tensor<double>& x, double& attn_in, double& mlp_in, double& stream) {
+    Var<double> X = tape.constant(x.view());
+    Var<double> n1 = block->norm1().forward(X);
+    Var<double> X1 = add(X, block->attn().forward(n1));
+    Var<double> n2 = block->norm2().forward(X1);
+    Var<double> X2 = add(X1, block->mlp().forward(n2));
+    attn_in = nn::rms<double>(n1.value()), mlp_in = nn::rms<double>(n2.value()), stream = nn::rms<double>(X2.value());
+    return to_vector(n1.value());
+  };
+  const auto a = pass(embeddings, row.attn_in, row.mlp_in, row.stream);
+  const auto b = pass(big, row.attn_in_10x, row.mlp_in_10x, row.stream_10x);
+  for (size_t i = 0; i < a.size(); ++i) row.attn_in_diff = std::max(row.attn_in_diff, std::abs(a[i] - b[i]));
+  return row;
+}
+}  // namespace
+
+SeedWalkthrough run_seed_walkthrough(uint64_t block_seed, const std::string& norm) {
   SeedWalkthrough w;
   // 1. The sentence and its two readings: "the ping-pong paddles are sold out" or "the ping-pong
   //    balls have been auctioned off". Greedy matching from either end finds one each.
@@ -141,14 +184,8 @@ SeedWalkthrough run_seed_walkthrough(uint64_t block_seed) {
     w.table.push_back({name, out, mean_of(out), rms_of(out), std::abs(mean_of(out)) < 1e-12});
 
   // 7. One pre-norm block on the (1, 5, 4) embeddings, stage by stage.
-  nn::DecoderBlock<double> block({.dim = 4, .n_head = 2, .norm = nn::NormKind::parse("layernorm"),
-                                  .placement = nn::Placement::kPre, .mlp_hidden = 16, .norm_eps = 0.0});
-  Rng rng(block_seed);
-  for (auto& [name, p] : block.named_parameters()) {
-    if (name.find("norm") != std::string::npos) p->value.fill(name.ends_with("weight") ? 1.0 : 0.0);
-    else if (name.ends_with("bias")) p->value.fill(0.0);
-    else p->value = Tensor<double>::randn(p->shape(), rng, 0.3);
-  }
+  auto block_ptr = seeded_block(nn::NormKind::parse("layernorm"), block_seed);
+  nn::DecoderBlock<double>& block = *block_ptr;
   Var<double> X = tape.constant(w.embeddings);
   Var<double> n1 = block.norm1().forward(X);
   Var<double> a = block.attn().forward(n1);
@@ -161,6 +198,11 @@ SeedWalkthrough run_seed_walkthrough(uint64_t block_seed) {
                                 std::pair{"MLP(Norm2(X1))", m}, std::pair{"X2 = X1 + MLP", X2}}) {
     w.block.push_back({name, to_vector(v.value()), nn::rms<double>(v.value())});
   }
+
+  // 8. The regulator: X and 10 X through the block, per norm.
+  for (const nn::NormKind k : nn::all_norms())
+    if (norm.empty() || k.name() == norm) w.regulator.push_back(regulate(k, w.embeddings, block_seed));
+  if (!norm.empty() && w.regulator.empty()) w.regulator.push_back(regulate(nn::NormKind::parse(norm), w.embeddings, block_seed));
   return w;
 }
 
@@ -204,6 +246,19 @@ std::string render(const SeedWalkthrough& w) {
   }
   s += "   The residual stream (X, X1, X2) keeps its own scale; each sub-layer reads a normalised copy\n"
        "   (RMS 1): the norm regulates what the sub-layers see, not the stream itself.\n";
+  s += "\n8. The regulator: X and 10 X through that block, per norm (RMS; 10x/1x = the ratio):\n"
+       "   norm        attention reads (X, 10X, ratio)   MLP reads (X, 10X, ratio)   residual stream (X, 10X, ratio)\n";
+  for (const auto& r : w.regulator) {
+    std::snprintf(b, sizeof b, "   %-10s  %6.3f %7.3f  x%-6.3f            %6.3f %7.3f  x%-6.3f      %6.3f %7.3f  x%-6.3f\n",
+                  r.norm.c_str(), r.attn_in, r.attn_in_10x, r.attn_in_10x / r.attn_in, r.mlp_in, r.mlp_in_10x,
+                  r.mlp_in_10x / r.mlp_in, r.stream, r.stream_10x, r.stream_10x / r.stream);
+    s += b;
+  }
+  s += "   A norm is the Transformer's voltage regulator: whatever the stream's scale, a scale-invariant norm\n"
+       "   (LayerNorm, RMSNorm, ScaleNorm) hands attention exactly the same input (x1.000); DyT squashes rather\n"
+       "   than rescales (tanh saturates: 10x comes out less than 10x larger, the less the larger the input);\n"
+       "   with no norm the sub-layers read the 10x stream. The residual stream is not regulated: it carries\n"
+       "   the 10x X plus the sub-layers' outputs (the same for both inputs under a scale-invariant norm).\n";
   return s;
 }
 

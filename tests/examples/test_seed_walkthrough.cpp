@@ -1,5 +1,6 @@
 // The seed walkthrough's numbers, against values computed independently (Python, double).
 #include "support.h"
+#include "tapegrad/nn/norm.h"
 #include "walkthrough.h"
 
 using namespace tapegrad;
@@ -96,4 +97,30 @@ TEST_CASE("seed walkthrough: the pre-norm block's stages", "[seed]") {
 TEST_CASE("seed walkthrough: max_match falls back to single characters", "[seed]") {
   CHECK(max_match("乒乓好", {"乒乓"}, true) == std::vector<std::string>{"乒乓", "好"});
   CHECK(max_match("好乒乓", {"乒乓"}, false) == std::vector<std::string>{"好", "乒乓"});
+}
+
+TEST_CASE("seed walkthrough: the regulator — X and 10 X through one block, for every registered norm", "[seed]") {
+  const auto w = walkthrough::run_seed_walkthrough();
+  REQUIRE(w.regulator.size() == nn::norm_names().size());
+  for (const auto& r : w.regulator) {
+    INFO(r.norm << ": attention reads x" << r.attn_in_10x / r.attn_in << ", MLP x" << r.mlp_in_10x / r.mlp_in
+                << ", stream x" << r.stream_10x / r.stream);
+    // The residual stream is not regulated: it carries 10 X plus the sub-layers' outputs.
+    CHECK(r.stream_10x / r.stream > 4);
+    CHECK(r.stream_10x / r.stream < 11);
+    if (r.norm == "none") {
+      CHECK_THAT(r.attn_in_10x / r.attn_in, Catch::Matchers::WithinRel(10.0, 1e-12));  // the sub-layers read 10 X
+      CHECK_THAT(r.stream_10x / r.stream, Catch::Matchers::WithinAbs(9.706, 1e-3));
+    } else if (r.norm == "dyt") {
+      // Squashed, not rescaled: the 10x input comes out 6.78x larger (tanh(0.5 x) starts to saturate).
+      CHECK_THAT(r.attn_in_10x / r.attn_in, Catch::Matchers::WithinAbs(6.782, 1e-3));
+      CHECK(r.attn_in_diff > 0.1);
+    } else {
+      // Scale-invariant (eps = 0): the very same input, to rounding.
+      CHECK(r.attn_in_diff < 1e-12);
+      CHECK_THAT(r.attn_in_10x / r.attn_in, Catch::Matchers::WithinRel(1.0, 1e-12));
+      CHECK_THAT(r.mlp_in_10x / r.mlp_in, Catch::Matchers::WithinAbs(1.0, 0.05));
+    }
+  }
+  CHECK(walkthrough::run_seed_walkthrough(7, "rmsnorm").regulator.size() == 1);
 }
