@@ -97,16 +97,27 @@ class MLP(nn.Module):
 class Block(nn.Module):
     def __init__(self, c):
         super().__init__()
-        self.post = c["placement"] == "post"
+        self.placement = c["placement"]
+        assert self.placement in ("pre", "post", "peri", "deepnorm"), f"unknown placement {self.placement}"
         self.norm1 = make_norm(c["norm"], c["dim"], c["norm_eps"])
         self.attn = Attention(c["dim"], c["n_head"], c["bias"])
         self.norm2 = make_norm(c["norm"], c["dim"], c["norm_eps"])
         self.mlp = MLP(c["dim"], c["mlp_hidden"] or 4 * c["dim"], c["bias"])
+        if self.placement == "peri":  # Peri-LN: the sub-layers' outputs are normalised too
+            self.attn_out_norm = make_norm(c["norm"], c["dim"], c["norm_eps"])
+            self.mlp_out_norm = make_norm(c["norm"], c["dim"], c["norm_eps"])
+        self.alpha = (2 * c["n_layer"]) ** 0.25  # DeepNet's residual up-weighting
 
     def forward(self, x):
-        if self.post:
+        if self.placement == "post":
             x = self.norm1(x + self.attn(x))
             return self.norm2(x + self.mlp(x))
+        if self.placement == "deepnorm":
+            x = self.norm1(self.alpha * x + self.attn(x))
+            return self.norm2(self.alpha * x + self.mlp(x))
+        if self.placement == "peri":
+            x = x + self.attn_out_norm(self.attn(self.norm1(x)))
+            return x + self.mlp_out_norm(self.mlp(self.norm2(x)))
         x = x + self.attn(self.norm1(x))
         return x + self.mlp(self.norm2(x))
 

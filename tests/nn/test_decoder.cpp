@@ -36,26 +36,35 @@ void gradcheck_decoder(const DecoderConfig& c, const std::string& name, Gradchec
   randomize(model, 2, 0.5);
   // Norm parameters around 1, as trained: gains drawn around 0 would collapse what a norm hands
   // on (a scalar QK gain near 0 makes every attention logit ~0, its own gradient ~1e-4).
-  for (int64_t i = 0; i < c.n_layer; ++i) {
-    DecoderBlock<double>& blk = model.block(i);
-    for (Module<double>* m : {static_cast<Module<double>*>(&blk.norm1()), static_cast<Module<double>*>(&blk.norm2()),
-                              static_cast<Module<double>*>(blk.attn().q_norm()), static_cast<Module<double>*>(blk.attn().k_norm())})
-      if (m)
-        for (Parameter<double>* p : m->parameters())
-          for (int64_t k = 0; k < p->numel(); ++k) p->value[k] += 1.0;
-  }
+  // Every norm of a block (norm1, norm2, QK-norms, peri's output norms), found by name.
+  for (int64_t i = 0; i < c.n_layer; ++i)
+    for (auto& [name, p] : model.block(i).named_parameters())
+      if (name.find("norm") != std::string::npos)
+        for (int64_t k = 0; k < p->numel(); ++k) p->value[k] += 1.0;
   const Batch b = random_batch(2 * 4, c.vocab_size, 3);
   auto f = [&](Tape<double>& tape) { return model.forward(tape, b.ids, 2, 4, b.targets).loss; };
-  require_gradcheck(gradcheck(name, f, model.parameters(), options));
+  const GradcheckResult r = gradcheck(name, f, model.parameters(), options);
+  INFO(r.message);
+  REQUIRE(r.ok);
+  // The differences' round-off here is ~5e-10 absolute, so a relative 1e-6 is in reach only for
+  // gradients above ~1e-3. Smaller ones occur where scale-invariant norms follow each other (peri
+  // with ScaleNorm normalises every sub-layer's output: the gradients are ~3e-4, norm2.g's ~2e-6):
+  // there the absolute error is what holds.
+  for (const GradcheckInput& in : r.inputs) {
+    INFO(name << ": " << in.name << " relative " << in.rel_error << ", absolute " << in.abs_error << ", |gradient| "
+              << in.max_numeric);
+    if (in.max_numeric > 1e-3) CHECK(in.rel_error < 1e-6);
+    else CHECK(in.abs_error < 2e-9);
+  }
 }
 
 }  // namespace
 
-// Every registered norm, pre and post, without naming one: a norm added to the registry is
-// gradchecked inside the decoder by this test as it stands.
+// Every registered norm in every placement, without naming one: a norm (or placement) added to
+// the registry is gradchecked inside the decoder by this test as it stands.
 TEST_CASE("gradcheck: decoder, every registered norm", "[nn][gradcheck]") {
   const NormKind norm = GENERATE(from_range(all_norms()));
-  const Placement placement = GENERATE(Placement::kPre, Placement::kPost);
+  const Placement placement = GENERATE(from_range(all_placements()));
   gradcheck_decoder(tiny(norm, placement), "decoder " + to_string(norm) + " " + to_string(placement));
 }
 TEST_CASE("gradcheck: decoder untied head, swiglu, no bias", "[nn][gradcheck]") {

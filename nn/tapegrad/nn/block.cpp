@@ -2,7 +2,9 @@
 
 #include <cmath>
 
+#include "tapegrad/nn/init.h"
 #include "tapegrad/ops/add.h"
+#include "tapegrad/ops/scale.h"
 #include "tapegrad/vmath.h"
 
 namespace tapegrad::nn {
@@ -10,13 +12,54 @@ namespace tapegrad::nn {
 // A block composes tape nodes (norm, attention, add, norm, MLP, add); each has its own backward,
 // and the residual adds route the gradient around the sub-layers unchanged (d(X + F(X))/dX = I + F').
 
+namespace {
+// The one list of placements: name and value, in the order of --help and the lab.
+const std::vector<std::pair<std::string, Placement>>& placements() {
+  static const std::vector<std::pair<std::string, Placement>> table{
+      {"pre", Placement::kPre}, {"post", Placement::kPost}, {"peri", Placement::kPeri}, {"deepnorm", Placement::kDeepNorm}};
+  return table;
+}
+}  // namespace
+
 Placement parse_placement(const std::string& name) {
-  if (name == "pre") return Placement::kPre;
-  if (name == "post") return Placement::kPost;
-  throw Error(cat("unknown placement '", name, "' (expected pre or post)"));
+  for (const auto& [n, p] : placements())
+    if (n == name) return p;
+  std::string known;
+  for (const auto& [n, p] : placements()) known += (known.empty() ? "" : ", ") + n;
+  throw Error(cat("unknown placement '", name.substr(0, 64), "' (expected one of ", known, ")"));
 }
 
-std::string to_string(Placement p) { return p == Placement::kPre ? "pre" : "post"; }
+std::string to_string(Placement p) {
+  for (const auto& [n, q] : placements())
+    if (q == p) return n;
+  return "?";
+}
+
+std::vector<std::string> placement_names() {
+  std::vector<std::string> names;
+  for (const auto& [n, p] : placements()) names.push_back(n);
+  return names;
+}
+
+std::vector<Placement> all_placements() {
+  std::vector<Placement> all;
+  for (const auto& [n, p] : placements()) all.push_back(p);
+  return all;
+}
+
+namespace {
+double deepnorm_alpha(int64_t n_layer) { return std::pow(2.0 * static_cast<double>(n_layer), 0.25); }
+double deepnorm_beta(int64_t n_layer) { return std::pow(8.0 * static_cast<double>(n_layer), -0.25); }
+
+// Xavier-normal: N(0, gain^2 2 / (fan_in + fan_out)) for the rows [r0, r1) of a (out, in) weight,
+// counting those rows as the map's outputs (a slice of the fused qkv is one projection).
+template <typename T>
+void xavier_rows(Tensor<T>& w, int64_t r0, int64_t r1, double gain, Rng& rng) {
+  const int64_t in = w.shape()[1];
+  const double std = gain * std::sqrt(2.0 / static_cast<double>(in + (r1 - r0)));
+  for (int64_t i = r0 * in; i < r1 * in; ++i) w[i] = static_cast<T>(std * rng.normal());
+}
+}  // namespace
 
 template <typename T>
 double rms(TensorView<const T> v) {
@@ -33,6 +76,31 @@ DecoderBlock<T>::DecoderBlock(BlockOptions o) : options_(o) {
   norm2_ = &this->add_module("norm2", make_norm<T>(o.norm, norm));
   mlp_ = &this->add_module("mlp", std::make_unique<MLP<T>>(
                                              MlpOptions{o.dim, o.mlp_hidden, o.mlp, o.bias, o.init_std, o.proj_init_std}));
+  if (o.placement == Placement::kPeri) {
+    attn_out_norm_ = &this->add_module("attn_out_norm", make_norm<T>(o.norm, norm));
+    mlp_out_norm_ = &this->add_module("mlp_out_norm", make_norm<T>(o.norm, norm));
+  }
+  check(o.n_layer >= 1, "DecoderBlock: n_layer must be >= 1, got ", o.n_layer);
+  if (o.placement == Placement::kDeepNorm) {
+    Rng rng = default_rng();
+    reset_parameters(rng);
+  }
+}
+
+template <typename T>
+void DecoderBlock<T>::reset_parameters(Rng& rng) {
+  Module<T>::reset_parameters(rng);
+  if (options_.placement != Placement::kDeepNorm) return;
+  const double beta = deepnorm_beta(options_.n_layer);
+  const int64_t C = options_.dim;
+  Tensor<T>& qkv = this->parameter("attn.qkv.weight").value;  // rows: q, k, v
+  xavier_rows(qkv, 0, C, 1.0, rng);
+  xavier_rows(qkv, C, 2 * C, 1.0, rng);
+  xavier_rows(qkv, 2 * C, 3 * C, beta, rng);
+  for (const char* name : {"attn.proj.weight", "mlp.fc.weight", "mlp.proj.weight"}) {
+    Tensor<T>& w = this->parameter(name).value;
+    xavier_rows(w, 0, w.shape()[0], beta, rng);
+  }
 }
 
 template <typename T>
@@ -42,15 +110,35 @@ Var<T> DecoderBlock<T>::forward(Var<T> x) {
 
 template <typename T>
 Var<T> DecoderBlock<T>::forward(Var<T> x, BlockProbe* probe) {
-  if (options_.placement == Placement::kPre) {
-    Var<T> a_in = norm1_->forward(x);
-    Var<T> x1 = add(x, attn_->forward(a_in));
-    if (probe) *probe = {rms<T>(x.value()), rms<T>(a_in.value()), static_cast<double>(attn_->last_max_logit())};
-    return add(x1, mlp_->forward(norm2_->forward(x1)));
+  const auto record = [&](Var<T> attention_input) {
+    if (probe) *probe = {rms<T>(x.value()), rms<T>(attention_input.value()), static_cast<double>(attn_->last_max_logit())};
+  };
+  switch (options_.placement) {
+    case Placement::kPre: {
+      Var<T> a_in = norm1_->forward(x);
+      Var<T> x1 = add(x, attn_->forward(a_in));
+      record(a_in);
+      return add(x1, mlp_->forward(norm2_->forward(x1)));
+    }
+    case Placement::kPeri: {
+      Var<T> a_in = norm1_->forward(x);
+      Var<T> x1 = add(x, attn_out_norm_->forward(attn_->forward(a_in)));
+      record(a_in);
+      return add(x1, mlp_out_norm_->forward(mlp_->forward(norm2_->forward(x1))));
+    }
+    case Placement::kPost: {
+      Var<T> x1 = norm1_->forward(add(x, attn_->forward(x)));
+      record(x);
+      return norm2_->forward(add(x1, mlp_->forward(x1)));
+    }
+    case Placement::kDeepNorm: {
+      const double alpha = deepnorm_alpha(options_.n_layer);
+      Var<T> x1 = norm1_->forward(add(scale(x, alpha), attn_->forward(x)));
+      record(x);
+      return norm2_->forward(add(scale(x1, alpha), mlp_->forward(x1)));
+    }
   }
-  Var<T> x1 = norm1_->forward(add(x, attn_->forward(x)));
-  if (probe) *probe = {rms<T>(x.value()), rms<T>(x.value()), static_cast<double>(attn_->last_max_logit())};
-  return norm2_->forward(add(x1, mlp_->forward(x1)));
+  throw Error("DecoderBlock: unknown placement");
 }
 
 template <typename T>

@@ -1,11 +1,20 @@
-// DecoderBlock: attention then MLP, each wrapped in a residual connection and a norm.
-//   pre-norm  (default; GPT-2, LLaMA):   X1 = X + Attn(Norm1(X));   X2 = X1 + MLP(Norm2(X1))
-//   post-norm (original Transformer):    X1 = Norm1(X + Attn(X));   X2 = Norm2(X1 + MLP(X1))
+// DecoderBlock: attention then MLP, each sub-layer F wrapped in a residual connection and norms
+// as the placement says:
+//   pre       X + F(Norm(X))               GPT-2, LLaMA (the default)
+//   post      Norm(X + F(X))               the original Transformer
+//   peri      X + Norm_out(F(Norm(X)))     Peri-LN (Kim et al. 2025), Gemma 2's "sandwich": the
+//                                          sub-layer's output is normalised too before it joins the
+//                                          stream, so no block adds more than RMS ~1 to it
+//   deepnorm  Norm(alpha X + F(X))         DeepNet (Wang et al. 2022): post-norm with the stream
+//                                          up-weighted by alpha = (2N)^(1/4), N blocks, and the
+//                                          value, output and MLP weights initialised Xavier-normal
+//                                          with gain beta = (8N)^(-1/4) (q and k with gain 1)
 // Pre-norm leaves the residual stream itself un-normalised — the norm regulates only what each
 // sub-layer reads — which is why its scale can drift with depth and why the lab measures it.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "tapegrad/nn/attention.h"
 #include "tapegrad/nn/mlp.h"
@@ -14,9 +23,11 @@
 
 namespace tapegrad::nn {
 
-enum class Placement { kPre, kPost };
-Placement parse_placement(const std::string& name);  // "pre" | "post"; throws otherwise
+enum class Placement { kPre, kPost, kPeri, kDeepNorm };
+Placement parse_placement(const std::string& name);  // "pre" | "post" | "peri" | "deepnorm"; throws otherwise
 std::string to_string(Placement placement);
+std::vector<std::string> placement_names();  // in the order above
+std::vector<Placement> all_placements();
 
 struct BlockOptions {
   int64_t dim = 0;
@@ -31,6 +42,7 @@ struct BlockOptions {
   // Linear maps' init (LinearOptions::init_std; 0: torch's default): the residual projections
   // (attention's output, the MLP's proj) take proj_init_std.
   double init_std = 0, proj_init_std = 0;
+  int64_t n_layer = 1;  // blocks in the model: deepnorm's alpha and beta depend on it
 };
 
 // What one forward pass looked like inside a block, for the lab's instrumentation. RMS values
@@ -48,6 +60,8 @@ class DecoderBlock : public UnaryModule<T> {
   Var<T> forward(Var<T> x) override;
   // Also fills `probe` (a few reductions over the activations; off the tape).
   Var<T> forward(Var<T> x, BlockProbe* probe);
+  // The sub-layers' own initialisation, then (deepnorm) the beta-scaled Xavier init.
+  void reset_parameters(Rng& rng) override;
 
   UnaryModule<T>& norm1() { return *norm1_; }
   UnaryModule<T>& norm2() { return *norm2_; }
@@ -63,6 +77,8 @@ class DecoderBlock : public UnaryModule<T> {
   CausalSelfAttention<T>* attn_;
   UnaryModule<T>* norm2_;
   MLP<T>* mlp_;
+  UnaryModule<T>* attn_out_norm_ = nullptr;  // peri only
+  UnaryModule<T>* mlp_out_norm_ = nullptr;
 };
 
 // sqrt(mean(v^2)) over all elements, accumulated in double.

@@ -34,7 +34,7 @@ void DecoderConfig::validate() const {
 // variance does not grow with depth at init.
 BlockOptions DecoderConfig::block_options() const {
   return {dim, n_head, norm, placement, mlp, mlp_hidden, bias, norm_eps, qk_norm, init_std,
-          init_std / std::sqrt(2.0 * static_cast<double>(n_layer))};
+          init_std / std::sqrt(2.0 * static_cast<double>(n_layer)), n_layer};
 }
 
 nlohmann::json to_json(const DecoderConfig& c) {
