@@ -120,7 +120,16 @@ int main(int argc, char** argv) {
                    static_cast<long long>(o.base.steps), o.jobs,
                    comm.distributed() ? (" on each of " + std::to_string(comm.size()) + " ranks").c_str() : "", o.out.c_str());
     const std::string who = comm.distributed() ? "rank " + std::to_string(comm.rank()) + " " : "";
+    int trained = 0;  // runs this process trained, for the ETA: the mean wall time per trained run so far
     const auto runs = run_sweep(o, [&](const RunRecord& r, bool skipped, int done, int n) {
+      trained += !skipped;
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const int left = n - done;
+      char eta[64] = "";
+      if (!skipped && trained > 0 && left > 0) {
+        const double s = elapsed / trained * left;
+        std::snprintf(eta, sizeof eta, "  | %d left, ETA %d:%02d", left, static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+      }
       char status[160];
       if (r.diverged)
         std::snprintf(status, sizeof status, "DIVERGED at step %lld (%s, %s)", static_cast<long long>(r.divergence_step),
@@ -128,8 +137,8 @@ int main(int argc, char** argv) {
       else
         std::snprintf(status, sizeof status, "val %.3f, peak residual RMS %.2f, max logit %.1f", r.final_val_loss,
                       r.peak_residual_rms, r.peak_max_logit);
-      std::fprintf(stderr, "%s[%3d/%d] %-40s %s%s\n", who.c_str(), done, n, r.spec.id().c_str(), status,
-                   skipped ? "  (done earlier)" : (" " + std::to_string(static_cast<int>(r.wall_s + 0.5)) + " s").c_str());
+      std::fprintf(stderr, "%s[%3d/%d] %-40s %s%s%s\n", who.c_str(), done, n, r.spec.id().c_str(), status,
+                   skipped ? "  (done earlier)" : (" " + std::to_string(static_cast<int>(r.wall_s + 0.5)) + " s").c_str(), eta);
     }, &comm);
     if (!comm.root()) return lm::stop_signal() ? 128 + lm::stop_signal() : 0;  // rank 0 reports
     if (lm::stop_signal()) {

@@ -115,13 +115,14 @@ Summary summarize(const std::vector<RunRecord>& runs) {
         c.std = ok.size() > 1 ? std::sqrt(v / static_cast<double>(ok.size() - 1)) : 0.0;
       }
       if (c.diverged == 0) {
-        g.largest_stable_lr = std::max(g.largest_stable_lr, lr);
+        if (c.mean < kTrainedFraction * g.initial_loss) g.largest_stable_lr = std::max(g.largest_stable_lr, lr);
         if (!(c.mean >= g.best_loss)) g.best_loss = c.mean, g.best_lr = lr;
       }
       capped.push_back(c.capped);
       g.cells.push_back(c);
     }
     g.lr_sensitivity = lr_sensitivity(capped);
+    g.trained = std::isfinite(g.best_loss) && g.best_loss < kTrainedFraction * g.initial_loss;
     s.groups.push_back(std::move(g));
   }
 
@@ -149,6 +150,13 @@ Summary summarize(const std::vector<RunRecord>& runs) {
 }
 
 bool is_no_norm(const std::string& name) { return name == nn::to_string(nn::NormKind::none()); }
+
+// A group's LR sensitivity, or why it has none worth reading.
+std::string sensitivity_text(const Group& g) {
+  return g.trained ? f("%.3f", g.lr_sensitivity)
+                   : "n/a (never trained: best " + (std::isfinite(g.best_loss) ? f("%.3f", g.best_loss) : std::string("-")) +
+                         " vs initial " + f("%.3f", g.initial_loss) + ")";
+}
 
 // Readings are generic over the registry: in each configuration, every norm against the best
 // norm (lowest best loss), and "none" against every norm. Each sentence is built from numbers in
@@ -198,9 +206,9 @@ std::string reading(const Summary& s) {
       for (const Group* g : normed) out += ", " + label(g) + " " + std::to_string(g->diverged) + " of " + std::to_string(g->runs);
       out += ". ";
       if (best && none->largest_stable_lr < best->largest_stable_lr)
-        out += "The largest learning rate it survived was " + (none->largest_stable_lr > 0 ? lr_str(none->largest_stable_lr) : std::string("none of the grid")) +
+        out += "The largest learning rate at which it trained was " + (none->largest_stable_lr > 0 ? lr_str(none->largest_stable_lr) : std::string("none of the grid")) +
                ", against " + lr_str(best->largest_stable_lr) + " with " + label(best) + ". ";
-      if (best && std::isfinite(none->lr_sensitivity) && std::isfinite(best->lr_sensitivity))
+      if (best && none->trained && best->trained && std::isfinite(none->lr_sensitivity) && std::isfinite(best->lr_sensitivity))
         out += "Its LR sensitivity (Wortsman et al.) was " + f("%.3f", none->lr_sensitivity) + " against " +
                f("%.3f", best->lr_sensitivity) + " with " + label(best) +
                (none->lr_sensitivity > best->lr_sensitivity * 1.2 ? ": its final loss depends much more on the learning rate."
@@ -233,9 +241,9 @@ std::string reading(const Summary& s) {
            " post-norm runs diverged vs " + std::to_string(pre->diverged) + " of " + std::to_string(pre->runs) +
            " pre-norm; best validation loss " + (std::isfinite(g.best_loss) ? f("%.3f", g.best_loss) : std::string("-")) +
            " vs " + (std::isfinite(pre->best_loss) ? f("%.3f", pre->best_loss) : std::string("-")) +
-           "; largest stable lr " + (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : std::string("none")) +
+           "; largest lr that trained " + (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : std::string("none")) +
            " vs " + (pre->largest_stable_lr > 0 ? lr_str(pre->largest_stable_lr) : std::string("none")) +
-           "; LR sensitivity " + f("%.3f", g.lr_sensitivity) + " vs " + f("%.3f", pre->lr_sensitivity) + ".\n";
+           "; LR sensitivity " + sensitivity_text(g) + " vs " + sensitivity_text(*pre) + ".\n";
   }
   if (out.empty()) out = "- (Too few groups for a comparison.)\n";
   return out;
@@ -297,20 +305,22 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
     md += "\n";
   }
   md += "\n## Summary per norm and placement\n\n"
-        "| norm/placement | best lr | best val loss | largest stable lr | LR sensitivity | diverged | step (ms) | "
+        "| norm/placement | best lr | best val loss | largest lr that trained | LR sensitivity | diverged | step (ms) | "
         "peak residual RMS | peak attention logit | spikes |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& g : s.groups) {
     md += "| " + g.label() + (s.varied_depth ? " L" + std::to_string(g.depth) : "") +
           (s.varied_warmup ? " w" + std::to_string(g.warmup) : "") + " | " +
           (std::isfinite(g.best_loss) ? lr_str(g.best_lr) : "–") + " | " +
           (std::isfinite(g.best_loss) ? f("%.3f", g.best_loss) : "–") + " | " +
-          (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : "none") + " | " + f("%.3f", g.lr_sensitivity) + " | " +
+          (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : "none") + " | " + sensitivity_text(g) + " | " +
           std::to_string(g.diverged) + "/" + std::to_string(g.runs) + " | " + f("%.1f", g.step_ms) + " | " +
           f("%.2f", g.ref_peak_residual_rms) + " | " + f("%.1f", g.ref_peak_max_logit) + " | " +
           std::to_string(g.spikes) + " |\n";
   }
   md += "\nPeak residual RMS and attention logit are medians over seeds at the reference lr " + lr_str(s.reference_lr) +
-        " (the largest lr at which every configuration trained). LR sensitivity: the mean over the lr grid of "
+        " (the largest lr at which no configuration diverged). A learning rate counted as trained when no run "
+        "diverged and the mean final val loss ended below " + f("%.1f", kTrainedFraction) + " x the initial loss. "
+        "LR sensitivity: the mean over the lr grid of "
         "min(final val loss, initial loss) minus the best, Wortsman et al. 2023; lower is more robust. Diverged: NaN/Inf, "
         "or the loss above the divergence factor x its first value for the patience's consecutive steps after warmup. "
         "Spikes: a loss above the spike factor x its running mean that came back below 1.1 x it (all runs of the "
@@ -342,12 +352,13 @@ std::string console_summary(const Summary& s) {
   std::string out = "norm/placement        best lr  best val  stable lr  LR sens.  diverged  step ms  peak resid RMS\n";
   for (const auto& g : s.groups) {
     char b[256];
-    std::snprintf(b, sizeof b, "%-20s  %7s  %8s  %9s  %8.3f  %4d/%-3d  %7.1f  %14.2f\n",
+    std::snprintf(b, sizeof b, "%-20s  %7s  %8s  %9s  %8s  %4d/%-3d  %7.1f  %14.2f\n",
                   (g.label() + (s.varied_depth ? " L" + std::to_string(g.depth) : "") +
                    (s.varied_warmup ? " w" + std::to_string(g.warmup) : "")).c_str(),
                   std::isfinite(g.best_loss) ? lr_str(g.best_lr).c_str() : "-",
                   std::isfinite(g.best_loss) ? f("%.3f", g.best_loss).c_str() : "-",
-                  g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr).c_str() : "none", g.lr_sensitivity, g.diverged,
+                  g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr).c_str() : "none",
+                  g.trained ? f("%.3f", g.lr_sensitivity).c_str() : "n/a", g.diverged,
                   g.runs, g.step_ms, g.ref_peak_residual_rms);
     out += b;
   }

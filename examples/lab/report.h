@@ -18,6 +18,11 @@ struct LrCell {
   double capped = 0;         // mean over all seeds of min(final val loss, initial loss); diverged = initial
 };
 
+// "Stable" must mean trained: a run that stalls near its initial loss (post-norm without warmup
+// at 3.44 against an initial 3.50) has not diverged, but it has not trained either. A learning
+// rate counts as stable when its runs end below this fraction of the initial loss.
+inline constexpr double kTrainedFraction = 0.9;
+
 struct Group {
   std::string norm, placement;
   int64_t depth = 0, warmup = 0;
@@ -25,8 +30,11 @@ struct Group {
   std::vector<LrCell> cells;  // ascending lr
   double initial_loss = 0;    // mean loss at step 1
   double best_loss = 0, best_lr = 0;  // lowest mean final val loss among LRs where no seed diverged
-  double largest_stable_lr = 0;       // largest LR where no seed diverged (0 if none)
+  double largest_stable_lr = 0;       // largest LR that trained: no seed diverged and the mean final val
+                                      // loss is below kTrainedFraction x the initial loss (0 if none)
   double lr_sensitivity = 0;
+  bool trained = true;                // its best loss is below kTrainedFraction x the initial loss; if not,
+                                      // its LR sensitivity is meaningless (flat because nothing learned)
   int runs = 0, diverged = 0;
   int64_t spikes = 0;                 // recovered loss spikes, summed over the group's runs
   double step_ms = 0;                 // mean over runs

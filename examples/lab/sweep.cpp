@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <mutex>
@@ -79,9 +80,14 @@ std::vector<std::string> curve_columns(int64_t max_depth, bool sharpness) {
   return c;
 }
 
+// The learning rate as %g when that reads back exactly (every id ever written for such values
+// stays the same), otherwise with all 17 digits: 1.0000004e-3 must not reuse the 1e-3 run.
 std::string RunSpec::id() const {
-  char b[160];
-  std::snprintf(b, sizeof b, "%s_%s_lr%g_s%llu_L%lld_w%lld", norm.c_str(), placement.c_str(), lr,
+  char rate[40];
+  std::snprintf(rate, sizeof rate, "%g", lr);
+  if (std::strtod(rate, nullptr) != lr) std::snprintf(rate, sizeof rate, "%.17g", lr);
+  char b[200];
+  std::snprintf(b, sizeof b, "%s_%s_lr%s_s%llu_L%lld_w%lld", norm.c_str(), placement.c_str(), rate,
                 static_cast<unsigned long long>(seed), static_cast<long long>(depth), static_cast<long long>(warmup));
   return b;
 }

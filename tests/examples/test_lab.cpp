@@ -276,6 +276,28 @@ TEST_CASE("lab: LR sensitivity on a hand-made table", "[lab]") {
   CHECK(s.reference_lr == 1e-2);
 }
 
+TEST_CASE("lab: stable means trained — a run stalled near its initial loss is neither stable nor insensitive", "[lab]") {
+  // Post-norm without warmup, as experiment 03 saw it: nothing diverged, nothing trained (3.44 of 3.50).
+  auto rec = [](double lr, double val) {
+    RunRecord r;
+    r.spec = {"layernorm", "post", lr, 1, 4, 0};
+    r.initial_loss = 3.50, r.final_val_loss = val;
+    return r;
+  };
+  const Summary s = summarize({rec(1e-3, 3.44), rec(3e-3, 3.46), rec(1e-2, 3.47)});
+  REQUIRE(s.groups.size() == 1);
+  const Group& g = s.groups[0];
+  CHECK(g.diverged == 0);
+  CHECK_FALSE(g.trained);
+  CHECK(g.largest_stable_lr == 0);  // no lr ended below 0.9 x 3.50 = 3.15
+  const std::string md = report_markdown(s, {rec(1e-3, 3.44), rec(3e-3, 3.46), rec(1e-2, 3.47)}, {});
+  CHECK_THAT(md, Catch::Contains("| none | n/a (never trained: best 3.440 vs initial 3.500) |"));
+  // One lr that trains is enough to be stable there.
+  const Summary t = summarize({rec(1e-3, 3.0), rec(3e-3, 3.46)});
+  CHECK(t.groups[0].trained);
+  CHECK(t.groups[0].largest_stable_lr == 1e-3);
+}
+
 TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
   CHECK(kRunColumns == std::vector<std::string>{
                            "run_id", "norm", "placement", "lr", "seed", "depth", "warmup", "steps", "steps_done",
