@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
                    runs.size(), total, o.out.c_str());
       return 128 + lm::stop_signal();
     }
-    Summary summary = summarize(runs);
+    Summary summary = summarize(runs, sweep_unigram_loss(o));
     summary.jobs = o.jobs;
 
     ReportContext ctx;

@@ -3,6 +3,7 @@
 // reading generated from the numbers.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,7 +21,9 @@ struct LrCell {
 
 // "Stable" must mean trained: a run that stalls near its initial loss (post-norm without warmup
 // at 3.44 against an initial 3.50) has not diverged, but it has not trained either. A learning
-// rate counts as stable when its runs end below this fraction of the initial loss.
+// rate counts as stable when its runs end well below the unigram loss — under this fraction of
+// the validation loss of the token frequencies alone (lm::unigram_loss: what a model that ignores
+// context reaches) — or, when that is not known, under this fraction of the initial loss.
 inline constexpr double kTrainedFraction = 0.9;
 
 struct Group {
@@ -33,8 +36,9 @@ struct Group {
   double largest_stable_lr = 0;       // largest LR that trained: no seed diverged and the mean final val
                                       // loss is below kTrainedFraction x the initial loss (0 if none)
   double lr_sensitivity = 0;
-  bool trained = true;                // its best loss is below kTrainedFraction x the initial loss; if not,
+  bool trained = true;                // its best loss is below the trained threshold (see above); if not,
                                       // its LR sensitivity is meaningless (flat because nothing learned)
+  double trained_below = 0;           // that threshold
   int runs = 0, diverged = 0;
   int64_t spikes = 0;                 // recovered loss spikes, summed over the group's runs
   double step_ms = 0;                 // mean over runs
@@ -56,7 +60,8 @@ struct Summary {
 
 // The reference LR is the largest LR at which every group of the sweep trained without
 // divergence (the most demanding common setting), or the smallest LR if there is none.
-Summary summarize(const std::vector<RunRecord>& runs);
+// unigram: the sweep's unigram loss (the trained threshold), NaN to use kTrainedFraction x initial.
+Summary summarize(const std::vector<RunRecord>& runs, double unigram = std::numeric_limits<double>::quiet_NaN());
 
 struct ReportContext {
   std::string command;  // how to reproduce

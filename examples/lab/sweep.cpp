@@ -302,6 +302,14 @@ void check_restart(const SweepOptions& o) {
   }
 }
 
+double sweep_unigram_loss(const SweepOptions& o) {
+  const std::string what = o.base.data.empty() ? std::string("embedded corpus") : o.base.data;
+  const std::string text = lm::load_text(o.base.data);
+  const auto tokenizer = lm::build_tokenizer(o.base, text, what);
+  const auto data = lm::make_token_data(o.base, *tokenizer, text);
+  return lm::unigram_loss(data->train, data->val, tokenizer->vocab_size());
+}
+
 nlohmann::json shared_settings(const SweepOptions& o) {
   nlohmann::json j = lm::to_json(o.base);
   // Set per run by the axes, or not changing what a run computes (threads: the same up to

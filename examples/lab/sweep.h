@@ -92,6 +92,9 @@ nlohmann::json shared_settings(const SweepOptions& o);
 // program can call this to fail early.
 void check_restart(const SweepOptions& o);
 
+// The unigram loss of the sweep's data (lm::unigram_loss): the bar a run must beat to count as trained.
+double sweep_unigram_loss(const SweepOptions& o);
+
 // All runs of the sweep, in a fixed order (placement, depth, warmup, norm, lr, seed).
 std::vector<RunSpec> expand(const SweepOptions& o);
 

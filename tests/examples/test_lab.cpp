@@ -291,7 +291,10 @@ TEST_CASE("lab: stable means trained — a run stalled near its initial loss is 
   CHECK_FALSE(g.trained);
   CHECK(g.largest_stable_lr == 0);  // no lr ended below 0.9 x 3.50 = 3.15
   const std::string md = report_markdown(s, {rec(1e-3, 3.44), rec(3e-3, 3.46), rec(1e-2, 3.47)}, {});
-  CHECK_THAT(md, Catch::Contains("| none | n/a (never trained: best 3.440 vs initial 3.500) |"));
+  CHECK_THAT(md, Catch::Contains("| none | n/a (never trained: best 3.440, needs < 3.150) |"));
+  // With the unigram loss known, 0.9 x it is the bar: 3.00 trains against 3.40 (3.06), not against 3.25 (2.925).
+  CHECK(summarize({rec(1e-3, 3.00)}, 3.40).groups[0].trained);
+  CHECK_FALSE(summarize({rec(1e-3, 3.00)}, 3.25).groups[0].trained);
   // One lr that trains is enough to be stable there.
   const Summary t = summarize({rec(1e-3, 3.0), rec(3e-3, 3.46)});
   CHECK(t.groups[0].trained);

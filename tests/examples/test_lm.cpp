@@ -271,3 +271,9 @@ TEST_CASE("sampling: temperature 0 and top-k 1 are greedy; top-p keeps the nucle
   Rng a(9), b(9);
   for (int i = 0; i < 20; ++i) CHECK(sample_token(logits, {}, a, scratch) == sample_token(logits, {}, b, scratch));
 }
+
+TEST_CASE("data: the unigram loss is the cross-entropy of val under train's (add-one) frequencies", "[train]") {
+  // train: a a a b (vocab 3, add-one counts 4, 2, 1 of 7); val: a b.
+  const std::vector<int32_t> train{0, 0, 0, 1}, val{0, 1};
+  CHECK_THAT(unigram_loss(train, val, 3), Catch::Matchers::WithinRel(-(std::log(4.0 / 7) + std::log(2.0 / 7)) / 2, 1e-14));
+}

@@ -24,6 +24,16 @@ TokenData split_tokens(const std::vector<int32_t>& tokens, double val_fraction, 
   return d;
 }
 
+double unigram_loss(std::span<const int32_t> train, std::span<const int32_t> val, int64_t vocab) {
+  check(vocab > 0 && !val.empty(), "unigram_loss: needs a vocabulary and validation tokens");
+  std::vector<double> count(static_cast<size_t>(vocab), 1.0);  // add-one
+  for (int32_t t : train) count[static_cast<size_t>(t)] += 1;
+  const double total = static_cast<double>(train.size()) + static_cast<double>(vocab);
+  double loss = 0;
+  for (int32_t t : val) loss -= std::log(count[static_cast<size_t>(t)] / total);
+  return loss / static_cast<double>(val.size());
+}
+
 BatchSampler::BatchSampler(std::span<const int32_t> tokens, int64_t B, int64_t T, uint64_t seed)
     : tokens_(tokens), B_(B), T_(T), rng_(seed) {
   check(B > 0 && T > 0, "data: batch and context must be positive, got B=", B, " T=", T);

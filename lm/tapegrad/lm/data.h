@@ -24,6 +24,11 @@ struct TokenData {
 // context + 1 tokens; otherwise an Error says how many tokens each part has and needs.
 TokenData split_tokens(const std::vector<int32_t>& tokens, double val_fraction, int64_t context);
 
+// The validation loss of the best model that ignores context: the cross-entropy of `val` under
+// the token frequencies of `train` (add-one smoothed, so unseen tokens cost a finite amount), in
+// nats. A model that has not beaten it has learned nothing but the alphabet's frequencies.
+double unigram_loss(std::span<const int32_t> train, std::span<const int32_t> val, int64_t vocab);
+
 // Batches of B windows of T + 1 consecutive tokens at uniformly random offsets: ids are the
 // first T tokens of each window, targets the last T (the next token at every position).
 class BatchSampler {
