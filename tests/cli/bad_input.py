@@ -282,6 +282,8 @@ def cases(f):
          "model.safetensors' is a file, not a directory (give the folder that holds it", "a checkpoint file instead of its folder"),
         (T, ["--sharpness-every", "10", "--sharpness-iters", "0"], 2, "--sharpness-iters must be in [1, 1000], got 0",
          "sharpness measurement without Lanczos steps"),
+        (T, ["--sharpness-every", "1", "--sharpness-batch", "1048576", "--ctx", "1024"], 2,
+         "is too many tokens per measurement (at most 2^28)", "sharpness batch whose tokens overflow the bound"),
         (T, ["--allow-data-change"], 2, "--allow-data-change applies to --resume only", "a resume-only flag on a new run"),
         ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "4", "--eval-iters", "1", "--no-plot", "--out",
                            f["sweep_evil"]] + TINY[:-4], 1, "runs.csv:2: unknown norm '../../secret'",

@@ -69,6 +69,8 @@ void TrainConfig::validate() const {
              sharpness_iters);
   check_flag(sharpness_batch >= 0, "--sharpness-batch must be >= 0 (0: --batch), got ", sharpness_batch);
   at_most("sharpness-batch", sharpness_batch, int64_t{1} << 20);
+  check_flag(sharpness_batch * ctx <= int64_t{1} << 28, "--sharpness-batch ", sharpness_batch, " x --ctx ", ctx,
+             " is too many tokens per measurement (at most 2^28)");
   check_flag(val_fraction > 0 && val_fraction < 1, "--val-fraction must be in (0, 1), got ", val_fraction);
   check_flag(tokenizer == "char" || tokenizer == "bpe", "--tokenizer must be char or bpe, got '", tokenizer, "'");
   check_flag(tokenizer != "bpe" || vocab_size >= 256, "--vocab-size ", vocab_size,
