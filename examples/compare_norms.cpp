@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
                                     "checkpoint-every", "instrument"});
   app.add_option("--norm", o.norms, "norms to compare (default: every registered norm):\n" + nn::norm_help())
       ->check(CLI::IsMember(nn::norm_names()))->group("Sweep");
-  app.add_option("--placement", o.placements, "norm placements: pre, post, peri, deepnorm (block.h)")
+  app.add_option("--placement", o.placements, "norm placements: " + nn::placement_help())
       ->check(CLI::IsMember(nn::placement_names()))->group("Sweep");
   app.add_option("--lr", o.lrs, "learning-rate grid (peak lr of each run)")->check(cli::positive())->group("Sweep");
   app.add_option("--seed", o.seeds, "seeds (initialisation and batches)")->check(cli::unsigned_integer())->group("Sweep");

@@ -55,8 +55,7 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
   norm_opt("norm", c.norm, "the norm of every block and before the LM head:")->group("Model");
   norm_opt("qk-norm", c.qk_norm, "normalise q and k per head (" + qk_norm_names() + "):")->group("Model");
   add_named_option(skip.count("placement") ? sink : app, "--placement", c.placement, nn::placement_names(),
-                   nn::parse_placement, "where the norms sit: pre, post, peri (also after each sub-layer) or deepnorm "
-                   "(post, stream x (2N)^(1/4))", "TEXT")->group("Model");
+                   nn::parse_placement, "where the norms sit: " + nn::placement_help(), "TEXT")->group("Model");
   add_named_option(skip.count("mlp") ? sink : app, "--mlp", c.mlp, {"gelu", "swiglu"}, nn::parse_mlp_kind, "gelu or swiglu",
                    "TEXT")->group("Model");
   flag("tie-head", "--tie-head,!--no-tie-head", c.tie_head, "share the token embedding with the LM head")->group("Model");

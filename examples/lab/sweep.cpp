@@ -302,12 +302,23 @@ void check_restart(const SweepOptions& o) {
   }
 }
 
-double sweep_unigram_loss(const SweepOptions& o) {
+namespace {
+// The sweep's text, tokenizer and token data: every run trains on these.
+struct SweepData {
+  std::shared_ptr<const text::Tokenizer> tokenizer;
+  std::shared_ptr<const lm::TokenData> data;
+};
+SweepData load_sweep_data(const SweepOptions& o) {
   const std::string what = o.base.data.empty() ? std::string("embedded corpus") : o.base.data;
   const std::string text = lm::load_text(o.base.data);
-  const auto tokenizer = lm::build_tokenizer(o.base, text, what);
-  const auto data = lm::make_token_data(o.base, *tokenizer, text);
-  return lm::unigram_loss(data->train, data->val, tokenizer->vocab_size());
+  std::shared_ptr<const text::Tokenizer> tokenizer = lm::build_tokenizer(o.base, text, what);
+  return {tokenizer, lm::make_token_data(o.base, *tokenizer, text)};
+}
+}  // namespace
+
+double sweep_unigram_loss(const SweepOptions& o) {
+  const SweepData d = load_sweep_data(o);
+  return lm::unigram_loss(d.data->train, d.data->val, d.tokenizer->vocab_size());
 }
 
 nlohmann::json shared_settings(const SweepOptions& o) {
@@ -368,10 +379,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& o,
     if (static_cast<int>(k % ranks) == rank) mine.push_back(todo[k]);
 
   if (!mine.empty()) {
-    const std::string what = o.base.data.empty() ? std::string("embedded corpus") : o.base.data;
-    const std::string text = lm::load_text(o.base.data);
-    std::shared_ptr<const text::Tokenizer> tokenizer = lm::build_tokenizer(o.base, text, what);
-    std::shared_ptr<const lm::TokenData> data = lm::make_token_data(o.base, *tokenizer, text);
+    const auto [tokenizer, data] = load_sweep_data(o);
     const int per_rank_cores = std::max(1, (o.base.threads > 0 ? o.base.threads : num_cores()) /
                                                (comm ? comm->local_size() : 1));
     const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(mine.size())));

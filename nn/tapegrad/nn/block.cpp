@@ -13,38 +13,53 @@ namespace tapegrad::nn {
 // and the residual adds route the gradient around the sub-layers unchanged (d(X + F(X))/dX = I + F').
 
 namespace {
-// The one list of placements: name and value, in the order of --help and the lab.
-const std::vector<std::pair<std::string, Placement>>& placements() {
-  static const std::vector<std::pair<std::string, Placement>> table{
-      {"pre", Placement::kPre}, {"post", Placement::kPost}, {"peri", Placement::kPeri}, {"deepnorm", Placement::kDeepNorm}};
+struct PlacementEntry {
+  std::string name;
+  Placement placement;
+  std::string description;
+};
+
+// The one list of placements, in the order of --help and the lab; everything else derives from it.
+const std::vector<PlacementEntry>& placements() {
+  static const std::vector<PlacementEntry> table{
+      {"pre", Placement::kPre, "X + F(Norm(X))"},
+      {"post", Placement::kPost, "Norm(X + F(X))"},
+      {"peri", Placement::kPeri, "X + Norm(F(Norm(X))): the sub-layer's output normalised too (Peri-LN)"},
+      {"deepnorm", Placement::kDeepNorm, "Norm(alpha X + F(X)), alpha = (2N)^(1/4), beta-scaled init (DeepNet)"}};
   return table;
 }
 }  // namespace
 
 Placement parse_placement(const std::string& name) {
-  for (const auto& [n, p] : placements())
-    if (n == name) return p;
+  for (const auto& e : placements())
+    if (e.name == name) return e.placement;
   std::string known;
-  for (const auto& [n, p] : placements()) known += (known.empty() ? "" : ", ") + n;
+  for (const auto& e : placements()) known += (known.empty() ? "" : ", ") + e.name;
   throw Error(cat("unknown placement '", name.substr(0, 64), "' (expected one of ", known, ")"));
 }
 
 std::string to_string(Placement p) {
-  for (const auto& [n, q] : placements())
-    if (q == p) return n;
+  for (const auto& e : placements())
+    if (e.placement == p) return e.name;
   return "?";
 }
 
 std::vector<std::string> placement_names() {
   std::vector<std::string> names;
-  for (const auto& [n, p] : placements()) names.push_back(n);
+  for (const auto& e : placements()) names.push_back(e.name);
   return names;
 }
 
 std::vector<Placement> all_placements() {
   std::vector<Placement> all;
-  for (const auto& [n, p] : placements()) all.push_back(p);
+  for (const auto& e : placements()) all.push_back(e.placement);
   return all;
+}
+
+std::string placement_help() {
+  std::string s;
+  for (const auto& e : placements()) s += cat(s.empty() ? "" : "; ", e.name, " ", e.description);
+  return s;
 }
 
 namespace {

@@ -28,6 +28,7 @@ Placement parse_placement(const std::string& name);  // "pre" | "post" | "peri" 
 std::string to_string(Placement placement);
 std::vector<std::string> placement_names();  // in the order above
 std::vector<Placement> all_placements();
+std::string placement_help();  // "pre X + F(Norm(X)); post ...", for --help and errors
 
 struct BlockOptions {
   int64_t dim = 0;
