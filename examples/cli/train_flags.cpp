@@ -58,6 +58,8 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
                    nn::parse_placement, "where the norms sit: " + nn::placement_help(), "TEXT")->group("Model");
   add_named_option(skip.count("mlp") ? sink : app, "--mlp", c.mlp, {"gelu", "swiglu"}, nn::parse_mlp_kind, "gelu or swiglu",
                    "TEXT")->group("Model");
+  opt("dyt-alpha", c.dyt_alpha, "DyT's initial alpha in tanh(alpha x) (with --norm dyt; other norms ignore it)")
+      ->group("Model");
   flag("tie-head", "--tie-head,!--no-tie-head", c.tie_head, "share the token embedding with the LM head")->group("Model");
   flag("bias", "--bias,!--no-bias", c.bias, "biases in the linear layers")->group("Model");
   opt("optimizer", c.optimizer, "adamw or sgd")->check(CLI::IsMember({"adamw", "sgd"}))->group("Training");

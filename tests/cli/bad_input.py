@@ -284,6 +284,7 @@ def cases(f):
          "sharpness measurement without Lanczos steps"),
         (T, ["--sharpness-every", "1", "--sharpness-batch", "1048576", "--ctx", "1024"], 2,
          "is too many tokens per measurement (at most 2^28)", "sharpness batch whose tokens overflow the bound"),
+        (T, ["--norm", "dyt", "--dyt-alpha", "0"], 2, "--dyt-alpha must be in (0, 100], got 0", "DyT alpha of 0 (tanh(0 x) = 0)"),
         (T, ["--allow-data-change"], 2, "--allow-data-change applies to --resume only", "a resume-only flag on a new run"),
         ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "4", "--eval-iters", "1", "--no-plot", "--out",
                            f["sweep_evil"]] + TINY[:-4], 1, "runs.csv:2: unknown norm '../../secret'",

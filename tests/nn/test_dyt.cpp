@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "nn_support.h"
+#include "tapegrad/nn/decoder.h"
 #include "tapegrad/nn/dyt.h"
 
 using namespace tapegrad;
@@ -51,4 +52,20 @@ TEST_CASE("dyt: float32 agrees with float64, and bad shapes are named", "[nn][dy
   Tape<double> tape;
   REQUIRE_THROWS_WITH(dyt(tape.constant(randn({2, 3}, 1)), tape.constant(randn({1}, 2)), tape.constant(randn({4}, 3))),
                       "dyt: gamma (4) must be (3) for input (2,3)");
+}
+
+TEST_CASE("dyt: the decoder's dyt_alpha reaches every DyT, blocks (peri too) and the final norm", "[nn][dyt]") {
+  DecoderConfig c;
+  c.vocab_size = 7, c.context = 4, c.n_layer = 2, c.n_head = 1, c.dim = 4;
+  c.norm = NormKind::parse("dyt"), c.placement = Placement::kPeri, c.dyt_alpha = 0.125;
+  Decoder<double> model(c, 1);
+  int alphas = 0;
+  for (const auto& [name, p] : model.named_parameters())
+    if (name.ends_with(".alpha")) {
+      CHECK(p->value[0] == 0.125);
+      ++alphas;
+    }
+  CHECK(alphas == 2 * 4 + 1);  // norm1, norm2, attn_out_norm, mlp_out_norm per block; norm_f
+  c.dyt_alpha = 0;
+  REQUIRE_THROWS_WITH(Decoder<double>(c, 1), "config: dyt_alpha must be in (0, 100], got 0");
 }

@@ -22,6 +22,7 @@ nn::DecoderConfig TrainConfig::model(int64_t vocab) const {
   m.tie_head = tie_head;
   m.bias = bias;
   m.z_loss = z_loss;
+  m.dyt_alpha = dyt_alpha;
   return m;
 }
 
@@ -51,7 +52,8 @@ void TrainConfig::validate() const {
   check_flag(batch * ctx <= int64_t{1} << 28, "--batch ", batch, " x --ctx ", ctx,
              " is too many tokens per step (at most 2^28)");
   for (const auto& [flag, v] : {std::pair{"lr", lr}, {"min-lr", min_lr}, {"weight-decay", weight_decay}, {"clip", clip},
-                                {"val-fraction", val_fraction}, {"z-loss", z_loss}})
+                                {"val-fraction", val_fraction}, {"z-loss", z_loss},
+                                {"dyt-alpha", dyt_alpha}})
     check_flag(std::isfinite(v), "--", flag, " must be a finite number, got ", v);
   check_flag(min_lr >= 0 && min_lr <= lr, "--min-lr must be in [0, --lr], got ", min_lr);
   check_flag(warmup >= 0, "--warmup must be >= 0, got ", warmup);
@@ -61,6 +63,7 @@ void TrainConfig::validate() const {
   check_flag(momentum >= 0 && momentum < 1, "--momentum must be in [0, 1), got ", momentum);
   check_flag(clip >= 0, "--clip must be >= 0 (0 disables clipping), got ", clip);
   check_flag(z_loss >= 0 && z_loss <= 1, "--z-loss must be in [0, 1] (0: off; PaLM uses 1e-4), got ", z_loss);
+  check_flag(dyt_alpha > 0 && dyt_alpha <= 100, "--dyt-alpha must be in (0, 100], got ", dyt_alpha);
   check_flag(threads >= 0, "--threads must be >= 0 (0: one per core), got ", threads);
   check_flag(eval_every >= 0 && checkpoint_every >= 0, "--eval-every and --checkpoint-every must be >= 0");
   check_flag(sharpness_every >= 0, "--sharpness-every must be >= 0 (0: never), got ", sharpness_every);
@@ -107,6 +110,7 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"momentum", c.momentum},
           {"clip", c.clip},
           {"z-loss", c.z_loss},
+          {"dyt-alpha", c.dyt_alpha},
           {"seed", c.seed},
           {"threads", c.threads},
           {"eval-every", c.eval_every},
@@ -151,7 +155,8 @@ nlohmann::json model_fields(const nn::DecoderConfig& m) {
           {"mlp", nn::to_string(m.mlp)},
           {"tie-head", m.tie_head},
           {"bias", m.bias},
-          {"z-loss", m.z_loss}};
+          {"z-loss", m.z_loss},
+          {"dyt-alpha", m.dyt_alpha}};
 }
 }  // namespace
 
@@ -189,7 +194,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
   read(j, "optimizer", c.optimizer), read(j, "batch", c.batch), read(j, "steps", c.steps);
   read(j, "warmup", c.warmup), read(j, "lr", c.lr), read(j, "min-lr", c.min_lr);
   read(j, "weight-decay", c.weight_decay), read(j, "beta1", c.beta1), read(j, "beta2", c.beta2);
-  read(j, "z-loss", c.z_loss);
+  read(j, "z-loss", c.z_loss), read(j, "dyt-alpha", c.dyt_alpha);
   read(j, "momentum", c.momentum), read(j, "clip", c.clip), read(j, "seed", c.seed), read(j, "threads", c.threads);
   read(j, "eval-every", c.eval_every), read(j, "eval-iters", c.eval_iters);
   read(j, "checkpoint-every", c.checkpoint_every), read(j, "instrument", c.instrument);

@@ -25,6 +25,7 @@ struct TrainConfig {
   nn::MlpKind mlp = nn::MlpKind::kGelu;
   bool tie_head = true;
   bool bias = true;
+  double dyt_alpha = 0.5;  // DyT's initial alpha (with --norm dyt; Zhu et al. 2025)
   // optimisation
   std::string optimizer = "adamw";  // adamw | sgd
   int64_t batch = 12, steps = 2000, warmup = 100;

@@ -83,7 +83,7 @@ double rms(TensorView<const T> v) {
 
 template <typename T>
 DecoderBlock<T>::DecoderBlock(BlockOptions o) : options_(o) {
-  const NormSpec norm{o.dim, o.norm_eps};
+  const NormSpec norm{.dim = o.dim, .eps = o.norm_eps, .dyt_alpha = o.dyt_alpha};
   norm1_ = &this->add_module("norm1", make_norm<T>(o.norm, norm));
   attn_ = &this->add_module("attn", std::make_unique<CausalSelfAttention<T>>(
                                               AttentionOptions{o.dim, o.n_head, o.bias, o.qk_norm, o.norm_eps,

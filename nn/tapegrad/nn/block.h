@@ -44,6 +44,7 @@ struct BlockOptions {
   // (attention's output, the MLP's proj) take proj_init_std.
   double init_std = 0, proj_init_std = 0;
   int64_t n_layer = 1;  // blocks in the model: deepnorm's alpha and beta depend on it
+  double dyt_alpha = 0.5;  // DyT's initial alpha (NormSpec)
 };
 
 // What one forward pass looked like inside a block, for the lab's instrumentation. RMS values

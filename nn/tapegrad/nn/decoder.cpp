@@ -18,7 +18,7 @@ Decoder<T>::Decoder(DecoderConfig c, uint64_t seed) : config_(c) {
   auto& list = this->add_module("blocks", std::make_unique<ModuleList<T>>());
   for (int64_t i = 0; i < c.n_layer; ++i)
     blocks_.push_back(&list.push_back(std::make_unique<DecoderBlock<T>>(c.block_options())));
-  if (c.final_norm && !c.norm.is_none()) norm_f_ = &this->add_module("norm_f", make_norm<T>(c.norm, {c.dim, c.norm_eps}));
+  if (c.final_norm && !c.norm.is_none()) norm_f_ = &this->add_module("norm_f", make_norm<T>(c.norm, {.dim = c.dim, .eps = c.norm_eps, .dyt_alpha = c.dyt_alpha}));
   if (!c.tie_head)
     lm_head_ = &this->add_module("lm_head", std::make_unique<Linear<T>>(LinearOptions{c.dim, c.vocab_size, false, c.init_std}));
   positions_.resize(static_cast<size_t>(c.context));

@@ -19,6 +19,8 @@ void DecoderConfig::validate() const {
   check(init_std > 0 && std::isfinite(init_std), "config: init_std must be a finite positive number, got ", init_std);
   // At most 1: PaLM uses 1e-4; a coefficient near 1 already outweighs the cross-entropy itself.
   check(z_loss >= 0 && z_loss <= 1, "config: z_loss must be in [0, 1], got ", z_loss);
+  // tanh(alpha x) needs alpha > 0 (0 would zero every activation); above 100 it is a sign function.
+  check(dyt_alpha > 0 && dyt_alpha <= 100, "config: dyt_alpha must be in (0, 100], got ", dyt_alpha);
   // Sizes from files are bounded before anything is allocated: every product of them downstream
   // (parameter counts, activations) then stays far inside 64 bits.
   const auto at_most = [](const char* field, int64_t v, int64_t max) {
@@ -34,7 +36,7 @@ void DecoderConfig::validate() const {
 // variance does not grow with depth at init.
 BlockOptions DecoderConfig::block_options() const {
   return {dim, n_head, norm, placement, mlp, mlp_hidden, bias, norm_eps, qk_norm, init_std,
-          init_std / std::sqrt(2.0 * static_cast<double>(n_layer)), n_layer};
+          init_std / std::sqrt(2.0 * static_cast<double>(n_layer)), n_layer, dyt_alpha};
 }
 
 nlohmann::json to_json(const DecoderConfig& c) {
@@ -43,7 +45,7 @@ nlohmann::json to_json(const DecoderConfig& c) {
           {"placement", to_string(c.placement)}, {"mlp", to_string(c.mlp)}, {"mlp_hidden", c.mlp_hidden},
           {"tie_head", c.tie_head},     {"bias", c.bias},             {"final_norm", c.final_norm},
           {"norm_eps", c.norm_eps},     {"init_std", c.init_std},     {"qk_norm", to_string(c.qk_norm)},
-          {"z_loss", c.z_loss}};
+          {"z_loss", c.z_loss},         {"dyt_alpha", c.dyt_alpha}};
 }
 
 namespace {
@@ -75,6 +77,7 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
   read(j, "norm_eps", c.norm_eps);
   read(j, "init_std", c.init_std);
   read(j, "z_loss", c.z_loss);
+  read(j, "dyt_alpha", c.dyt_alpha);
   c.validate();
   return c;
 }
@@ -84,7 +87,7 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
 DecoderConfig decoder_config_from_json(const nlohmann::json& j) {
   check(j.is_object(), "config: expected a JSON object, got ", j.type_name());
   const nlohmann::json fields = to_json(DecoderConfig{});  // named: items() would dangle on a temporary
-  const std::set<std::string> added_later = {"qk_norm", "z_loss"};
+  const std::set<std::string> added_later = {"qk_norm", "z_loss", "dyt_alpha"};
   for (const auto& [key, value] : fields.items())
     check(j.contains(key) || added_later.count(key), "config: missing field '", key, "'");
   return apply(DecoderConfig{}, j);

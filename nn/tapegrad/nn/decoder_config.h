@@ -27,6 +27,7 @@ struct DecoderConfig {
   // The training objective's z-loss coefficient (cross_entropy.h): the model computes its own
   // loss, so it lives here; 0: plain cross-entropy.
   double z_loss = 0;
+  double dyt_alpha = 0.5;  // DyT's initial alpha (dyt.h; Zhu et al. 2025 use 0.5 for small models)
 
   // Throws an Error naming the first invalid field and its value.
   void validate() const;
@@ -36,7 +37,7 @@ struct DecoderConfig {
 
 nlohmann::json to_json(const DecoderConfig& config);
 // Strict: a field that is missing, unknown, or of the wrong type is an error naming it — except
-// fields added after the format's first version (qk_norm, z_loss), which default as they did before.
+// fields added after the format's first version (qk_norm, z_loss, dyt_alpha), which default as they did before.
 DecoderConfig decoder_config_from_json(const nlohmann::json& j);
 // Lenient: starts from `base` and overrides only the fields present (unknown ones still fail).
 DecoderConfig decoder_config_merge(DecoderConfig base, const nlohmann::json& j);

@@ -27,6 +27,7 @@ struct NormSpec {
   double eps = 1e-5;
   bool bias = true;   // an additive bias where the norm has one (QK-norm asks for none: a bias on k
                       // is cancelled by the softmax, so it would never get a gradient)
+  double dyt_alpha = 0.5;  // DyT's initial alpha (dyt.h); other norms ignore it
 };
 
 // A norm's row kernels, for QK-norm inside the fused attention node: forward normalises n rows of
