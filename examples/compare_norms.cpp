@@ -1,13 +1,17 @@
-// compare_norms: the norm-stability lab. Trains the same tiny decoder with LayerNorm, RMSNorm and
-// no norm (x placement x learning rate x seed x depth x warmup), instrumented, and writes
-// runs.csv, curves.csv, report.md and plots to --out.
+// compare_norms: the norm-stability lab. Trains the same tiny decoder with every registered norm
+// (and none) x placement x learning rate x seed x depth x warmup x any other training setting
+// given several values, instrumented, and writes runs.csv, curves.csv, report.md and plots to --out.
 //
 //   build/examples/compare_norms                                    # the default sweep (~5 min, 2 cores)
 //   build/examples/compare_norms --lr 1e-3 3e-3 1e-2 --seed 1 2 3 --layers 4 8 --out runs/deep
 //   build/examples/compare_norms --placement pre post --warmup 0 100 --data ../shared/data/tinyshakespeare.txt
+//   build/examples/compare_norms --dim 32 64 --qk-norm none rmsnorm --out runs/qk
+//   build/examples/compare_norms --out runs/qk                      # continue that grid
+//   build/examples/compare_norms --out runs/qk --seed 3             # grow it: one more seed
 //
-// Same data, initialisation seed and batches for every norm (paired comparison). Runs already in
-// --out/runs.csv are skipped, so an interrupted sweep continues where it stopped.
+// Same data, initialisation seed and batches for every norm (paired comparison). The grid lives
+// in --out/sweep.json (lab/grid.h); runs already recorded are skipped, so an interrupted sweep
+// continues where it stopped, and the report always covers every run of the grid.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -16,7 +20,9 @@
 #include <filesystem>
 #include <optional>
 
+#include "axis_flags.h"
 #include "cli.h"
+#include "grid.h"
 #include "process.h"
 #include "report.h"
 #include "sweep.h"
@@ -56,6 +62,20 @@ std::string joined(const std::vector<std::string>& v) {
   return s;
 }
 
+// "C128 H4 T64 B8, 300 steps, adamw, warmup then cosine to lr x 0.1": the base settings.
+std::string model_text(const SweepOptions& o) {
+  char b[256];
+  std::snprintf(b, sizeof b, "C%lld H%lld T%lld B%lld, %lld steps, %s, warmup then cosine to lr x %g",
+                static_cast<long long>(o.base.dim), static_cast<long long>(o.base.heads), static_cast<long long>(o.base.ctx),
+                static_cast<long long>(o.base.batch), static_cast<long long>(o.base.steps), o.base.optimizer.c_str(),
+                o.min_lr_ratio);
+  std::string s = b;
+  if (!o.base.qk_norm.is_none()) s += ", QK-norm " + nn::to_string(o.base.qk_norm);
+  if (o.base.z_loss > 0) s += ", z-loss " + setting_text(o.base.z_loss);
+  if (!o.axes.empty()) s += " (where no axis sets them otherwise)";
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -72,10 +92,10 @@ int main(int argc, char** argv) {
   o.seeds = {1, 2};
   o.jobs = std::max(1, num_cores() / comm.local_size());  // ranks on one machine share its cores
   o.out = "runs/lab";
+  const SweepOptions defaults = o;
   std::string python;
   bool plot = true;
-  cli::add_train_flags(app, o.base, {"norm", "placement", "lr", "min-lr", "seed", "layers", "warmup", "eval-every",
-                                    "checkpoint-every", "instrument"});
+  AxisFlags axis_flags(app, o);  // every other training setting: one value, or several (an axis)
   app.add_option("--norm", o.norms, "norms to compare (default: every registered norm):\n" + nn::norm_help())
       ->check(CLI::IsMember(nn::norm_names()))->group("Sweep");
   app.add_option("--placement", o.placements, "norm placements: " + nn::placement_help())
@@ -104,31 +124,32 @@ int main(int argc, char** argv) {
   app.add_option("--python", python, "Python interpreter for the plots (default: the first that imports matplotlib)");
 
   return cli::run_cli(app, argc, argv, [&] {
-    o.base.validate();  // fail fast on bad settings (the norms were checked against the registry)
+    const std::set<std::string> given = axis_flags.apply();  // checks each value as train_lm would
     check(!o.lrs.empty() && !o.seeds.empty() && !o.depths.empty() && !o.norms.empty() && !o.placements.empty(),
           "every sweep axis needs at least one value");
     std::optional<lm::RunLock> lock;  // one writer per sweep folder (rank 0 writes the shared files)
     if (comm.rank() == 0) lock.emplace(o.out);
-    check_restart(o);  // before any output: a refused restart is one line
+    const std::string resumed = fs::exists(o.out + "/sweep.json") ? " (the grid in " + o.out + "/sweep.json, grown by this command)" : "";
+    o = resolve_sweep(o, given);  // before any output: a refused setting is one line
     const auto t0 = std::chrono::steady_clock::now();
     lm::install_stop_handlers();
-    const size_t total = expand(o).size();
+    const size_t total = expand(o).size();  // checks every combination of settings
     if (comm.root())
-      std::fprintf(stderr, "compare_norms: %zu runs (%zu norms x %zu placements x %zu lrs x %zu seeds x %zu depths x %zu warmups), "
-                   "%lld steps each, %d at a time%s -> %s\n", total, o.norms.size(), o.placements.size(), o.lrs.size(),
-                   o.seeds.size(), o.depths.size(), std::max<size_t>(1, o.warmups.size()),
-                   static_cast<long long>(o.base.steps), o.jobs,
-                   comm.distributed() ? (" on each of " + std::to_string(comm.size()) + " ranks").c_str() : "", o.out.c_str());
+      std::fprintf(stderr, "compare_norms: %zu runs (%s), %d at a time%s -> %s%s\n", total, grid_shape(o).c_str(), o.jobs,
+                   comm.distributed() ? (" on each of " + std::to_string(comm.size()) + " ranks").c_str() : "",
+                   o.out.c_str(), resumed.c_str());
     const std::string who = comm.distributed() ? "rank " + std::to_string(comm.rank()) + " " : "";
     int trained = 0;  // runs this process trained, for the ETA: the mean wall time per trained run so far
     const auto runs = run_sweep(o, [&](const RunRecord& r, bool skipped, int done, int n) {
       trained += !skipped;
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const int left = n - done;
-      char eta[64] = "";
+      char eta[96] = "";
       if (!skipped && trained > 0 && left > 0) {
+        // Trained runs so far took `elapsed` in all, `jobs` at a time: the rest take as long each.
         const double s = elapsed / trained * left;
-        std::snprintf(eta, sizeof eta, "  | %d left, ETA %d:%02d", left, static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+        std::snprintf(eta, sizeof eta, "  | %d left (%d running), ETA %d:%02d", left, std::min(left, o.jobs),
+                      static_cast<int>(s) / 60, static_cast<int>(s) % 60);
       }
       char status[160];
       if (r.diverged)
@@ -146,16 +167,16 @@ int main(int argc, char** argv) {
                    runs.size(), total, o.out.c_str());
       return 128 + lm::stop_signal();
     }
-    Summary summary = summarize(runs, sweep_unigram_loss(o));
+    Summary summary = summarize(runs, sweep_unigram_loss(o), base_values(o));
     summary.jobs = o.jobs;
 
     ReportContext ctx;
     ctx.data = o.base.data.empty() ? "the embedded corpus (tapegrad tales)" : o.base.data;
-    ctx.model = "C" + std::to_string(o.base.dim) + " H" + std::to_string(o.base.heads) + " T" + std::to_string(o.base.ctx) +
-                " B" + std::to_string(o.base.batch) + ", " + std::to_string(o.base.steps) + " steps, AdamW, warmup then cosine to lr x " +
-                std::to_string(o.min_lr_ratio).substr(0, 4);
-    ctx.command = "compare_norms";
-    for (int i = 1; i < argc; ++i) ctx.command += std::string(" ") + argv[i];
+    ctx.model = model_text(o);
+    ctx.grid = grid_shape(o);
+    ctx.command = reproduce_command(o, defaults);
+    ctx.this_command = "compare_norms";
+    for (int i = 1; i < argc; ++i) ctx.this_command += std::string(" ") + argv[i];
     std::string plot_note;
     if (plot) {
       const std::string py = find_python(python);

@@ -16,6 +16,7 @@ Needs matplotlib and numpy (Debian: python3-matplotlib). On Debian use /usr/bin/
 """
 import argparse
 import csv
+import json
 import math
 import os
 import sys
@@ -46,13 +47,39 @@ def num(s):
         return math.nan
 
 
-def group_key(row, vary_depth, vary_warmup):
-    key = f"{row['norm']}/{row['placement']}"
-    if vary_depth:
-        key += f" L{row['depth']}"
-    if vary_warmup:
-        key += f" w{row['warmup']}"
-    return key
+def setting_text(v):
+    """A setting's value as compare_norms writes it (64, 0.95, true, rmsnorm)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return f"{v:g}" if float(f"{v:g}") == v else repr(v)
+    return str(v)
+
+
+def make_group_key(runs, out):
+    """The label of a run's group: norm/placement plus every other axis that varies, as report.md
+    labels it (" L8", " w0", " dim=64"); curve rows are matched to their run by run_id."""
+    settings = {r["run_id"]: dict(kv.split("=", 1) for kv in (r.get("settings") or "").split(";") if kv) for r in runs}
+    base = {}
+    grid = os.path.join(out, "sweep.json")
+    if os.path.exists(grid):
+        base = {k: setting_text(v) for k, v in json.load(open(grid)).get("train", {}).items()}
+    names = sorted({k for s in settings.values() for k in s})
+    vary_depth = len({r["depth"] for r in runs}) > 1
+    vary_warmup = len({r["warmup"] for r in runs}) > 1
+    vary = [k for k in names if len({settings[r["run_id"]].get(k, base.get(k, "base")) for r in runs}) > 1]
+
+    def group_key(row):
+        key = f"{row['norm']}/{row['placement']}"
+        if vary_depth:
+            key += f" L{row['depth']}"
+        if vary_warmup:
+            key += f" w{row['warmup']}"
+        s = settings.get(row["run_id"], {})
+        for k in vary:
+            key += f" {k}={s.get(k, base.get(k, 'base'))}"
+        return key
+    return group_key
 
 
 def style(row):
@@ -84,8 +111,7 @@ def main():
         sys.exit("plot_lab.py: runs.csv has no runs")
     plots = os.path.join(args.out, "plots")
     os.makedirs(plots, exist_ok=True)
-    vary_depth = len({r["depth"] for r in runs}) > 1
-    vary_warmup = len({r["warmup"] for r in runs}) > 1
+    group_key = make_group_key(runs, args.out)
     lrs = sorted({num(r["lr"]) for r in runs})
     ref_lr = args.reference_lr if args.reference_lr is not None else lrs[0]
     ref_lr = min(lrs, key=lambda lr: abs(math.log(lr) - math.log(ref_lr)))
@@ -94,7 +120,7 @@ def main():
     groups = defaultdict(lambda: defaultdict(list))
     first_of = {}
     for r in runs:
-        k = group_key(r, vary_depth, vary_warmup)
+        k = group_key(r)
         groups[k][num(r["lr"])].append(r)
         first_of.setdefault(k, r)
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -135,7 +161,7 @@ def main():
         labelled = set()
         for run_id, rows in sorted(by_run.items()):
             r0 = rows[0]
-            k = group_key(r0, vary_depth, vary_warmup)
+            k = group_key(r0)
             steps = [int(c["step"]) for c in rows]
             ax.plot(steps, value(rows), label=None if k in labelled else k, alpha=0.85 if r0["seed"] == seeds[0] else 0.4,
                     **style(r0))
@@ -181,7 +207,7 @@ def main():
         labelled = set()
         for run_id, rows in sorted(by_run.items()):
             r0 = rows[0]
-            k = group_key(r0, vary_depth, vary_warmup)
+            k = group_key(r0)
             pts = [(int(c["step"]), v) for c, v in zip(rows, edge(rows)) if not math.isnan(v)]
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
@@ -199,11 +225,15 @@ def main():
         plt.close(fig)
 
     # Scale drift: one panel per norm/placement, one line per layer, first seed.
-    keys = sorted({group_key(rows[0], vary_depth, vary_warmup) for rows in by_run.values()})
-    fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 4.2), sharey=True, squeeze=False)
-    for ax, k in zip(axes[0], keys):
+    keys = sorted({group_key(rows[0]) for rows in by_run.values()})
+    cols = min(4, len(keys))
+    nrows = (len(keys) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 4.2 * nrows), sharey=True, squeeze=False)
+    for ax in axes.flat[len(keys):]:
+        ax.set_visible(False)
+    for ax, k in zip(axes.flat, keys):
         rows = next(rows for rows in by_run.values()
-                    if group_key(rows[0], vary_depth, vary_warmup) == k and rows[0]["seed"] == seeds[0])
+                    if group_key(rows[0]) == k and rows[0]["seed"] == seeds[0])
         depth = int(rows[0]["depth"])
         steps = [int(c["step"]) for c in rows]
         cmap = plt.get_cmap("viridis")
@@ -216,8 +246,9 @@ def main():
         ax.set_xlabel("step")
         ax.set_yscale("log")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("RMS (solid: residual stream; dotted: attention input)")
-    axes[0][-1].legend(fontsize=8)
+    for row in axes:
+        row[0].set_ylabel("RMS (solid: residual\nstream; dotted: attention input)")
+    axes.flat[len(keys) - 1].legend(fontsize=8)
     fig.suptitle(f"Scale drift at lr {ref_lr:g}, seed {seeds[0]}")
     fig.tight_layout()
     fig.savefig(os.path.join(plots, "residual_rms.png"), dpi=120)

@@ -30,13 +30,6 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-const Group* find(const Summary& s, const std::string& norm, const std::string& placement, int64_t depth,
-                  int64_t warmup) {
-  for (const auto& g : s.groups)
-    if (g.norm == norm && g.placement == placement && g.depth == depth && g.warmup == warmup) return &g;
-  return nullptr;
-}
-
 std::string cell_text(const LrCell& c) {
   if (c.runs == 0) return "";
   if (c.diverged == c.runs) return "diverged (" + std::to_string(c.diverged) + "/" + std::to_string(c.runs) + ")";
@@ -45,12 +38,31 @@ std::string cell_text(const LrCell& c) {
   return s;
 }
 
+// The axes a group is identified by, in label order: the core ones, then the others by name.
+std::vector<std::string> group_axes(const std::vector<RunRecord>& runs) {
+  std::vector<std::string> axes{"norm", "placement", "layers", "warmup"};
+  std::set<std::string> other;
+  for (const auto& r : runs)
+    for (const auto& [key, value] : r.spec.settings) other.insert(key);
+  axes.insert(axes.end(), other.begin(), other.end());
+  return axes;
+}
+
+std::string text_or(double v, const char* fmt, const char* none = "-") { return std::isfinite(v) ? f(fmt, v) : none; }
+
 }  // namespace
 
-std::string Group::label() const {
-  std::string s = norm + "/" + placement;
-  return s;
+std::string Group::value(const std::string& key, const std::map<std::string, std::string>& base) const {
+  if (key == "norm") return norm;
+  if (key == "placement") return placement;
+  if (key == "layers") return std::to_string(depth);
+  if (key == "warmup") return std::to_string(warmup);
+  if (auto it = settings.find(key); it != settings.end()) return it->second;
+  auto it = base.find(key);
+  return it != base.end() ? it->second : "base";
 }
+
+bool Summary::varies(const std::string& key) const { return std::find(varied.begin(), varied.end(), key) != varied.end(); }
 
 double lr_sensitivity(const std::vector<double>& capped) {
   if (capped.empty()) return kNaN;
@@ -60,23 +72,44 @@ double lr_sensitivity(const std::vector<double>& capped) {
   return sum / static_cast<double>(capped.size());
 }
 
-Summary summarize(const std::vector<RunRecord>& runs, double unigram) {
+namespace {
+// How an axis value reads inside a label: " L8", " w0", " dim=64".
+std::string label_part(const std::string& key, const std::string& value) {
+  if (key == "layers") return " L" + value;
+  if (key == "warmup") return " w" + value;
+  return " " + key + "=" + value;
+}
+}  // namespace
+
+Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std::map<std::string, std::string>& base) {
   Summary s;
-  using Key = std::tuple<std::string, int64_t, int64_t, std::string>;  // placement, depth, warmup, norm
-  std::map<Key, std::vector<const RunRecord*>> by_group;
-  std::vector<Key> order;
-  std::set<int64_t> depths, warmups;
+  s.base = base;
+  // Groups in the order their first run appears (the sweep's order), keyed by every axis but lr and seed.
+  const std::vector<std::string> axes = group_axes(runs);
+  std::map<std::vector<std::string>, std::vector<const RunRecord*>> by_group;
+  std::vector<std::vector<std::string>> order;
   for (const auto& r : runs) {
-    const Key k{r.spec.placement, r.spec.depth, r.spec.warmup, r.spec.norm};
+    Group probe;
+    probe.norm = r.spec.norm, probe.placement = r.spec.placement, probe.depth = r.spec.depth, probe.warmup = r.spec.warmup;
+    probe.settings = r.spec.settings;
+    std::vector<std::string> k;
+    for (const auto& a : axes) k.push_back(probe.value(a, base));
     if (!by_group.count(k)) order.push_back(k);
     by_group[k].push_back(&r);
-    depths.insert(r.spec.depth), warmups.insert(r.spec.warmup);
   }
-  s.varied_depth = depths.size() > 1, s.varied_warmup = warmups.size() > 1;
+  for (size_t i = 2; i < axes.size(); ++i) {  // norm and placement are always in the label
+    std::set<std::string> values;
+    for (const auto& k : order) values.insert(k[i]);
+    if (values.size() > 1) s.varied.push_back(axes[i]);
+  }
 
   for (const auto& k : order) {
     Group g;
-    std::tie(g.placement, g.depth, g.warmup, g.norm) = k;
+    const RunRecord& first = *by_group[k].front();
+    g.norm = first.spec.norm, g.placement = first.spec.placement, g.depth = first.spec.depth, g.warmup = first.spec.warmup;
+    g.settings = first.spec.settings;
+    g.label = g.norm + "/" + g.placement;
+    for (const auto& a : s.varied) g.label += label_part(a, g.value(a, base));
     std::map<double, std::vector<const RunRecord*>> by_lr;
     double init = 0, ms = 0;
     int timed = 0;
@@ -84,6 +117,7 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram) {
       by_lr[r->spec.lr].push_back(r);
       init += r->initial_loss;
       if (std::isfinite(r->step_ms)) ms += r->step_ms, ++timed;
+      if (std::isfinite(r->step_ms) && !r->diverged) g.run_step_ms[{r->spec.lr, r->spec.seed}] = r->step_ms;
       ++g.runs;
       g.diverged += r->diverged;
       g.spikes += r->spikes;
@@ -138,47 +172,155 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram) {
         if (c.lr == lr && c.diverged) all_stable = false;
     if (all_stable) s.reference_lr = lr;
   }
-  for (auto& g : s.groups) {
-    std::vector<double> peak, logit, fin;
-    for (const auto& r : runs)
-      if (r.spec.norm == g.norm && r.spec.placement == g.placement && r.spec.depth == g.depth &&
-          r.spec.warmup == g.warmup && r.spec.lr == s.reference_lr) {
-        peak.push_back(r.peak_residual_rms), logit.push_back(r.peak_max_logit), fin.push_back(r.final_residual_rms);
-      }
+  for (size_t i = 0; i < order.size(); ++i) {
+    Group& g = s.groups[i];
+    std::vector<double> peak, logit, fin, out;
+    for (const RunRecord* r : by_group[order[i]])
+      if (r->spec.lr == s.reference_lr)
+        peak.push_back(r->peak_residual_rms), logit.push_back(r->peak_max_logit), fin.push_back(r->final_residual_rms),
+            out.push_back(r->peak_output_logit);
     g.ref_peak_residual_rms = median(peak), g.ref_peak_max_logit = median(logit), g.ref_final_residual_rms = median(fin);
+    g.ref_peak_output_logit = median(out);
   }
   return s;
 }
+
+SpeedComparison compare_speed(const Group& a, const Group& b) {
+  SpeedComparison c;
+  std::vector<double> logs;
+  for (const auto& [key, ms] : a.run_step_ms)
+    if (auto it = b.run_step_ms.find(key); it != b.run_step_ms.end() && ms > 0 && it->second > 0)
+      logs.push_back(std::log(ms / it->second));
+  c.pairs = static_cast<int>(logs.size());
+  if (logs.empty()) return c;
+  double m = 0, v = 0;
+  for (double x : logs) m += x;
+  m /= static_cast<double>(logs.size());
+  for (double x : logs) v += (x - m) * (x - m);
+  const double se = logs.size() > 1 ? std::sqrt(v / static_cast<double>(logs.size() - 1) / static_cast<double>(logs.size())) : kNaN;
+  c.ratio = std::exp(m);
+  c.low = std::exp(m - 2 * se), c.high = std::exp(m + 2 * se);
+  c.measurable = c.pairs >= 3 && (c.low > 1 || c.high < 1);
+  return c;
+}
+
+namespace {
 
 bool is_no_norm(const std::string& name) { return name == nn::to_string(nn::NormKind::none()); }
 
 // A group's LR sensitivity, or why it has none worth reading.
 std::string sensitivity_text(const Group& g) {
   return g.trained ? f("%.3f", g.lr_sensitivity)
-                   : "n/a (never trained: best " + (std::isfinite(g.best_loss) ? f("%.3f", g.best_loss) : std::string("-")) +
-                         ", needs < " + f("%.3f", g.trained_below) + ")";
+                   : "n/a (never trained: best " + text_or(g.best_loss, "%.3f") + ", needs < " + f("%.3f", g.trained_below) + ")";
 }
 
-// Readings are generic over the registry: in each configuration, every norm against the best
-// norm (lowest best loss), and "none" against every norm. Each sentence is built from numbers in
-// the tables.
+// "pre-norm, 8 layers, dim=64": where a comparison along `axis` holds every other axis.
+std::string where_text(const Summary& s, const Group& g, const std::string& axis) {
+  std::string w;
+  const auto add = [&](const std::string& t) { w += (w.empty() ? "" : ", ") + t; };
+  if (axis != "placement") add(g.placement + "-norm");
+  if (axis != "norm") add(nn::norm_label(g.norm));
+  for (const auto& a : s.varied) {
+    if (a == axis || a == "placement") continue;
+    if (a == "layers") add(std::to_string(g.depth) + " layers");
+    else if (a == "warmup") add("warmup " + std::to_string(g.warmup));
+    else add(a + "=" + g.value(a, s.base));
+  }
+  return w;
+}
+
+// The groups that differ from `g` in `axis` alone, g included, in the summary's order.
+std::vector<const Group*> along(const Summary& s, const Group& g, const std::string& axis) {
+  std::vector<const Group*> out;
+  std::vector<std::string> keys{"norm", "placement"};
+  keys.insert(keys.end(), s.varied.begin(), s.varied.end());
+  for (const auto& h : s.groups) {
+    bool same = true;
+    for (const auto& k : keys)
+      if (k != axis && h.value(k, s.base) != g.value(k, s.base)) same = false;
+    if (same) out.push_back(&h);
+  }
+  return out;
+}
+
+// The speed sentence for a against b: a claim only when the paired spread allows one.
+std::string speed_text(const Summary& s, const Group& a, const Group& b, const std::string& name_a, const std::string& name_b) {
+  const SpeedComparison c = compare_speed(a, b);
+  if (c.pairs == 0) return "";
+  std::string t = "A " + name_a + " step took " + f("%.2f", c.ratio) + "x the time of a " + name_b + " step (";
+  if (c.pairs >= 2) t += "paired over " + std::to_string(c.pairs) + " runs, 95 % interval " + f("%.2f", c.low) + "–" + f("%.2f", c.high);
+  else t += "one pair of runs, no spread to judge by";
+  t += c.measurable ? (c.ratio > 1 ? "): slower, outside the run-to-run spread." : "): faster, outside the run-to-run spread.")
+                    : "): no measurable difference.";
+  if (c.measurable && s.jobs > 1)
+    t += " (Runs trained " + std::to_string(s.jobs) + " at a time; pairs ran side by side, so shared slow-downs cancel.)";
+  return t;
+}
+
+// Comparisons along one axis other than the norm: every value side by side, the rest held.
+std::string axis_reading(const Summary& s, const std::string& axis) {
+  std::string out;
+  std::set<const Group*> done;
+  for (const auto& g : s.groups) {
+    if (done.count(&g)) continue;
+    const std::vector<const Group*> family = along(s, g, axis);
+    for (const Group* h : family) done.insert(h);
+    if (family.size() < 2) continue;
+    const auto list = [&](auto text) {
+      std::string l;
+      for (const Group* h : family) l += (l.empty() ? "" : " / ") + text(*h);
+      return l;
+    };
+    out += "- **" + axis + " " + list([&](const Group& h) { return h.value(axis, s.base); }) + " (" + where_text(s, g, axis) +
+           ")**: diverged " + list([](const Group& h) { return std::to_string(h.diverged) + "/" + std::to_string(h.runs); }) +
+           "; best validation loss " + list([](const Group& h) { return text_or(h.best_loss, "%.3f"); }) +
+           "; largest lr that trained " + list([](const Group& h) { return h.largest_stable_lr > 0 ? lr_str(h.largest_stable_lr) : std::string("none"); }) +
+           "; LR sensitivity " + list([](const Group& h) { return h.trained ? f("%.3f", h.lr_sensitivity) : std::string("n/a (never trained)"); }) +
+           "; spikes " + list([](const Group& h) { return std::to_string(h.spikes); }) +
+           "; peak residual RMS at lr " + lr_str(s.reference_lr) + " " + list([](const Group& h) { return text_or(h.ref_peak_residual_rms, "%.2f"); }) + ".";
+    const Group* best = nullptr;
+    const Group* robust = nullptr;
+    for (const Group* h : family) {
+      if (std::isfinite(h->best_loss) && h->trained && (!best || h->best_loss < best->best_loss)) best = h;
+      if (h->trained && (!robust || h->lr_sensitivity < robust->lr_sensitivity)) robust = h;
+    }
+    if (best) out += " Lowest loss: " + axis + " " + best->value(axis, s.base) + ".";
+    if (robust) out += " Least sensitive to the lr (of those that trained): " + axis + " " + robust->value(axis, s.base) + ".";
+    std::vector<std::string> never;
+    for (const Group* h : family)
+      if (!h->trained) never.push_back(h->value(axis, s.base));
+    if (!never.empty()) {
+      out += " Never trained (best loss not below " + f("%.3f", family.front()->trained_below) + "): " + axis;
+      for (size_t i = 0; i < never.size(); ++i) out += (i ? ", " : " ") + never[i];
+      out += ".";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+// Readings are generic over the registry and the axes: in each configuration every norm against
+// the best norm (lowest best loss) and "none" against every norm; along every other axis that
+// varies, its values side by side. Each sentence is built from numbers in the tables.
 std::string reading(const Summary& s) {
   std::string out;
-  std::set<std::tuple<std::string, int64_t, int64_t>> configs;  // placement, depth, warmup
-  for (const auto& g : s.groups) configs.insert({g.placement, g.depth, g.warmup});
-  for (const auto& [placement, depth, warmup] : configs) {
+  std::set<const Group*> done;
+  for (const auto& first : s.groups) {
+    if (done.count(&first)) continue;
+    const std::vector<const Group*> config = along(s, first, "norm");
+    for (const Group* g : config) done.insert(g);
     std::vector<const Group*> normed;
     const Group* none = nullptr;
-    for (const auto& g : s.groups)
-      if (g.placement == placement && g.depth == depth && g.warmup == warmup) {
-        if (is_no_norm(g.norm)) none = &g;
-        else normed.push_back(&g);
-      }
+    for (const Group* g : config) {
+      if (is_no_norm(g->norm)) none = g;
+      else normed.push_back(g);
+    }
     const Group* best = nullptr;
     for (const Group* g : normed)
       if (std::isfinite(g->best_loss) && (!best || g->best_loss < best->best_loss)) best = g;
-    const std::string where = placement + "-norm" + (s.varied_depth ? ", " + std::to_string(depth) + " layers" : "") +
-                              (s.varied_warmup ? ", warmup " + std::to_string(warmup) : "");
+    const std::string where = where_text(s, first, "norm");
     const auto label = [](const Group* g) { return nn::norm_label(g->norm); };
     for (const Group* g : normed) {
       if (g == best || !best || !std::isfinite(g->best_loss)) continue;
@@ -192,14 +334,8 @@ std::string reading(const Summary& s) {
       out += "- **" + label(g) + " vs " + label(best) + " (" + where + ")**: best validation loss " +
              f("%.3f", g->best_loss) + " (lr " + lr_str(g->best_lr) + ") vs " + f("%.3f", best->best_loss) + " (lr " +
              lr_str(best->best_lr) + "): " + verdict + ". ";
-      if (std::isfinite(g->step_ms) && std::isfinite(best->step_ms)) {
-        const double ratio = g->step_ms / best->step_ms;
-        out += "A " + label(g) + " step took " + f("%.2f", ratio) + "x the time of a " + label(best) + " step (" +
-               f("%.1f", g->step_ms) + " vs " + f("%.1f", best->step_ms) + " ms, single-run timings; bench/ measures "
-               "kernels under control)" + (std::abs(ratio - 1) <= 0.02 ? ": no measurable difference." : ".");
-        if (s.jobs > 1) out += " (Runs trained " + std::to_string(s.jobs) + " at a time, which adds timing noise; use --jobs 1 to compare speed.)";
-      }
-      out += "\n";
+      if (!g->trained) out += label(g) + " never trained here (best above " + f("%.3f", g->trained_below) + "). ";
+      out += speed_text(s, *g, *best, label(g), label(best)) + "\n";
     }
     if (none) {
       out += "- **Without a norm (" + where + ")**: " + std::to_string(none->diverged) + " of " +
@@ -220,7 +356,7 @@ std::string reading(const Summary& s) {
                f("%.2f", none->ref_peak_residual_rms) + " without a norm";
         for (const Group* g : normed)
           if (std::isfinite(g->ref_peak_residual_rms)) out += ", " + f("%.2f", g->ref_peak_residual_rms) + " with " + label(g);
-        out += placement == "pre"
+        out += first.placement == "pre"
                    ? ". In pre-norm the stream itself is never normalised; the norm hands each sub-layer a rescaled "
                      "copy, which is what keeps the sub-layers' inputs steady as the stream grows."
                    : ". In post-norm every block's output is normalised, so the stream stays near the norm's scale.";
@@ -231,21 +367,10 @@ std::string reading(const Summary& s) {
       }
     }
   }
-  // Pre vs post, for every norm, depth and warmup where both were run.
-  for (const auto& g : s.groups) {
-    if (g.placement != "post") continue;
-    const Group* pre = find(s, g.norm, "pre", g.depth, g.warmup);
-    if (!pre) continue;
-    const std::string where = g.norm + (s.varied_depth ? ", " + std::to_string(g.depth) + " layers" : "") +
-                              (s.varied_warmup ? ", warmup " + std::to_string(g.warmup) : "");
-    out += "- **Pre- vs post-norm (" + where + ")**: " + std::to_string(g.diverged) + " of " + std::to_string(g.runs) +
-           " post-norm runs diverged vs " + std::to_string(pre->diverged) + " of " + std::to_string(pre->runs) +
-           " pre-norm; best validation loss " + (std::isfinite(g.best_loss) ? f("%.3f", g.best_loss) : std::string("-")) +
-           " vs " + (std::isfinite(pre->best_loss) ? f("%.3f", pre->best_loss) : std::string("-")) +
-           "; largest lr that trained " + (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : std::string("none")) +
-           " vs " + (pre->largest_stable_lr > 0 ? lr_str(pre->largest_stable_lr) : std::string("none")) +
-           "; LR sensitivity " + sensitivity_text(g) + " vs " + sensitivity_text(*pre) + ".\n";
-  }
+  std::vector<std::string> axes{"placement"};
+  for (const auto& a : s.varied)
+    if (a != "placement") axes.push_back(a);
+  for (const auto& a : axes) out += axis_reading(s, a);
   if (out.empty()) out = "- (Too few groups for a comparison.)\n";
   return out;
 }
@@ -284,14 +409,18 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   std::set<double> lrs;
   std::set<uint64_t> seeds;
   for (const auto& r : runs) lrs.insert(r.spec.lr), seeds.insert(r.spec.seed);
-  md += "Data: " + ctx.data + ". Model: " + ctx.model + ". " + std::to_string(runs.size()) + " runs (" +
-        std::to_string(seeds.size()) + " seed" + (seeds.size() > 1 ? "s" : "") + " per setting), wall time " +
-        f("%.0f", ctx.wall_s) + " s.\n\nReproduce: `" + ctx.command + "`\n\n";
+  double train_s = 0;
+  for (const auto& r : runs) train_s += std::isfinite(r.wall_s) ? r.wall_s : 0;
+  md += "Data: " + ctx.data + ". Model: " + ctx.model + ". " + std::to_string(runs.size()) + " runs" +
+        (ctx.grid.empty() ? "" : " (" + ctx.grid + ")") + ", " + std::to_string(seeds.size()) + " seed" +
+        (seeds.size() > 1 ? "s" : "") + " per setting; their training took " + f("%.0f", train_s) + " s in all (" +
+        std::to_string(s.jobs) + " at a time)" + (ctx.this_command.empty() ? "" : "; the last command, `" + ctx.this_command +
+        "`, took " + f("%.0f", ctx.wall_s) + " s") + ".\n\n" +
+        (ctx.command.empty() ? "" : "Reproduce the whole grid: `" + ctx.command + "`\n\n");
   md += "## Reading\n\n_Generated from the numbers below._\n\n" + reading(s) + "\n";
 
   md += "## Final validation loss by learning rate\n\nMean ± std over seeds (std when there are two or more).\n\n| lr |";
-  for (const auto& g : s.groups) md += " " + g.label() + (s.varied_depth ? " L" + std::to_string(g.depth) : "") +
-                                       (s.varied_warmup ? " w" + std::to_string(g.warmup) : "") + " |";
+  for (const auto& g : s.groups) md += " " + g.label + " |";
   md += "\n|---|";
   for (size_t i = 0; i < s.groups.size(); ++i) md += "---|";
   md += "\n";
@@ -305,20 +434,19 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
     }
     md += "\n";
   }
-  md += "\n## Summary per norm and placement\n\n"
-        "| norm/placement | best lr | best val loss | largest lr that trained | LR sensitivity | diverged | step (ms) | "
-        "peak residual RMS | peak attention logit | spikes |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  md += "\n## Summary per configuration\n\n"
+        "| configuration | best lr | best val loss | largest lr that trained | LR sensitivity | diverged | step (ms) | "
+        "peak residual RMS | peak attention logit | peak output logit | spikes |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& g : s.groups) {
-    md += "| " + g.label() + (s.varied_depth ? " L" + std::to_string(g.depth) : "") +
-          (s.varied_warmup ? " w" + std::to_string(g.warmup) : "") + " | " +
+    md += "| " + g.label + " | " +
           (std::isfinite(g.best_loss) ? lr_str(g.best_lr) : "–") + " | " +
           (std::isfinite(g.best_loss) ? f("%.3f", g.best_loss) : "–") + " | " +
           (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : "none") + " | " + sensitivity_text(g) + " | " +
           std::to_string(g.diverged) + "/" + std::to_string(g.runs) + " | " + f("%.1f", g.step_ms) + " | " +
           f("%.2f", g.ref_peak_residual_rms) + " | " + f("%.1f", g.ref_peak_max_logit) + " | " +
-          std::to_string(g.spikes) + " |\n";
+          text_or(g.ref_peak_output_logit, "%.1f") + " | " + std::to_string(g.spikes) + " |\n";
   }
-  md += "\nPeak residual RMS and attention logit are medians over seeds at the reference lr " + lr_str(s.reference_lr) +
+  md += "\nPeak residual RMS, attention logit and output (LM-head) logit are medians over seeds at the reference lr " + lr_str(s.reference_lr) +
         " (the largest lr at which no configuration diverged). A learning rate counted as trained when no run "
         "diverged and the mean final val loss ended below " +
         (s.groups.empty() ? std::string("-") : f("%.3f", s.groups[0].trained_below)) +
@@ -343,7 +471,10 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   }
   md += "\n## Files\n\n- `runs.csv`: one row per run: ";
   for (size_t i = 0; i < kRunColumns.size(); ++i) md += (i ? ", " : "") + kRunColumns[i];
-  md += ".\n- `curves.csv`: one row per step per run: run settings, step, loss, lr_now, grad_norm, update_ratio, "
+  md += " (settings: the run's values of the other axes where they differ from the base, key=value;...).\n"
+        "- `sweep.json`: the whole grid; `compare_norms --out DIR` continues it, and values given then add to it.\n"
+        "- `curves.csv`: one row per step per run (join with runs.csv on run_id for the other axes): run_id, norm, "
+        "placement, lr, seed, depth, warmup, step, loss, lr_now, grad_norm, update_ratio, "
         "logit_mean, logit_max, final_residual_rms, val_loss and train_eval_loss (at evaluations), with "
         "--sharpness-every sharpness, sharpness_threshold, precond_sharpness and precond_threshold (at measurements), "
         "then per layer i "
@@ -352,12 +483,14 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
 }
 
 std::string console_summary(const Summary& s) {
-  std::string out = "norm/placement        best lr  best val  stable lr  LR sens.  diverged  step ms  peak resid RMS\n";
+  size_t width = 20;
+  for (const auto& g : s.groups) width = std::max(width, g.label.size());
+  std::string out = std::string("configuration") + std::string(width - 13, ' ') +
+                    "  best lr  best val  stable lr  LR sens.  diverged  step ms  peak resid RMS\n";
   for (const auto& g : s.groups) {
     char b[256];
-    std::snprintf(b, sizeof b, "%-20s  %7s  %8s  %9s  %8s  %4d/%-3d  %7.1f  %14.2f\n",
-                  (g.label() + (s.varied_depth ? " L" + std::to_string(g.depth) : "") +
-                   (s.varied_warmup ? " w" + std::to_string(g.warmup) : "")).c_str(),
+    std::snprintf(b, sizeof b, "%-*s  %7s  %8s  %9s  %8s  %4d/%-3d  %7.1f  %14.2f\n", static_cast<int>(width),
+                  g.label.c_str(),
                   std::isfinite(g.best_loss) ? lr_str(g.best_lr).c_str() : "-",
                   std::isfinite(g.best_loss) ? f("%.3f", g.best_loss).c_str() : "-",
                   g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr).c_str() : "none",

@@ -1,9 +1,10 @@
-// The lab's report: aggregates over seeds for every (placement, depth, warmup, norm) group,
-// the LR-sensitivity measure of Wortsman et al. 2023, and report.md with a plain-language
-// reading generated from the numbers.
+// The lab's report: aggregates over seeds for every group (a point of the grid without its lr and
+// seed: norm x placement x depth x warmup x any other axis), the LR-sensitivity measure of
+// Wortsman et al. 2023, and report.md with a plain-language reading generated from the numbers.
 #pragma once
 
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,7 +30,11 @@ inline constexpr double kTrainedFraction = 0.9;
 struct Group {
   std::string norm, placement;
   int64_t depth = 0, warmup = 0;
-  std::string label() const;  // "rmsnorm/pre" (+ " L8", " w0" when those axes vary)
+  std::map<std::string, std::string> settings;  // the other axes' values (RunSpec::settings)
+  // The group's value of axis `key` (a flag name: "norm", "layers", "dim", ...); for another
+  // setting it holds at the base, `base` (Summary::base) names the value.
+  std::string value(const std::string& key, const std::map<std::string, std::string>& base = {}) const;
+  std::string label;          // "rmsnorm/pre" (+ " L8", " w0", " dim=64" for the axes that vary)
   std::vector<LrCell> cells;  // ascending lr
   double initial_loss = 0;    // mean loss at step 1
   double best_loss = 0, best_lr = 0;  // lowest mean final val loss among LRs where no seed diverged
@@ -42,8 +47,21 @@ struct Group {
   int runs = 0, diverged = 0;
   int64_t spikes = 0;                 // recovered loss spikes, summed over the group's runs
   double step_ms = 0;                 // mean over runs
+  std::map<std::pair<double, uint64_t>, double> run_step_ms;  // (lr, seed) -> step_ms, runs that did not diverge
   double ref_peak_residual_rms = 0, ref_peak_max_logit = 0, ref_final_residual_rms = 0;  // at the reference LR
+  double ref_peak_output_logit = 0;   // largest LM-head logit, median over seeds at the reference LR
 };
+
+// Whether one configuration's steps are faster than another's, from paired runs (same lr and
+// seed, trained side by side): the ratio of their step times, its spread over the pairs, and a
+// verdict only when the spread allows one.
+struct SpeedComparison {
+  int pairs = 0;
+  double ratio = 0;             // geometric mean of step_ms(a) / step_ms(b) over the pairs
+  double low = 0, high = 0;     // its ~95 % interval: exp(mean log ratio -/+ 2 sd / sqrt(pairs))
+  bool measurable = false;      // >= 3 pairs and the interval excludes 1
+};
+SpeedComparison compare_speed(const Group& a, const Group& b);
 
 // LR sensitivity (Wortsman et al. 2023, "Small-scale proxies for large-scale Transformer
 // training instabilities"): E over the LR grid of [min(loss(lr), initial loss) - min over the
@@ -54,17 +72,23 @@ double lr_sensitivity(const std::vector<double>& capped);
 struct Summary {
   std::vector<Group> groups;
   double reference_lr = 0;  // where curves and scale drift are compared (see summarize)
-  bool varied_depth = false, varied_warmup = false;
+  std::vector<std::string> varied;          // axes other than lr and seed with several values, label order
+  std::map<std::string, std::string> base;  // the base value of every other axis (Group::value)
+  bool varies(const std::string& key) const;
   int jobs = 1;  // runs trained at once (timings are noisier above 1)
 };
 
 // The reference LR is the largest LR at which every group of the sweep trained without
 // divergence (the most demanding common setting), or the smallest LR if there is none.
 // unigram: the sweep's unigram loss (the trained threshold), NaN to use kTrainedFraction x initial.
-Summary summarize(const std::vector<RunRecord>& runs, double unigram = std::numeric_limits<double>::quiet_NaN());
+// base: the base value of each axis beyond the core six (for labels; "base" where missing).
+Summary summarize(const std::vector<RunRecord>& runs, double unigram = std::numeric_limits<double>::quiet_NaN(),
+                  const std::map<std::string, std::string>& base = {});
 
 struct ReportContext {
-  std::string command;  // how to reproduce
+  std::string command;       // how to reproduce the whole grid
+  std::string this_command;  // the command that last grew or continued it
+  std::string grid;          // "5 norms x 5 lrs x 2 seeds" (grid_shape)
   std::string data;     // what it trained on
   std::string model;    // e.g. "C128 H4 T64 B12, 300 steps"
   double wall_s = 0;

@@ -1,5 +1,7 @@
 #include "sweep.h"
 
+#include "grid.h"
+
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -17,6 +19,7 @@
 #include "tapegrad/io/json.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/lm/sharpness.h"
+#include "tapegrad/lm/usage_error.h"
 #include "tapegrad/threads.h"
 
 namespace tapegrad::lab {
@@ -63,7 +66,8 @@ const std::vector<std::string> kRunColumns = {
     "run_id", "norm", "placement", "lr", "seed", "depth", "warmup", "steps", "steps_done", "initial_loss",
     "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss", "diverged", "divergence_step",
     "divergence_cause", "divergence_quantity", "step_ms", "tokens_per_s", "peak_residual_rms", "final_residual_rms",
-    "peak_max_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step", "spikes"};
+    "peak_max_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit",
+    "settings"};
 
 namespace {
 // runs.csv files written before the sharpness columns existed still read (as not measured).
@@ -83,27 +87,65 @@ std::vector<std::string> curve_columns(int64_t max_depth, bool sharpness) {
 // The learning rate as %g when that reads back exactly (every id ever written for such values
 // stays the same), otherwise with all 17 digits: 1.0000004e-3 must not reuse the 1e-3 run.
 std::string RunSpec::id() const {
-  char rate[40];
-  std::snprintf(rate, sizeof rate, "%g", lr);
-  if (std::strtod(rate, nullptr) != lr) std::snprintf(rate, sizeof rate, "%.17g", lr);
-  char b[200];
-  std::snprintf(b, sizeof b, "%s_%s_lr%s_s%llu_L%lld_w%lld", norm.c_str(), placement.c_str(), rate,
-                static_cast<unsigned long long>(seed), static_cast<long long>(depth), static_cast<long long>(warmup));
-  return b;
+  std::string id = cat(norm, "_", placement, "_lr", setting_text(lr), "_s", seed, "_L", depth, "_w", warmup);
+  for (const auto& [key, value] : settings) id += "_" + key + "=" + value;
+  return id;
+}
+
+std::string RunSpec::settings_text(const char* separator) const {
+  std::string s;
+  for (const auto& [key, value] : settings) s += (s.empty() ? "" : separator) + key + "=" + value;
+  return s;
 }
 
 std::vector<RunSpec> expand(const SweepOptions& o) {
   const std::vector<int64_t> warmups = o.warmups.empty() ? std::vector<int64_t>{o.base.warmup} : o.warmups;
+  // The other axes' points, outermost: each a map of the values that differ from the base.
+  const nlohmann::json base = lm::to_json(o.base);
+  std::vector<std::map<std::string, std::string>> points{{}};
+  for (const auto& [key, values] : o.axes) {
+    std::vector<std::map<std::string, std::string>> next;
+    for (const auto& p : points)
+      for (const auto& v : values) {
+        auto q = p;
+        if (v != setting_text(base[key])) q[key] = v;
+        next.push_back(q);
+      }
+    points = next;
+  }
   std::vector<RunSpec> specs;
-  for (const auto& placement : o.placements)
-    for (int64_t depth : o.depths)
-      for (int64_t warmup : warmups)
-        for (double lr : o.lrs)
-          for (uint64_t seed : o.seeds)
-            for (const auto& norm : o.norms) specs.push_back({norm, placement, lr, seed, depth, warmup});
+  for (const auto& settings : points)
+    for (const auto& placement : o.placements)
+      for (int64_t depth : o.depths)
+        for (int64_t warmup : warmups)
+          for (double lr : o.lrs)
+            for (uint64_t seed : o.seeds)
+              for (const auto& norm : o.norms) specs.push_back({norm, placement, lr, seed, depth, warmup, settings});
   std::set<std::string> ids;
   for (const auto& s : specs) check(ids.insert(s.id()).second, "sweep: run ", s.id(), " appears twice (repeated axis value?)");
+  // Every combination must be a valid training run (e.g. --heads must divide --dim in each).
+  for (const auto& s : specs) {
+    try {
+      run_config(o, s, 1).validate();
+    } catch (const lm::UsageError& e) {
+      throw lm::UsageError(s.settings.empty() ? std::string(e.what()) : cat(e.what(), " (in the runs with ", s.settings_text(), ")"));
+    }
+  }
   return specs;
+}
+
+lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threads) {
+  lm::TrainConfig c = o.base;
+  if (!spec.settings.empty()) {
+    nlohmann::json j = lm::to_json(o.base);
+    for (const auto& [key, value] : spec.settings) j[key] = setting_value(key, value);
+    c = lm::train_config_from_json(j);
+  }
+  c.norm = nn::NormKind::parse(spec.norm), c.placement = nn::parse_placement(spec.placement), c.lr = spec.lr;
+  c.min_lr = spec.lr * o.min_lr_ratio;
+  c.seed = spec.seed, c.layers = spec.depth, c.warmup = spec.warmup;
+  c.instrument = true, c.threads = threads, c.eval_every = 0, c.checkpoint_every = 0;
+  return c;
 }
 
 std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
@@ -111,10 +153,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
                                  std::shared_ptr<const lm::TokenData> data, int threads, std::string& curve,
                                  const std::function<bool()>& stop) {
   const auto t0 = std::chrono::steady_clock::now();
-  lm::TrainConfig c = o.base;
-  c.norm = nn::NormKind::parse(spec.norm), c.placement = nn::parse_placement(spec.placement), c.lr = spec.lr, c.min_lr = spec.lr * o.min_lr_ratio;
-  c.seed = spec.seed, c.layers = spec.depth, c.warmup = spec.warmup;
-  c.instrument = true, c.threads = threads, c.eval_every = 0, c.checkpoint_every = 0;
+  const lm::TrainConfig c = run_config(o, spec, threads);
   lm::Trainer trainer(c, std::move(tokenizer), std::move(data));
   lm::DivergenceDetector detector(
       {.factor = o.divergence_factor, .patience = o.divergence_patience, .spike_factor = o.spike_factor}, c.warmup);
@@ -140,6 +179,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
       if (std::isfinite(l.max_logit)) rec.peak_max_logit = std::max(rec.peak_max_logit, l.max_logit);
     }
     if (std::isfinite(s.final_residual_rms)) rec.peak_residual_rms = std::max(rec.peak_residual_rms, s.final_residual_rms);
+    if (std::isfinite(s.logit_max) && !(s.logit_max <= rec.peak_output_logit)) rec.peak_output_logit = s.logit_max;
     rec.final_residual_rms = s.final_residual_rms;
 
     double val = kNaN, train = kNaN;
@@ -194,7 +234,8 @@ std::string csv_row(const RunRecord& r) {
                r.diverged ? "1" : "0", std::to_string(r.divergence_step), r.divergence_cause, r.divergence_quantity,
                num(r.step_ms), num(r.tokens_per_s), num(r.peak_residual_rms), num(r.final_residual_rms),
                num(r.peak_max_logit), num(r.wall_s), num(r.peak_sharpness_ratio),
-               std::to_string(r.sharpness_cross_step), std::to_string(r.spikes)});
+               std::to_string(r.sharpness_cross_step), std::to_string(r.spikes), num(r.peak_output_logit),
+               s.settings_text(";")});
 }
 
 void write_runs(const std::string& path, const std::vector<RunRecord>& runs) {
@@ -247,7 +288,6 @@ std::vector<RunRecord> read_runs(const std::string& path) {
     }
     r.spec.lr = cell<double>(f, 3, where), r.spec.seed = cell<uint64_t>(f, 4, where);
     r.spec.depth = cell<int64_t>(f, 5, where), r.spec.warmup = cell<int64_t>(f, 6, where);
-    check(r.spec.id() == f[0], where, ": run_id '", f[0].substr(0, 80), "' does not match its columns (", r.spec.id(), ")");
     r.steps = cell<int64_t>(f, 7, where), r.steps_done = cell<int64_t>(f, 8, where);
     r.initial_loss = cell<double>(f, 9, where), r.final_train_loss = cell<double>(f, 10, where);
     r.min_train_loss = cell<double>(f, 11, where), r.final_val_loss = cell<double>(f, 12, where);
@@ -259,14 +299,30 @@ std::vector<RunRecord> read_runs(const std::string& path) {
     r.peak_max_logit = cell<double>(f, 22, where), r.wall_s = cell<double>(f, 23, where);
     if (has(25)) r.peak_sharpness_ratio = cell<double>(f, 24, where), r.sharpness_cross_step = cell<int64_t>(f, 25, where);
     if (has(26)) r.spikes = cell<int64_t>(f, 26, where);
+    if (has(27)) r.peak_output_logit = cell<double>(f, 27, where);
+    if (has(28) && !f[28].empty()) {  // "dim=64;qk-norm=rmsnorm": swept settings, checked as on the command line
+      std::istringstream items(f[28]);
+      for (std::string item; std::getline(items, item, ';');) {
+        const size_t eq = item.find('=');
+        try {
+          check(eq != std::string::npos, "setting '", item.substr(0, 64), "' is not key=value");
+          const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+          check(is_axis(key) && std::find(kCoreAxes.begin(), kCoreAxes.end(), key) == kCoreAxes.end(),
+                "'", key.substr(0, 64), "' is not a setting a sweep can vary");
+          setting_value(key, value);
+          check(r.spec.settings.emplace(key, value).second, "setting '", key, "' appears twice");
+        } catch (const Error& e) {
+          throw Error(cat(where, ": column 'settings': ", e.what()));
+        }
+      }
+    }
+    check(r.spec.id() == f[0], where, ": run_id '", f[0].substr(0, 80), "' does not match its columns (", r.spec.id(), ")");
     runs.push_back(std::move(r));
   }
   return runs;
 }
 
-namespace {
-// Every run recorded so far: the rows of runs.csv (earlier sweeps) and the per-run records.
-std::map<std::string, RunRecord> recorded(const std::string& out) {
+std::map<std::string, RunRecord> recorded_runs(const std::string& out) {
   std::map<std::string, RunRecord> all;
   for (auto& r : read_runs(out + "/runs.csv")) all[r.spec.id()] = r;
   std::error_code ec;
@@ -275,31 +331,6 @@ std::map<std::string, RunRecord> recorded(const std::string& out) {
       if (entry.path().extension() == ".csv")
         for (auto& r : read_runs(entry.path().string())) all[r.spec.id()] = r;
   return all;
-}
-
-}  // namespace
-
-void check_restart(const SweepOptions& o) {
-  recorded(o.out);  // every record reads (and no name in one is a path)
-  const std::string path = o.out + "/sweep.json";
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return;
-  const nlohmann::json now = shared_settings(o);
-  nlohmann::json before;
-  try {
-    before = io::parse_json(io::read_file(path), path);
-  } catch (const Error& e) {
-    throw Error(cat(e.what(), "; delete it to adopt this sweep's settings"));
-  }
-  check(before.is_object(), path, ": expected a JSON object; delete it to adopt this sweep's settings");
-  // A setting newer than the sweep's sweep.json was, for its runs, at its default.
-  const nlohmann::json defaults = lm::to_json(lm::TrainConfig{});
-  for (const auto& [key, value] : now.items()) {
-    const bool same = before.contains(key) ? before[key] == value : defaults.contains(key) && defaults[key] == value;
-    const std::string was = before.contains(key) ? io::json_excerpt(before[key]) : "(unset)";
-    check(same, o.out, " holds runs trained with --", key, " ", was, ", this sweep asks for ",
-          io::json_excerpt(value), ": give another --out, or the same setting (", path, ")");
-  }
 }
 
 namespace {
@@ -321,28 +352,7 @@ double sweep_unigram_loss(const SweepOptions& o) {
   return lm::unigram_loss(d.data->train, d.data->val, d.tokenizer->vocab_size());
 }
 
-nlohmann::json shared_settings(const SweepOptions& o) {
-  nlohmann::json j = lm::to_json(o.base);
-  // Set per run by the axes, or not changing what a run computes (threads: the same up to
-  // float32 reduction order; the rest are bookkeeping the sweep overrides).
-  for (const char* key : {"norm", "placement", "lr", "min-lr", "seed", "layers", "warmup", "threads", "eval-every",
-                          "checkpoint-every", "instrument"})
-    j.erase(key);
-  j["min-lr-ratio"] = o.min_lr_ratio;
-  j["divergence-factor"] = o.divergence_factor;
-  j["divergence-patience"] = o.divergence_patience;
-  j["spike-factor"] = o.spike_factor;
-  j["evals"] = o.evals;
-  return j;
-}
-
 namespace {
-
-void record_shared_settings(const SweepOptions& o) {
-  check_restart(o);
-  std::error_code ec;
-  if (!fs::exists(o.out + "/sweep.json", ec)) io::write_file_atomic(o.out + "/sweep.json", shared_settings(o).dump(2) + "\n");
-}
 
 void write_runs_csv(const std::string& out, const std::map<std::string, RunRecord>& all) {
   std::vector<RunRecord> rows;
@@ -352,18 +362,21 @@ void write_runs_csv(const std::string& out, const std::map<std::string, RunRecor
 
 }  // namespace
 
-std::vector<RunRecord> run_sweep(const SweepOptions& o,
+std::vector<RunRecord> run_sweep(const SweepOptions& asked,
                                  const std::function<void(const RunRecord&, bool, int, int)>& on_run,
                                  const lm::Communicator* comm) {
   const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
+  const SweepOptions o = resolve_sweep(asked, every_setting());
   if (rank == 0) {
     io::ensure_writable_directory(o.out);
     io::ensure_writable_directory(o.out + "/curves");
     io::ensure_writable_directory(o.out + "/records");
-    record_shared_settings(o);
+    const std::string grid = grid_json(o).dump(2) + "\n", path = o.out + "/sweep.json";
+    std::error_code ec;
+    if (!fs::exists(path, ec) || io::read_file(path) != grid) io::write_file_atomic(path, grid);
   }
   if (comm) comm->barrier();
-  std::map<std::string, RunRecord> all = recorded(o.out);
+  std::map<std::string, RunRecord> all = recorded_runs(o.out);
 
   const std::vector<RunSpec> specs = expand(o);
   std::vector<size_t> todo;
@@ -417,7 +430,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& o,
   if (comm) comm->barrier();  // every rank's runs are recorded
   if (rank != 0) return {};
 
-  all = recorded(o.out);
+  all = recorded_runs(o.out);
   write_runs_csv(o.out, all);
   // curves.csv: every recorded run's curve, padded to the deepest run's columns.
   int64_t max_depth = 0;

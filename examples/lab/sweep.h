@@ -1,6 +1,7 @@
-// The lab's sweep: one training run per point of norm x placement x learning rate x seed x depth
-// x warmup, every run on the same data with the same initialisation seed and the same batches
-// (the seed fixes both), so norms are compared pairwise on identical inputs.
+// The lab's sweep: one training run per point of its grid (grid.h: norm x placement x learning
+// rate x seed x depth x warmup x any other training setting given several values), every run on
+// the same data with the same initialisation seed and the same batches (the seed fixes both), so
+// norms are compared pairwise on identical inputs.
 //
 // Files in the output directory (written atomically, so a killed sweep loses at most the runs in
 // flight; restarting it skips every run already recorded):
@@ -9,7 +10,8 @@
 //                      (and machines sharing the directory) never write the same file
 //   runs.csv           one row per finished run (columns: kRunColumns), assembled from records/
 //   curves.csv         all runs' curves concatenated, written at the end of a sweep
-//   sweep.json         the settings all runs share (shared_settings); a restart must match them
+//   sweep.json         the whole grid (grid.h): `compare_norms --out DIR` alone continues it, and
+//                      values given on a later command add to it
 //
 // Under MPI (`mpirun -np N compare_norms ...`), rank r trains runs r, r + N, ... of those not yet
 // recorded; after a barrier rank 0 assembles runs.csv and curves.csv and writes the report.
@@ -35,8 +37,13 @@ struct RunSpec {
   double lr = 0;
   uint64_t seed = 0;
   int64_t depth = 0, warmup = 0;
-  // "layernorm_pre_lr3e-03_s1_L4_w30": stable, file-name safe, unique within a sweep.
+  // The other axes (grid.h) where this run's value differs from the sweep's base: flag -> text.
+  std::map<std::string, std::string> settings;
+  // "layernorm_pre_lr0.003_s1_L4_w30" (+ "_dim=64" per setting): stable, file-name safe, unique
+  // within a sweep.
   std::string id() const;
+  // "dim=64 qk-norm=rmsnorm" (as runs.csv's settings column, with ';' for ' '); "" for none.
+  std::string settings_text(const char* separator = " ") const;
 };
 
 // One finished run; a row of runs.csv. Losses of a diverged run that never got evaluated are NaN.
@@ -59,6 +66,7 @@ struct RunRecord {
   double peak_sharpness_ratio = std::numeric_limits<double>::quiet_NaN();
   int64_t sharpness_cross_step = 0;
   int64_t spikes = 0;  // loss spikes that recovered (divergence.h)
+  double peak_output_logit = std::numeric_limits<double>::quiet_NaN();  // largest LM-head logit, max over steps
 };
 
 extern const std::vector<std::string> kRunColumns;
@@ -74,6 +82,9 @@ struct SweepOptions {
   std::vector<uint64_t> seeds{1};
   std::vector<int64_t> depths{4};
   std::vector<int64_t> warmups;  // empty: base.warmup
+  // Every other swept setting (grid.h): flag name -> values as text, base.<flag>'s value among
+  // them; a setting with one value lives in `base` only.
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   double min_lr_ratio = 0.1;     // each run decays to lr * ratio
   double divergence_factor = 1.5;
   int64_t divergence_patience = 10;  // steps above the factor before a run counts as diverged (divergence.h)
@@ -83,19 +94,19 @@ struct SweepOptions {
   std::string out;
 };
 
-// The settings every run of the sweep shares (base flags the axes do not set, and the sweep's own
-// run-level options), as stored in DIR/sweep.json: a restart with other values is refused.
-nlohmann::json shared_settings(const SweepOptions& o);
-// Whether the sweep folder o.out may be continued by this sweep: throws, naming the first
-// difference, if it holds a sweep.json with other shared settings, and naming the file and line
-// if a record cannot be read. run_sweep checks (and on a first run records the settings); a
-// program can call this to fail early.
-void check_restart(const SweepOptions& o);
+// Every run recorded in the folder `out` (runs.csv and records/), by id; an Error names the file
+// and line of a record that does not read.
+std::map<std::string, RunRecord> recorded_runs(const std::string& out);
+
+// The training settings of one run: the base, the run's axis values, and the lab's bookkeeping.
+lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threads);
 
 // The unigram loss of the sweep's data (lm::unigram_loss): the bar a run must beat to count as trained.
 double sweep_unigram_loss(const SweepOptions& o);
 
-// All runs of the sweep, in a fixed order (placement, depth, warmup, norm, lr, seed).
+// All runs of the sweep, in a fixed order (other axes, placement, depth, warmup, lr, seed, norm:
+// a seed's norms are neighbours, so they train side by side and their timings pair up). Every
+// run's settings are validated here (train_lm's rules), so a bad combination fails before training.
 std::vector<RunSpec> expand(const SweepOptions& o);
 
 // Trains one run. `curve` receives one CSV line per step (curve_columns order). Returns early,
@@ -111,8 +122,10 @@ void write_runs(const std::string& path, const std::vector<RunRecord>& runs);
 std::string csv_row(const RunRecord& r);
 
 // Runs every run of the sweep not already recorded; `on_run` reports each finished or skipped
-// run (for progress output). Returns all records of the sweep, in sweep order (on rank 0; the
-// other ranks of a distributed sweep get an empty list).
+// run (for progress output). The sweep is o grown by the grid already in o.out
+// (resolve_sweep(o, every setting): values add, a setting that cannot be an axis must agree),
+// and sweep.json is rewritten to it. Returns all records of that grid, in sweep order (on rank 0;
+// the other ranks of a distributed sweep get an empty list).
 std::vector<RunRecord> run_sweep(const SweepOptions& o,
                                  const std::function<void(const RunRecord&, bool skipped, int done, int total)>& on_run,
                                  const lm::Communicator* comm = nullptr);

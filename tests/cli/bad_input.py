@@ -103,6 +103,14 @@ def fixtures(tmp, bin_dir):
     subprocess.run([os.path.join(bin_dir, "compare_norms"), "--norm", "none", "--lr", "1e-3", "--steps", "4",
                     "--eval-iters", "1", "--no-plot", "--out", sweep] + TINY[:-4], check=True, capture_output=True)
     f["sweep"] = sweep
+    for name, edit in (("sweep_bad_grid", lambda g: g["axes"].update(lr=[0.001, -1])),
+                       ("sweep_path_grid", lambda g: g["axes"].update({"qk-norm": ["none", "../../x"]}))):
+        shutil.copytree(sweep, os.path.join(tmp, name))
+        grid_path = os.path.join(tmp, name, "sweep.json")
+        grid = json.load(open(grid_path))
+        edit(grid)
+        json.dump(grid, open(grid_path, "w"))
+        f[name] = os.path.join(tmp, name)
     tampered("ckpt_shape", edit_json=lambda m: (m["model"].update(dim=32), m["train"].update(dim=32)))
 
     # Deep nesting (200,000 '['): once a stack overflow in the error message's dump().
@@ -258,8 +266,16 @@ def cases(f):
          "NaN min-lr ratio"),
         ("compare_norms", ["--lr", "0"], 2, "--lr: must be positive, got 0", "non-positive learning rate in a sweep"),
         ("compare_norms", ["--norm", "groupnorm"], 2, "--norm: groupnorm not in {layernorm,rmsnorm,", "unknown norm in a sweep"),
-        ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "5", "--eval-iters", "1", "--out", f["sweep"]] + TINY[:-4], 1,
-         "holds runs trained with --steps 4, this sweep asks for 5", "restarting a sweep with other settings"),
+        ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "4", "--eval-iters", "2", "--out", f["sweep"]] + TINY[:-4], 1,
+         "holds runs trained with --eval-iters 1, this sweep asks for 2: a folder's runs share it",
+         "continuing a sweep with another setting its runs must share"),
+        ("compare_norms", ["--dim", "16", "15", "--heads", "2"], 2, "--heads 2 does not divide --dim 15 (in the runs with dim=15)",
+         "a swept combination that cannot train"),
+        ("compare_norms", ["--beta2", "0.9", "nan"], 2, "--beta2 'nan': must be a finite number", "NaN among a swept setting's values"),
+        ("compare_norms", ["--out", f["sweep_bad_grid"]], 1, "sweep.json: --lr must be positive, got -1",
+         "a sweep.json whose grid holds a negative lr"),
+        ("compare_norms", ["--out", f["sweep_path_grid"]], 1, "sweep.json: axis --qk-norm '../../x': a swept value must be",
+         "a sweep.json whose axis value is a path"),
         (T, ["--resume", f["ckpt_zero_rng"]], 1, "data.batch_rng: random generator state: all four words are zero",
          "all-zero batch generator state"),
         (T, ["--resume", f["ckpt_rng_not_hex"]], 1, "data.batch_rng: expected 16 hex digits, got \"zzzzzzzzzzzzzzzz\"",

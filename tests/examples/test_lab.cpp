@@ -5,6 +5,7 @@
 
 #include "tapegrad/lm/corpus.h"
 #include "tapegrad/lm/divergence.h"
+#include "grid.h"
 #include "report.h"
 #include "support.h"
 #include "sweep.h"
@@ -232,25 +233,141 @@ TEST_CASE("lab: an interrupted sweep resumes, redoing only unfinished runs", "[l
   fs::remove_all(out);
 }
 
-TEST_CASE("lab: a restart with other shared settings is refused, not mixed into the report", "[lab]") {
+TEST_CASE("lab: the grid lives in sweep.json — continued alone, grown by new values, refused only where runs must agree", "[lab]") {
   const fs::path out = fresh("settings");
   SweepOptions o = tiny_sweep(out.string());
   o.norms = {"none"};
-  run_sweep(o, [](const RunRecord&, bool, int, int) {});
-  CHECK(fs::exists(out / "sweep.json"));
-  // More axis values and other threads reuse the recorded runs...
-  o.lrs = {1e-3, 2e-3};
-  o.base.threads = 2;
-  CHECK(run_sweep(o, [](const RunRecord&, bool, int, int) {}).size() == 2);
-  // ...a different model or training setting does not.
-  o.base.qk_norm = nn::NormKind::parse("rmsnorm");
+  const auto first = run_sweep(o, [](const RunRecord&, bool, int, int) {});
+  REQUIRE(first.size() == 1);
+  const nlohmann::json grid = nlohmann::json::parse(io::read_file((out / "sweep.json").string()));
+  CHECK(grid["format"] == 2);
+  CHECK(grid["axes"]["lr"] == nlohmann::json::array({0.001}));
+  CHECK(grid["train"]["steps"] == 8);
+  // `compare_norms --out DIR` alone: whatever its defaults, the stored grid is the sweep.
+  SweepOptions bare = tiny_sweep(out.string());
+  bare.lrs = {5e-3, 7e-3}, bare.base.steps = 99;
+  const SweepOptions resumed = resolve_sweep(bare, {});
+  CHECK(resumed.lrs == std::vector<double>{1e-3});
+  CHECK(resumed.norms == std::vector<std::string>{"none"});
+  CHECK(resumed.base.steps == 8);
+  // Values given on a later command add to the axes (one more lr, another qk-norm); the runs
+  // already trained keep their ids and are reused; every run of the grid is reported.
+  SweepOptions more = tiny_sweep(out.string());
+  more.lrs = {2e-3}, more.base.qk_norm = nn::NormKind::parse("rmsnorm"), more.base.threads = 2;
+  const SweepOptions grown = resolve_sweep(more, {"lr", "qk-norm"});
+  CHECK(grown.lrs == std::vector<double>{1e-3, 2e-3});
+  REQUIRE(grown.axes.size() == 1);
+  CHECK(grown.axes[0] == std::pair<std::string, std::vector<std::string>>{"qk-norm", {"none", "rmsnorm"}});
+  std::vector<std::pair<std::string, bool>> seen;
+  const auto all = run_sweep(grown, [&](const RunRecord& r, bool skipped, int, int) { seen.emplace_back(r.spec.id(), skipped); });
+  REQUIRE(all.size() == 4);
+  CHECK(seen[0] == std::pair{first[0].spec.id(), true});
+  CHECK(all[0].final_val_loss == first[0].final_val_loss);
+  CHECK(all[2].spec.id() == "none_pre_lr0.001_s1_L2_w2_qk-norm=rmsnorm");
+  CHECK(all[2].spec.settings == std::map<std::string, std::string>{{"qk-norm", "rmsnorm"}});
+  CHECK(read_runs((out / "runs.csv").string()).size() == 4);
+  // A smaller request still reports the whole grid (the runs.csv rows carry their settings).
+  CHECK(run_sweep(o, [](const RunRecord&, bool, int, int) {}).size() == 4);
+  // The data, the measurements and the lab's judgements are the folder's: a change is refused.
+  o.base.eval_iters = 3;
   REQUIRE_THROWS_WITH(run_sweep(o, [](const RunRecord&, bool, int, int) {}),
-                      out.string() + " holds runs trained with --qk-norm \"none\", this sweep asks for \"rmsnorm\": "
-                      "give another --out, or the same setting (" + out.string() + "/sweep.json)");
-  o.base.qk_norm = nn::NormKind::none(), o.base.steps = 9;
+                      out.string() + " holds runs trained with --eval-iters 2, this sweep asks for 3: a folder's runs share "
+                      "it, so give another --out, or the same setting (" + out.string() + "/sweep.json)");
+  o.base.eval_iters = 2, o.divergence_patience = 3;
   REQUIRE_THROWS_WITH(run_sweep(o, [](const RunRecord&, bool, int, int) {}),
-                      Catch::Matchers::StartsWith(out.string() + " holds runs trained with --steps 8, this sweep asks for 9"));
+                      Catch::Matchers::StartsWith(out.string() + " holds runs trained with --divergence-patience 10, this sweep asks for 3"));
   fs::remove_all(out);
+}
+
+TEST_CASE("lab: swept values are checked, exact and file-name safe, in flags and in records", "[lab]") {
+  CHECK(setting_text(nlohmann::json(1e-3)) == "0.001");
+  // Not 0.001 (no silent reuse of that run): all 17 digits, reading back exactly.
+  CHECK(setting_text(nlohmann::json(1.0000004e-3)) == "0.0010000003999999999");
+  CHECK(setting_value("lr", "0.0010000003999999999") == 1.0000004e-3);
+  CHECK(setting_text(nlohmann::json(int64_t{64})) == "64");
+  CHECK(setting_text(nlohmann::json(false)) == "false");
+  CHECK(setting_value("beta2", "0.95") == 0.95);
+  CHECK(setting_value("tie-head", "false") == false);
+  REQUIRE_THROWS_WITH(setting_value("qk-norm", "../x"), "--qk-norm '../x': a swept value must be 1 to 64 of [A-Za-z0-9.+-]");
+  REQUIRE_THROWS_WITH(setting_value("dim", "6.5"), "--dim '6.5': must be a whole number");
+  REQUIRE_THROWS_WITH(setting_value("beta2", "nan"), "--beta2 'nan': must be a finite number");
+  // Every training setting is classified: an axis, or one the folder fixes (grid.h). A new
+  // TrainConfig field must be placed in one of the lists.
+  const nlohmann::json fields = lm::to_json(lm::TrainConfig{});
+  for (const auto& [key, value] : fields.items()) {
+    INFO(key);
+    CHECK(every_setting().count(key));
+  }
+  // A combination that cannot train is named before anything trains.
+  SweepOptions o = tiny_sweep(fresh("combination").string());
+  o.axes = {{"dim", {"16", "15"}}};
+  REQUIRE_THROWS_WITH(expand(o), "--heads 2 does not divide --dim 15 (in the runs with dim=15)");
+}
+
+TEST_CASE("lab: a records row whose settings are not a sweep's is refused, naming file and column", "[lab]") {
+  const fs::path out = fresh("evil_settings");
+  SweepOptions o = tiny_sweep(out.string());
+  o.norms = {"none"};
+  o.axes = {{"dim", {"16", "32"}}};
+  const auto runs = run_sweep(o, [](const RunRecord&, bool, int, int) {});
+  REQUIRE(runs.size() == 2);
+  std::string csv = io::read_file((out / "runs.csv").string());
+  const auto at = csv.find("dim=32");
+  REQUIRE(at != std::string::npos);
+  std::string evil = csv;
+  evil.replace(csv.rfind("dim=32"), 6, "dim=../../x");
+  io::write_file_atomic((out / "evil.csv").string(), evil);
+  REQUIRE_THROWS_WITH(read_runs((out / "evil.csv").string()),
+                      Catch::Matchers::Contains("evil.csv:3: column 'settings': --dim '../../x': a swept value must be"));
+  evil = csv;
+  evil.replace(csv.rfind("dim=32"), 6, "data=x");
+  io::write_file_atomic((out / "evil.csv").string(), evil);
+  REQUIRE_THROWS_WITH(read_runs((out / "evil.csv").string()),
+                      Catch::Matchers::Contains("column 'settings': 'data' is not a setting a sweep can vary"));
+  fs::remove_all(out);
+}
+
+TEST_CASE("lab: readings compare along any axis, and claim speed only outside the run-to-run spread", "[lab]") {
+  auto rec = [](const std::string& norm, double lr, uint64_t seed, const std::string& dim, double val, double ms) {
+    RunRecord r;
+    r.spec = {norm, "pre", lr, seed, 4, 30};
+    if (!dim.empty()) r.spec.settings["dim"] = dim;
+    r.initial_loss = 4.2, r.final_val_loss = val, r.step_ms = ms;
+    r.peak_residual_rms = 1, r.peak_max_logit = 1, r.final_residual_rms = 1;
+    return r;
+  };
+  std::vector<RunRecord> runs;
+  for (uint64_t seed : {1, 2, 3})
+    for (double lr : {1e-3, 1e-2}) {
+      // rmsnorm steps 10 % faster than layernorm's, with 1 % jitter; dim 64 trains lower.
+      const double jitter = 1 + 0.01 * static_cast<double>(seed) - 0.02;
+      runs.push_back(rec("layernorm", lr, seed, "", 2.0 + lr, 10.0 * jitter));
+      runs.push_back(rec("rmsnorm", lr, seed, "", 2.0 + lr, 9.0 * (2 - jitter)));
+      runs.push_back(rec("layernorm", lr, seed, "64", 1.5 + lr, 20.0));
+      runs.push_back(rec("rmsnorm", lr, seed, "64", 1.5 + lr, 20.0 * jitter));
+    }
+  const Summary s = summarize(runs, 3.0, {{"dim", "32"}});
+  CHECK(s.varied == std::vector<std::string>{"dim"});
+  REQUIRE(s.groups.size() == 4);
+  CHECK(s.groups[0].label == "layernorm/pre dim=32");
+  CHECK(s.groups[2].label == "layernorm/pre dim=64");
+  const SpeedComparison fast = compare_speed(s.groups[1], s.groups[0]);
+  CHECK(fast.pairs == 6);
+  CHECK(fast.measurable);
+  CHECK(fast.ratio < 0.92);
+  const SpeedComparison same = compare_speed(s.groups[3], s.groups[2]);  // 20 ms x (0.99, 1, 1.01) against 20 ms
+  CHECK_FALSE(same.measurable);
+  CHECK(same.low < 1);
+  CHECK(same.high > 1);
+  const std::string text = reading(s);
+  CHECK_THAT(text, Catch::Contains("A RMSNorm step took 0.90x the time of a LayerNorm step (paired over 6 runs, 95 % interval"));
+  CHECK_THAT(text, Catch::Contains("): faster, outside the run-to-run spread."));
+  CHECK_THAT(text, Catch::Contains("step (paired over 6 runs, 95 % interval 0.99–1.01): no measurable difference."));
+  CHECK_THAT(text, Catch::Contains("- **dim 32 / 64 (pre-norm, LayerNorm)**: diverged 0/6 / 0/6; best validation loss 2.001 / 1.501"));
+  CHECK_THAT(text, Catch::Contains("Lowest loss: dim 64."));
+  // Fewer than three pairs never make a claim.
+  const Summary two = summarize({runs[0], runs[1], runs[4], runs[5]});
+  CHECK_FALSE(compare_speed(two.groups[1], two.groups[0]).measurable);
 }
 
 TEST_CASE("lab: LR sensitivity on a hand-made table", "[lab]") {
@@ -307,7 +424,7 @@ TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
                            "initial_loss", "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss",
                            "diverged", "divergence_step", "divergence_cause", "divergence_quantity", "step_ms",
                            "tokens_per_s", "peak_residual_rms", "final_residual_rms", "peak_max_logit", "wall_s",
-                           "peak_sharpness_ratio", "sharpness_cross_step", "spikes"});
+                           "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit", "settings"});
   const auto c = curve_columns(2);
   CHECK(c.size() == 17 + 2 * 5);
   CHECK(c[7] == "step");
