@@ -130,9 +130,10 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
     for (const auto& [lr, rs] : by_lr) {
       LrCell c;
       c.lr = lr;
-      std::vector<double> ok;
+      std::vector<double> ok, residual, attention, output;
       double cap = 0;
       for (const RunRecord* r : rs) {
+        residual.push_back(r->peak_residual_rms), attention.push_back(r->peak_max_logit), output.push_back(r->peak_output_logit);
         ++c.runs;
         const bool bad = r->diverged || !std::isfinite(r->final_val_loss);
         c.diverged += bad;
@@ -140,6 +141,7 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
         cap += bad ? r->initial_loss : std::min(r->final_val_loss, r->initial_loss);
       }
       c.capped = cap / c.runs;
+      c.peak_residual_rms = median(residual), c.peak_attention_logit = median(attention), c.peak_output_logit = median(output);
       c.mean = c.std = kNaN;
       if (!ok.empty()) {
         double m = 0, v = 0;
@@ -277,7 +279,9 @@ std::string axis_reading(const Summary& s, const std::string& axis) {
            "; largest lr that trained " + list([](const Group& h) { return h.largest_stable_lr > 0 ? lr_str(h.largest_stable_lr) : std::string("none"); }) +
            "; LR sensitivity " + list([](const Group& h) { return h.trained ? f("%.3f", h.lr_sensitivity) : std::string("n/a (never trained)"); }) +
            "; spikes " + list([](const Group& h) { return std::to_string(h.spikes); }) +
-           "; peak residual RMS at lr " + lr_str(s.reference_lr) + " " + list([](const Group& h) { return text_or(h.ref_peak_residual_rms, "%.2f"); }) + ".";
+           "; at lr " + lr_str(s.reference_lr) + " peak residual RMS " + list([](const Group& h) { return text_or(h.ref_peak_residual_rms, "%.2f"); }) +
+           ", peak attention logit " + list([](const Group& h) { return text_or(h.ref_peak_max_logit, "%.1f"); }) +
+           ", peak output logit " + list([](const Group& h) { return text_or(h.ref_peak_output_logit, "%.1f"); }) + ".";
     const Group* best = nullptr;
     const Group* robust = nullptr;
     for (const Group* h : family) {
@@ -434,6 +438,27 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
     }
     md += "\n";
   }
+  // The same grid of cells for the scale statistics: what grows with the learning rate.
+  const auto lr_table = [&](const std::string& title, const char* fmt, double LrCell::*field) {
+    md += "\n## " + title + "\n\nMedian over seeds of each run's peak (a diverged run up to its divergence: marked †).\n\n| lr |";
+    for (const auto& g : s.groups) md += " " + g.label + " |";
+    md += "\n|---|";
+    for (size_t i = 0; i < s.groups.size(); ++i) md += "---|";
+    md += "\n";
+    for (double lr : lrs) {
+      md += "| " + lr_str(lr) + " |";
+      for (const auto& g : s.groups) {
+        std::string cell;
+        for (const auto& c : g.cells)
+          if (c.lr == lr && c.runs) cell = text_or(c.*field, fmt) + (c.diverged ? " †" : "");
+        md += " " + cell + " |";
+      }
+      md += "\n";
+    }
+  };
+  lr_table("Peak residual RMS by learning rate", "%.2f", &LrCell::peak_residual_rms);
+  lr_table("Peak attention logit by learning rate", "%.1f", &LrCell::peak_attention_logit);
+  lr_table("Peak output (LM-head) logit by learning rate", "%.1f", &LrCell::peak_output_logit);
   md += "\n## Summary per configuration\n\n"
         "| configuration | best lr | best val loss | largest lr that trained | LR sensitivity | diverged | step (ms) | "
         "peak residual RMS | peak attention logit | peak output logit | spikes |\n|---|---|---|---|---|---|---|---|---|---|---|\n";

@@ -18,6 +18,8 @@ struct LrCell {
   int runs = 0, diverged = 0;
   double mean = 0, std = 0;  // final validation loss over the seeds that did not diverge (NaN if none)
   double capped = 0;         // mean over all seeds of min(final val loss, initial loss); diverged = initial
+  // Medians over the seeds (diverged runs up to their divergence) of each run's peak:
+  double peak_residual_rms = 0, peak_attention_logit = 0, peak_output_logit = 0;
 };
 
 // "Stable" must mean trained: a run that stalls near its initial loss (post-norm without warmup

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Experiment 7 — z-loss: does it keep the output logits bounded at high learning rates, and at
+# what cost in loss?
+#
+# Question: z-loss adds coef * log^2 Z per token (Z the softmax normaliser of the LM head's
+# logits; PaLM, Chowdhery et al. 2022; Wortsman et al. 2023). Does it hold the output logits
+# down as the learning rate grows, keep runs from diverging, and what does it cost?
+#
+# Literature: Wortsman et al. 2023 find output-logit divergence (logits drifting far negative
+# so that log Z runs away) at high lr in small models, removed by z-loss 1e-4 at no cost in
+# loss; PaLM uses 1e-4.
+#
+# Setup: Shakespeare, L4 H4 C64 T64 B8, 300 steps, AdamW, warmup 30, cosine to lr x 0.1, 3 seeds;
+# LayerNorm and no norm (no final norm either: nothing bounds the head's input); z-loss 0, 1e-4
+# and 1e-2; lr 3e-3 ... 1e-1.
+#
+# Measured: see the README's experiments table (filled in from runs/exp7_z_loss/report.md).
+#
+#   bash examples/experiments/07_z_loss.sh [more flags]
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/run.sh"
+need_shakespeare
+exec "$bin" --data "$shakespeare" --norm layernorm none --z-loss 0 1e-4 1e-2 --layers 4 --dim 64 --heads 4 --steps 300 \
+  --lr 3e-3 1e-2 3e-2 1e-1 --seed 1 2 3 --out runs/exp7_z_loss "$@"
