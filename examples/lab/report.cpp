@@ -281,7 +281,9 @@ std::string axis_reading(const Summary& s, const std::string& axis) {
            "; spikes " + list([](const Group& h) { return std::to_string(h.spikes); }) +
            "; at lr " + lr_str(s.reference_lr) + " peak residual RMS " + list([](const Group& h) { return text_or(h.ref_peak_residual_rms, "%.2f"); }) +
            ", peak attention logit " + list([](const Group& h) { return text_or(h.ref_peak_max_logit, "%.1f"); }) +
-           ", peak output logit " + list([](const Group& h) { return text_or(h.ref_peak_output_logit, "%.1f"); }) + ".";
+           (std::any_of(family.begin(), family.end(), [](const Group* h) { return std::isfinite(h->ref_peak_output_logit); })
+                ? ", peak output logit " + list([](const Group& h) { return text_or(h.ref_peak_output_logit, "%.1f"); })
+                : std::string()) + ".";
     const Group* best = nullptr;
     const Group* robust = nullptr;
     for (const Group* h : family) {
@@ -440,6 +442,10 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   }
   // The same grid of cells for the scale statistics: what grows with the learning rate.
   const auto lr_table = [&](const std::string& title, const char* fmt, double LrCell::*field) {
+    bool measured = false;  // runs.csv files from before a column existed hold none
+    for (const auto& g : s.groups)
+      for (const auto& c : g.cells) measured |= std::isfinite(c.*field);
+    if (!measured) return;
     md += "\n## " + title + "\n\nMedian over seeds of each run's peak (a diverged run up to its divergence: marked †).\n\n| lr |";
     for (const auto& g : s.groups) md += " " + g.label + " |";
     md += "\n|---|";
