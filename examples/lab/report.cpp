@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -425,42 +426,35 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
         (ctx.command.empty() ? "" : "Reproduce the whole grid: `" + ctx.command + "`\n\n");
   md += "## Reading\n\n_Generated from the numbers below._\n\n" + reading(s) + "\n";
 
-  md += "## Final validation loss by learning rate\n\nMean ± std over seeds (std when there are two or more).\n\n| lr |";
-  for (const auto& g : s.groups) md += " " + g.label + " |";
-  md += "\n|---|";
-  for (size_t i = 0; i < s.groups.size(); ++i) md += "---|";
-  md += "\n";
-  for (double lr : lrs) {
-    md += "| " + lr_str(lr) + " |";
-    for (const auto& g : s.groups) {
-      std::string cell;
-      for (const auto& c : g.cells)
-        if (c.lr == lr) cell = cell_text(c);
-      md += " " + cell + " |";
+  // One row per lr, one column per group: a cell's text from its LrCell.
+  const auto lr_grid = [&](const std::function<std::string(const LrCell&)>& text) {
+    std::string t = "| lr |";
+    for (const auto& g : s.groups) t += " " + g.label + " |";
+    t += "\n|---|";
+    for (size_t i = 0; i < s.groups.size(); ++i) t += "---|";
+    t += "\n";
+    for (double lr : lrs) {
+      t += "| " + lr_str(lr) + " |";
+      for (const auto& g : s.groups) {
+        std::string cell;
+        for (const auto& c : g.cells)
+          if (c.lr == lr && c.runs) cell = text(c);
+        t += " " + cell + " |";
+      }
+      t += "\n";
     }
-    md += "\n";
-  }
-  // The same grid of cells for the scale statistics: what grows with the learning rate.
+    return t;
+  };
+  md += "## Final validation loss by learning rate\n\nMean ± std over seeds (std when there are two or more).\n\n" +
+        lr_grid(cell_text);
+  // The same grid for the scale statistics: what grows with the learning rate.
   const auto lr_table = [&](const std::string& title, const char* fmt, double LrCell::*field) {
     bool measured = false;  // runs.csv files from before a column existed hold none
     for (const auto& g : s.groups)
       for (const auto& c : g.cells) measured |= std::isfinite(c.*field);
     if (!measured) return;
-    md += "\n## " + title + "\n\nMedian over seeds of each run's peak (a diverged run up to its divergence: marked †).\n\n| lr |";
-    for (const auto& g : s.groups) md += " " + g.label + " |";
-    md += "\n|---|";
-    for (size_t i = 0; i < s.groups.size(); ++i) md += "---|";
-    md += "\n";
-    for (double lr : lrs) {
-      md += "| " + lr_str(lr) + " |";
-      for (const auto& g : s.groups) {
-        std::string cell;
-        for (const auto& c : g.cells)
-          if (c.lr == lr && c.runs) cell = text_or(c.*field, fmt) + (c.diverged ? " †" : "");
-        md += " " + cell + " |";
-      }
-      md += "\n";
-    }
+    md += "\n## " + title + "\n\nMedian over seeds of each run's peak (a diverged run up to its divergence: marked †).\n\n" +
+          lr_grid([&](const LrCell& c) { return text_or(c.*field, fmt) + (c.diverged ? " †" : ""); });
   };
   lr_table("Peak residual RMS by learning rate", "%.2f", &LrCell::peak_residual_rms);
   lr_table("Peak attention logit by learning rate", "%.1f", &LrCell::peak_attention_logit);
