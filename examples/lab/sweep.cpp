@@ -100,6 +100,18 @@ std::string RunSpec::settings_text(const char* separator) const {
 
 std::vector<RunSpec> expand(const SweepOptions& o) {
   const std::vector<int64_t> warmups = o.warmups.empty() ? std::vector<int64_t>{o.base.warmup} : o.warmups;
+  // Counted before anything is allocated: axes from a file (or a long command line) multiply.
+  constexpr uint64_t kMaxRuns = 100000;
+  uint64_t n = 1;
+  std::string shape;
+  const auto times = [&](const std::string& axis, size_t values) {
+    shape += cat(shape.empty() ? "" : " x ", values, " ", axis);
+    n = values == 0 ? 0 : (n > kMaxRuns / values ? kMaxRuns + 1 : n * values);
+  };
+  times("norm", o.norms.size()), times("placement", o.placements.size()), times("lr", o.lrs.size());
+  times("seed", o.seeds.size()), times("layers", o.depths.size()), times("warmup", warmups.size());
+  for (const auto& [key, values] : o.axes) times(key, values.size());
+  check(n <= kMaxRuns, "a sweep of ", shape, " is more than ", kMaxRuns, " runs");
   // The other axes' points, outermost: each a map of the values that differ from the base.
   const nlohmann::json base = lm::to_json(o.base);
   std::vector<std::map<std::string, std::string>> points{{}};

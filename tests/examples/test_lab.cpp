@@ -302,6 +302,11 @@ TEST_CASE("lab: swept values are checked, exact and file-name safe, in flags and
   SweepOptions o = tiny_sweep(fresh("combination").string());
   o.axes = {{"dim", {"16", "15"}}};
   REQUIRE_THROWS_WITH(expand(o), "--heads 2 does not divide --dim 15 (in the runs with dim=15)");
+  // A grid is counted before it is built: 1000 lrs x 1000 seeds is refused, not allocated.
+  o.axes.clear();
+  o.lrs.assign(1000, 0), o.seeds.assign(1000, 0);
+  for (int i = 0; i < 1000; ++i) o.lrs[i] = 1e-3 + i * 1e-6, o.seeds[i] = i;
+  REQUIRE_THROWS_WITH(expand(o), "a sweep of 2 norm x 1 placement x 1000 lr x 1000 seed x 1 layers x 1 warmup is more than 100000 runs");
 }
 
 TEST_CASE("lab: a records row whose settings are not a sweep's is refused, naming file and column", "[lab]") {
