@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   app.add_option("--top-p", o.top_p, "nucleus: the smallest set of tokens with probability >= p")
       ->check(in_range(0.0, 1.0));
   app.add_option("--seed", seed, "sampling seed")->check(unsigned_integer());
+  app.add_flag("--kv-cache,!--no-kv-cache", o.kv_cache,
+               "keep each layer's keys and values while the text fits the context (one row per token instead of "
+               "the whole window; the same tokens)")->default_str("true");
   app.add_option("--threads", threads, "threads (0: one per core)")->check(non_negative());
   return run_cli(app, argc, argv, [&] {
     check(o.top_p > 0, "--top-p must be > 0");

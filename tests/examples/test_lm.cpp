@@ -272,6 +272,23 @@ TEST_CASE("sampling: temperature 0 and top-k 1 are greedy; top-p keeps the nucle
   for (int i = 0; i < 20; ++i) CHECK(sample_token(logits, {}, a, scratch) == sample_token(logits, {}, b, scratch));
 }
 
+TEST_CASE("sampling: the KV cache draws the tokens recomputing the window draws, across the context", "[train][kv_cache]") {
+  const auto tok = text::CharTokenizer::train("the quick brown fox jumps over the lazy dog");
+  nn::DecoderConfig c;
+  c.vocab_size = tok.vocab_size(), c.context = 24, c.n_layer = 2, c.n_head = 2, c.dim = 16;
+  c.init_std = 0.3;  // logits far apart: a draw that differs would be a bug, not a near tie
+  nn::Decoder<float> model(c, 7);
+  for (const double temperature : {0.0, 1.0}) {
+    // 40 tokens after an 8-character prompt: 16 through the cache, the rest past the context.
+    Rng a(3), b(3);
+    const auto cached = generate(model, tok, "the lazy", 40, {.temperature = temperature}, a);
+    const auto recomputed = generate(model, tok, "the lazy", 40, {.temperature = temperature, .kv_cache = false}, b);
+    INFO("temperature " << temperature);
+    CHECK(cached == recomputed);
+    CHECK(cached.size() == 40);
+  }
+}
+
 TEST_CASE("data: the unigram loss is the cross-entropy of val under train's (add-one) frequencies", "[train]") {
   // train: a a a b (vocab 3, add-one counts 4, 2, 1 of 7); val: a b.
   const std::vector<int32_t> train{0, 0, 0, 1}, val{0, 1};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "tapegrad/error.h"
 
@@ -56,12 +57,22 @@ std::vector<int32_t> generate(nn::Decoder<float>& model, const text::Tokenizer& 
   const int64_t ctx = model.config().context, V = model.config().vocab_size;
   Tape<float> tape;
   std::vector<std::pair<double, int32_t>> scratch;
+  std::optional<nn::KVCache<float>> cache;
+  if (options.kv_cache && tokens > 0) cache.emplace(model.config().n_layer, ctx, model.config().dim);
   for (int64_t i = 0; i < tokens; ++i) {
-    const int64_t T = std::min<int64_t>(ctx, static_cast<int64_t>(ids.size()));
-    const std::span<const int32_t> window(ids.data() + ids.size() - T, static_cast<size_t>(T));
     tape.clear();
     auto guard = tape.no_grad();
-    const auto out = model.forward(tape, window, 1, T);
+    nn::Decoder<float>::Output out;
+    int64_t T = 0;  // rows of this pass; the next token's logits are its last row
+    if (cache && static_cast<int64_t>(ids.size()) <= ctx) {  // the positions not cached yet: the prompt, then one
+      const int64_t past = cache->length();
+      T = static_cast<int64_t>(ids.size()) - past;
+      out = model.forward(tape, std::span<const int32_t>(ids.data() + past, static_cast<size_t>(T)), 1, T, {}, nullptr,
+                          &*cache);
+    } else {
+      T = std::min<int64_t>(ctx, static_cast<int64_t>(ids.size()));
+      out = model.forward(tape, std::span<const int32_t>(ids.data() + ids.size() - T, static_cast<size_t>(T)), 1, T);
+    }
     const std::span<const float> last(out.logits.data() + (T - 1) * V, static_cast<size_t>(V));
     ids.push_back(sample_token(last, options, rng, scratch));
     if (on_token) on_token(ids.back());

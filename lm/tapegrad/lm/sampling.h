@@ -22,6 +22,11 @@ struct SamplingOptions {
   double temperature = 1.0;
   int64_t top_k = 0;
   double top_p = 1.0;
+  // Keep every layer's keys and values (nn/kv_cache.h) while the sequence fits the context, so
+  // each token costs one row of the model instead of its whole window; past the context the
+  // window slides (learned positions shift) and is recomputed either way. Same tokens, up to
+  // float rounding in the logits.
+  bool kv_cache = true;
 };
 
 // `scratch` avoids allocating per token.

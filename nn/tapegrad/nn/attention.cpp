@@ -145,32 +145,67 @@ void attention_core_backward(T* dqkv, T* scratch, const T* dy, const T* qkv, con
   });
 }
 
+namespace {
+
+// QK-norm's forward over the q and k of `rows` rows of qkv, in place; the raw values and the
+// norm's statistics stay in the tape's arena (backward reads them).
+template <typename T>
+struct QKNormed {
+  T* raw;     // (2, rows * NH, HS): q then k before the norm
+  T* normed;  // the same after it (also scattered back into qkv)
+  T* stats;   // (2, stats_per_row * rows * NH)
+};
+template <typename T>
+QKNormed<T> qk_norm_forward(Tape<T>& tape, T* qkv, int64_t rows, const AttentionDims& d, const QKNormInputs<T>& qk_norm) {
+  const int64_t n = rows * d.NH, block = rows * d.C, per_block = qk_norm.kernels->stats_per_row * n;
+  QKNormed<T> r{tape.template scratch<T>(2 * block), tape.template scratch<T>(2 * block),
+                tape.template scratch<T>(2 * per_block)};
+  const T eps = static_cast<T>(qk_norm.eps);
+  const T* const q[1] = {qk_norm.q_weight.defined() ? qk_norm.q_weight.data() : nullptr};
+  const T* const k[1] = {qk_norm.k_weight.defined() ? qk_norm.k_weight.data() : nullptr};
+  gather_qk(r.raw, qkv, rows, d.C);
+  qk_norm.kernels->forward(r.normed, r.stats, r.raw, q, n, d.HS(), eps);
+  qk_norm.kernels->forward(r.normed + block, r.stats + per_block, r.raw + block, k, n, d.HS(), eps);
+  scatter_qk(qkv, r.normed, rows, d.C);
+  return r;
+}
+
+// The checks both attention entry points share; returns the dimensions.
+template <typename T>
+AttentionDims check_attention_inputs(const char* op, Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj,
+                                     int64_t n_head, const QKNormInputs<T>& qk_norm) {
+  const Shape xs = x.shape();
+  check(xs.rank() == 3, op, ": input must be (B, T, C), got ", xs);
+  const AttentionDims d{xs[0], xs[1], xs[2], n_head};
+  check(n_head > 0 && d.C % n_head == 0, op, ": n_head = ", n_head, " does not divide C = ", d.C);
+  check(w_qkv.shape() == Shape{3 * d.C, d.C} && w_proj.shape() == Shape{d.C, d.C}, op, ": weights ", w_qkv.shape(),
+        " and ", w_proj.shape(), " must be (", 3 * d.C, ",", d.C, ") and (", d.C, ",", d.C, ") for input ", xs);
+  const bool has_bias = b_qkv.defined();
+  check(has_bias == b_proj.defined(), op, ": give both biases or neither");
+  check(!has_bias || (b_qkv.shape() == Shape{3 * d.C} && b_proj.shape() == Shape{d.C}), op, ": biases must be (",
+        3 * d.C, ") and (", d.C, ")");
+  const bool qk_weights = qk_norm.q_weight.defined();
+  check(qk_weights == qk_norm.k_weight.defined() && (!qk_weights || qk_norm.kernels),
+        op, ": QK-norm needs the norm's row kernels, and q and k weights both or neither");
+  if (qk_weights) {
+    const Shape want = qk_norm.kernels->param_shape(d.HS());
+    check(qk_norm.q_weight.shape() == want && qk_norm.k_weight.shape() == want, op, ": QK-norm needs q and k weights of shape ",
+          want, " for heads of ", d.HS(), " = C / n_head, got ", qk_norm.q_weight.shape(), " and ", qk_norm.k_weight.shape());
+  }
+  return d;
+}
+
+}  // namespace
+
 template <typename T>
 Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t n_head,
                              T* max_logit, const QKNormInputs<T>& qk_norm) {
   const Shape xs = x.shape();
-  check(xs.rank() == 3, "causal_self_attention: input must be (B, T, C), got ", xs);
-  const AttentionDims d{xs[0], xs[1], xs[2], n_head};
-  check(n_head > 0 && d.C % n_head == 0, "causal_self_attention: n_head = ", n_head, " does not divide C = ", d.C);
-  check(w_qkv.shape() == Shape{3 * d.C, d.C} && w_proj.shape() == Shape{d.C, d.C},
-        "causal_self_attention: weights ", w_qkv.shape(), " and ", w_proj.shape(), " must be (", 3 * d.C, ",", d.C,
-        ") and (", d.C, ",", d.C, ") for input ", xs);
+  const AttentionDims d = check_attention_inputs("causal_self_attention", x, w_qkv, w_proj, b_qkv, b_proj, n_head, qk_norm);
   const bool has_bias = b_qkv.defined();
-  check(has_bias == b_proj.defined(), "causal_self_attention: give both biases or neither");
-  check(!has_bias || (b_qkv.shape() == Shape{3 * d.C} && b_proj.shape() == Shape{d.C}),
-        "causal_self_attention: biases must be (", 3 * d.C, ") and (", d.C, ")");
-
   const NormRowKernels<T>* qk_kernels = qk_norm.kernels;
   const bool has_qk_norm = qk_kernels != nullptr;
   const bool qk_weights = qk_norm.q_weight.defined();
-  check(qk_weights == qk_norm.k_weight.defined() && (!qk_weights || has_qk_norm),
-        "causal_self_attention: QK-norm needs the norm's row kernels, and q and k weights both or neither");
-  if (qk_weights) {
-    const Shape want = qk_kernels->param_shape(d.HS());
-    check(qk_norm.q_weight.shape() == want && qk_norm.k_weight.shape() == want,
-          "causal_self_attention: QK-norm needs q and k weights of shape ", want, " for heads of ", d.HS(),
-          " = C / n_head, got ", qk_norm.q_weight.shape(), " and ", qk_norm.k_weight.shape());
-  }
 
   Tape<T>& tape = x.tape();
   const OpInputs<T> inputs{x, w_qkv, w_proj, b_qkv, b_proj, qk_norm.q_weight, qk_norm.k_weight};
@@ -187,17 +222,12 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   QKNormCache<T>* qk_cache = nullptr;
   if (has_qk_norm) {
     const int64_t n = rows * d.NH, block = rows * d.C;
-    T* raw = tape.template scratch<T>(2 * block);
-    T* normed = tape.template scratch<T>(2 * block);
-    const int64_t per_block = qk_kernels->stats_per_row * n;
-    T* stats = tape.template scratch<T>(2 * per_block);
-    const T eps = static_cast<T>(qk_norm.eps);
+    const QKNormed<T> normed_qk = qk_norm_forward(tape, qkv, rows, d, qk_norm);
+    T* raw = normed_qk.raw;
+    T* normed = normed_qk.normed;
+    T* stats = normed_qk.stats;
     const T* const q[1] = {qk_weights ? qk_norm.q_weight.data() : nullptr};
     const T* const k[1] = {qk_weights ? qk_norm.k_weight.data() : nullptr};
-    gather_qk(raw, qkv, rows, d.C);
-    qk_kernels->forward(normed, stats, raw, q, n, d.HS(), eps);
-    qk_kernels->forward(normed + block, stats + per_block, raw + block, k, n, d.HS(), eps);
-    scatter_qk(qkv, normed, rows, d.C);
     if (out.requires_grad()) {
       // din[]: x, w_qkv, w_proj, [b_qkv, b_proj], [q_weight, k_weight]
       const int q_weight_at = qk_weights ? (has_bias ? 5 : 3) : -1;
@@ -236,6 +266,55 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
 }
 
 template <typename T>
+Var<T> cached_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t n_head,
+                             const AttentionCache<T>& cache, T* max_logit, const QKNormInputs<T>& qk_norm) {
+  const AttentionDims d = check_attention_inputs("cached_self_attention", x, w_qkv, w_proj, b_qkv, b_proj, n_head, qk_norm);
+  check(d.B == 1, "cached_self_attention: one sequence at a time, got a batch of ", d.B);
+  check(cache.keys && cache.values && cache.past >= 0 && cache.past + d.T <= cache.capacity, "cached_self_attention: ",
+        cache.past, " cached + ", d.T, " new positions exceed the cache's ", cache.capacity);
+  Tape<T>& tape = x.tape();
+  const OpInputs<T> inputs{x, w_qkv, w_proj, b_qkv, b_proj, qk_norm.q_weight, qk_norm.k_weight};
+  Var<T> out = tape.make_output("cached_self_attention", x.shape(), inputs);
+  check(!out.requires_grad(), "cached_self_attention: inference only (run it under Tape::no_grad)");
+  const int64_t n = d.T, C = d.C, HS = d.HS(), total = cache.past + n;
+  T* qkv = tape.template scratch<T>(n * 3 * C);
+  T* att = tape.template scratch<T>(d.NH * n * total);
+  T* y = tape.template scratch<T>(n * C);
+  linear_forward(qkv, x.data(), w_qkv.data(), b_qkv.defined() ? b_qkv.data() : nullptr, n, C, 3 * C);
+  if (qk_norm.kernels) qk_norm_forward(tape, qkv, n, d, qk_norm);
+  for (int64_t r = 0; r < n; ++r) {  // the new positions' k and v join the cache
+    std::copy_n(qkv + r * 3 * C + C, C, cache.keys + (cache.past + r) * C);
+    std::copy_n(qkv + r * 3 * C + 2 * C, C, cache.values + (cache.past + r) * C);
+  }
+  // Per head: S = q K^T / sqrt(HS) over every cached position, row i causal at past + i, then
+  // y = softmax(S) V — the rows of the full pass's S and y for these positions.
+  const T scale = T(1) / std::sqrt(static_cast<T>(HS));
+  T global_max = -std::numeric_limits<T>::infinity();
+  parallel_for(d.NH, n * total * HS, [&](int64_t h0, int64_t h1) {
+    T thread_max = -std::numeric_limits<T>::infinity();
+    for (int64_t h = h0; h < h1; ++h) {
+      T* P = att + h * n * total;
+      gemm<T>(Trans::kNo, Trans::kYes, n, total, HS, scale, qkv + h * HS, 3 * C, cache.keys + h * HS, C, T(0), P, total);
+      for (int64_t i = 0; i < n; ++i) {
+        T* row = P + i * total;
+        const int64_t visible = cache.past + i + 1;
+        const T mx = vmath::max(row, visible);
+        thread_max = std::max(thread_max, mx);
+        const T inv = T(1) / vmath::exp_shifted_sum(row, row, mx, visible);
+        for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
+        std::fill(row + visible, row + total, T(0));
+      }
+      gemm<T>(Trans::kNo, Trans::kNo, n, HS, total, T(1), P, total, cache.values + h * HS, C, T(0), y + h * HS, C);
+    }
+#pragma omp critical(tapegrad_cached_attention_max)
+    global_max = std::max(global_max, thread_max);
+  });
+  if (max_logit) *max_logit = global_max;
+  linear_forward(out.data(), y, w_proj.data(), b_proj.defined() ? b_proj.data() : nullptr, n, C, C);
+  return out;
+}
+
+template <typename T>
 CausalSelfAttention<T>::CausalSelfAttention(AttentionOptions o) : options_(o) {
   check(o.dim > 0 && o.n_head > 0, "CausalSelfAttention: dim and n_head must be positive, got dim=", o.dim,
         " n_head=", o.n_head);
@@ -264,9 +343,10 @@ Var<T> CausalSelfAttention<T>::forward(Var<T> x) {
     const auto q = q_norm_->parameters(), k = k_norm_->parameters();
     if (!q.empty()) qk.q_weight = tape.param(*q[0]), qk.k_weight = tape.param(*k[0]);
   }
-  return causal_self_attention(x, tape.param(qkv_->weight()), tape.param(proj_->weight()),
-                               b ? tape.param(*qkv_->bias()) : Var<T>{}, b ? tape.param(*proj_->bias()) : Var<T>{},
-                               options_.n_head, &max_logit_, qk);
+  const Var<T> w_qkv = tape.param(qkv_->weight()), w_proj = tape.param(proj_->weight());
+  const Var<T> b_qkv = b ? tape.param(*qkv_->bias()) : Var<T>{}, b_proj = b ? tape.param(*proj_->bias()) : Var<T>{};
+  if (cache_.keys) return cached_self_attention(x, w_qkv, w_proj, b_qkv, b_proj, options_.n_head, cache_, &max_logit_, qk);
+  return causal_self_attention(x, w_qkv, w_proj, b_qkv, b_proj, options_.n_head, &max_logit_, qk);
 }
 
 template <typename T>
@@ -285,6 +365,10 @@ template Var<float> causal_self_attention(Var<float>, Var<float>, Var<float>, Va
                                           const QKNormInputs<float>&);
 template Var<double> causal_self_attention(Var<double>, Var<double>, Var<double>, Var<double>, Var<double>, int64_t,
                                            double*, const QKNormInputs<double>&);
+template Var<float> cached_self_attention(Var<float>, Var<float>, Var<float>, Var<float>, Var<float>, int64_t,
+                                          const AttentionCache<float>&, float*, const QKNormInputs<float>&);
+template Var<double> cached_self_attention(Var<double>, Var<double>, Var<double>, Var<double>, Var<double>, int64_t,
+                                           const AttentionCache<double>&, double*, const QKNormInputs<double>&);
 template class CausalSelfAttention<float>;
 template class CausalSelfAttention<double>;
 

@@ -53,6 +53,20 @@ template <typename T>
 Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t n_head,
                              T* max_logit = nullptr, const QKNormInputs<T>& qk_norm = {});
 
+// Inference over cached keys and values (kv_cache.h): x holds n new positions past .. past + n - 1
+// of one sequence, (1, n, C). Their k and v rows are written to keys/values (capacity rows of C)
+// at those positions, and row i attends to positions 0 .. past + i — exactly what the full
+// causal pass computes for them. Forward only: x must not require a gradient.
+template <typename T>
+struct AttentionCache {
+  T* keys = nullptr;
+  T* values = nullptr;
+  int64_t past = 0, capacity = 0;
+};
+template <typename T>
+Var<T> cached_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t n_head,
+                             const AttentionCache<T>& cache, T* max_logit = nullptr, const QKNormInputs<T>& qk_norm = {});
+
 struct AttentionOptions {
   int64_t dim = 0;
   int64_t n_head = 1;
@@ -77,6 +91,10 @@ class CausalSelfAttention : public UnaryModule<T> {
   const AttentionOptions& options() const { return options_; }
   // Largest attention logit seen by the last forward() (0 before any).
   T last_max_logit() const { return max_logit_; }
+  // While attached, forward() runs cached_self_attention on it (generation; Decoder attaches
+  // and detaches around one pass).
+  void attach_cache(const AttentionCache<T>& cache) { cache_ = cache; }
+  void detach_cache() { cache_ = {}; }
   std::string type_name() const override { return "CausalSelfAttention"; }
   std::string options_repr() const override;
 
@@ -87,6 +105,7 @@ class CausalSelfAttention : public UnaryModule<T> {
   UnaryModule<T>* q_norm_ = nullptr;
   UnaryModule<T>* k_norm_ = nullptr;
   T max_logit_ = 0;
+  AttentionCache<T> cache_;
 };
 
 }  // namespace tapegrad::nn

@@ -34,17 +34,37 @@ void Decoder<T>::init_weights(uint64_t seed) {
 
 template <typename T>
 typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const int32_t> ids, int64_t B, int64_t Tn,
-                                                std::span<const int32_t> targets, DecoderProbe* probe) {
+                                                std::span<const int32_t> targets, DecoderProbe* probe,
+                                                KVCache<T>* cache) {
   check(B > 0 && Tn > 0, "Decoder: batch and sequence length must be positive, got B=", B, " T=", Tn);
-  check(Tn <= config_.context, "Decoder: sequence length ", Tn, " exceeds the context ", config_.context);
+  const int64_t past = cache ? cache->length() : 0;  // positions before these
+  check(past + Tn <= config_.context, "Decoder: sequence length ", past ? cat(past, " + ") : std::string(), Tn,
+        " exceeds the context ", config_.context);
+  if (cache) {
+    check(B == 1 && targets.empty(), "Decoder: a KV cache serves one sequence without targets (generation)");
+    check(cache->layers() == config_.n_layer && cache->dim() == config_.dim, "Decoder: a KV cache of ", cache->layers(),
+          " layers x ", cache->dim(), " for a model of ", config_.n_layer, " x ", config_.dim);
+  }
   check(static_cast<int64_t>(ids.size()) == B * Tn, "Decoder: ", ids.size(), " token ids for B*T = ", B * Tn);
   check(targets.empty() || targets.size() == ids.size(), "Decoder: ", targets.size(), " targets for ", ids.size(),
         " token ids");
   if (probe) probe->blocks.resize(blocks_.size());  // no allocation once sized
 
   Var<T> x = add(wte_->forward(tape, ids, {B, Tn}),
-                 wpe_->forward(tape, std::span<const int32_t>(positions_.data(), static_cast<size_t>(Tn)), {Tn}));
-  for (size_t i = 0; i < blocks_.size(); ++i) x = blocks_[i]->forward(x, probe ? &probe->blocks[i] : nullptr);
+                 wpe_->forward(tape, std::span<const int32_t>(positions_.data() + past, static_cast<size_t>(Tn)), {Tn}));
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    CausalSelfAttention<T>& attn = blocks_[i]->attn();
+    if (cache) attn.attach_cache({cache->keys(static_cast<int64_t>(i)), cache->values(static_cast<int64_t>(i)), past,
+                                  cache->capacity()});
+    try {
+      x = blocks_[i]->forward(x, probe ? &probe->blocks[i] : nullptr);
+    } catch (...) {
+      attn.detach_cache();
+      throw;
+    }
+    attn.detach_cache();
+  }
+  if (cache) cache->advance(Tn);
   if (probe) probe->final_residual_rms = rms<T>(x.value());
   if (norm_f_) x = norm_f_->forward(x);
   Output out;

@@ -20,6 +20,7 @@
 #include "tapegrad/nn/block.h"
 #include "tapegrad/nn/decoder_config.h"
 #include "tapegrad/nn/embedding.h"
+#include "tapegrad/nn/kv_cache.h"
 #include "tapegrad/nn/linear.h"
 
 namespace tapegrad::nn {
@@ -41,9 +42,11 @@ class Decoder : public Module<T> {
     Var<T> loss;    // scalar; undefined without targets
   };
   // ids and targets: B*T token ids, row-major (B, T); they must outlive backward(). `probe`, if
-  // given, receives the statistics of this pass.
+  // given, receives the statistics of this pass. With `cache` (kv_cache.h; B = 1, no targets,
+  // under Tape::no_grad), ids are the positions after the cached ones: they attend to those
+  // too, their keys and values join the cache, and the logits are those of the new positions.
   Output forward(Tape<T>& tape, std::span<const int32_t> ids, int64_t B, int64_t seq_len,
-                 std::span<const int32_t> targets = {}, DecoderProbe* probe = nullptr);
+                 std::span<const int32_t> targets = {}, DecoderProbe* probe = nullptr, KVCache<T>* cache = nullptr);
 
   // Re-draws every parameter as described above: reset_parameters(Rng(seed)).
   void init_weights(uint64_t seed);
