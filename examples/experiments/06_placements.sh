@@ -15,7 +15,26 @@
 # Setup: Shakespeare, LayerNorm, L8 and L12, H4 C64 T64 B8, 200 steps, AdamW, warmup 30, cosine
 # to lr x 0.1, lr 1e-3 ... 3e-2, 3 seeds: 96 runs.
 #
-# Measured: see the README's experiments table (filled in from runs/exp6_placements/report.md).
+# Measured (2026-12-01, 2 cores; 21.8 min wall while a build ran beside it, 32 min of CPU, so
+# ~16 min on 2 idle cores). No run diverged and none spiked; the failures were stalls at the
+# unigram level (3.353):
+#   - post-norm never trained, at either depth and any lr (3.353): Xiong et al.'s difficulty,
+#     confirmed — warmup 30 and 200 steps are not enough.
+#   - DeepNorm rescued it, partly: it trained at lr 1e-3 (2.756 at L8, 2.766 at L12), two of three
+#     seeds at 3e-3 at L8 (2.599, 2.957, 3.317; none at L12), and stalled above; its stream stayed
+#     at RMS 1.0-1.7.
+#   - pre-norm trained best and to the largest lr (2.515 / 2.529 at 3e-3, up to 3e-2; LR
+#     sensitivity 0.112 / 0.125), but its stream grew with lr and depth: peak RMS 0.48 -> 165 from
+#     lr 1e-3 to 3e-2 at L8, 0.64 -> 318 at L12 — the growth Peri-LN targets.
+#   - peri-norm held the stream nearly constant across lr (13.5 -> 19.6 at L8, 20.5 -> 24.6 at L12)
+#     and had the lowest LR sensitivity at L8 (0.060), but a worse best loss (2.908 / 2.916) and a
+#     smaller largest stable lr (1e-2 / 3e-3) than pre-norm. Partly confirms Kim et al.
+#     (stability, bounded growth), not their loss advantage. Best explanation: with gains at 1 each
+#     output norm makes every sub-layer add RMS ~1 from step 0, so the stream starts at RMS ~13
+#     and the embeddings (RMS 0.03) are drowned; at this size and length pre-norm was never
+#     unstable enough for peri's robustness to pay.
+#   - Depth 8 -> 12 changed little in 200 steps except pre-norm's stream growth and deepnorm's
+#     and peri's largest stable lr (one grid step lower).
 #
 #   bash examples/experiments/06_placements.sh [more flags]
 set -euo pipefail
