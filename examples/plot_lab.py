@@ -19,6 +19,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 from collections import defaultdict
 
@@ -82,9 +83,19 @@ def make_group_key(runs, out):
     return group_key
 
 
-def style(row):
-    color = COLORS.setdefault(row["norm"], PALETTE[len(COLORS) % len(PALETTE)])
-    return dict(color=color, linestyle=STYLES.get(row["placement"], "-"))
+def make_style(group_key):
+    """A colour per group apart from its placement (the norm and any other varying axis), a line
+    style per placement."""
+    def style(row):
+        key = group_key(row).replace("/" + row["placement"], "", 1)
+        color = COLORS.setdefault(key, PALETTE[len(COLORS) % len(PALETTE)])
+        return dict(color=color, linestyle=STYLES.get(row["placement"], "-"))
+    return style
+
+
+def natural(key):
+    """Sort key that orders "dim=8" before "dim=16" and "alpha=2" before "alpha=32"."""
+    return [float(t) if t.replace(".", "", 1).isdigit() else t for t in re.split(r"(\d+(?:\.\d+)?)", key)]
 
 
 def ema(values, alpha=0.1):
@@ -112,6 +123,7 @@ def main():
     plots = os.path.join(args.out, "plots")
     os.makedirs(plots, exist_ok=True)
     group_key = make_group_key(runs, args.out)
+    style = make_style(group_key)
     lrs = sorted({num(r["lr"]) for r in runs})
     ref_lr = args.reference_lr if args.reference_lr is not None else lrs[0]
     ref_lr = min(lrs, key=lambda lr: abs(math.log(lr) - math.log(ref_lr)))
@@ -124,7 +136,7 @@ def main():
         groups[k][num(r["lr"])].append(r)
         first_of.setdefault(k, r)
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for k, by_lr in groups.items():
+    for k, by_lr in sorted(groups.items(), key=lambda item: natural(item[0])):
         xs, ys, es, dx, dy = [], [], [], [], []
         for lr in sorted(by_lr):
             ok = [num(r["final_val_loss"]) for r in by_lr[lr] if r["diverged"] == "0" and math.isfinite(num(r["final_val_loss"]))]
