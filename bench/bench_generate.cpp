@@ -30,7 +30,7 @@ void BM_generate(benchmark::State& st) {
   const int64_t tokens = ctx - 1;
   for (auto _ : st) {
     Rng rng(1);
-    benchmark::DoNotOptimize(lm::generate(model, tokenizer, "a", tokens, {.temperature = 1.0, .kv_cache = cached}, rng));
+    benchmark::DoNotOptimize(lm::generate(model, tokenizer, alphabet.substr(0, 1), tokens, {.temperature = 1.0, .kv_cache = cached}, rng));
   }
   st.counters["tokens_per_s"] = benchmark::Counter(static_cast<double>(tokens * st.iterations()), benchmark::Counter::kIsRate);
 }
