@@ -18,4 +18,4 @@
 #   bash examples/experiments/01_layernorm_vs_rmsnorm.sh [--data ../shared/data/tinyshakespeare.txt] [more flags]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run.sh"
-exec "$bin" --norm layernorm rmsnorm --lr 1e-3 3e-3 --seed 1 2 3 --steps 500 --jobs 1 --out runs/exp1_ln_vs_rms "$@"
+exec "$bin" --dim 128 --norm layernorm rmsnorm --lr 1e-3 3e-3 --seed 1 2 3 --steps 500 --jobs 1 --out runs/exp1_ln_vs_rms "$@"

@@ -20,4 +20,4 @@
 #   bash examples/experiments/02_no_norm_instability.sh [--data ../shared/data/tinyshakespeare.txt] [more flags]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run.sh"
-exec "$bin" --norm layernorm rmsnorm none --lr 1e-3 3e-3 1e-2 3e-2 --seed 1 2 --layers 4 8 --out runs/exp2_no_norm "$@"
+exec "$bin" --dim 128 --norm layernorm rmsnorm none --lr 1e-3 3e-3 1e-2 3e-2 --seed 1 2 --layers 4 8 --out runs/exp2_no_norm "$@"

@@ -20,5 +20,5 @@
 #   bash examples/experiments/03_post_norm_warmup.sh [--data ../shared/data/tinyshakespeare.txt] [more flags]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run.sh"
-exec "$bin" --norm layernorm --placement pre post --warmup 0 100 --lr 1e-3 3e-3 1e-2 --seed 1 2 --steps 500 \
+exec "$bin" --dim 128 --norm layernorm --placement pre post --warmup 0 100 --lr 1e-3 3e-3 1e-2 --seed 1 2 --steps 500 \
   --layers 6 --out runs/exp3_post_norm_warmup "$@"

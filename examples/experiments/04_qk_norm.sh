@@ -24,5 +24,5 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run.sh"
 # One grid with QK-norm as an axis: the report compares "qk-norm none / rmsnorm" for each norm.
 # (Measured above as two sweeps, before a grid could hold qk-norm; the runs are the same.)
-exec "$bin" --norm layernorm none --qk-norm none rmsnorm --lr 1e-3 3e-3 1e-2 3e-2 1e-1 --seed 1 2 --layers 4 \
+exec "$bin" --dim 128 --norm layernorm none --qk-norm none rmsnorm --lr 1e-3 3e-3 1e-2 3e-2 1e-1 --seed 1 2 --layers 4 \
   --out runs/exp4_qk_norm "$@"

@@ -54,7 +54,7 @@ AxisFlags::AxisFlags(CLI::App& app, SweepOptions& o) : app_(app), o_(o) {
     app.add_option("--" + key, raw_[key],
                    like->get_description() + (boolean ? " (true or false)" : "") + "; several values: one run per value")
         ->default_str(setting_text(defaults[key]))
-        ->type_name(boolean ? "BOOL ..." : "VALUE ...")
+        ->type_name(boolean ? "BOOL" : "VALUE")
         ->group(like->get_group());
   }
 }

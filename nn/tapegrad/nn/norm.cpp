@@ -28,7 +28,7 @@ const std::vector<NormEntry>& norm_registry() {
       norm<LayerNorm>("layernorm", "LayerNorm", "re-centre and re-scale each row: gamma (x - mean) / std + beta"),
       norm<RMSNorm>("rmsnorm", "RMSNorm", "re-scale each row to unit RMS: w x / rms(x); no re-centring, no bias"),
       norm<ScaleNorm>("scalenorm", "ScaleNorm", "project each row to radius g: g x / max(||x||, eps), one scalar g = sqrt(dim)"),
-      norm<DyT>("dyt", "DyT", "squash each element: gamma tanh(alpha x) + beta, one scalar alpha = 0.5 (no statistics)"),
+      norm<DyT>("dyt", "DyT", "squash each element: gamma tanh(alpha x) + beta, one learned scalar alpha (initially 0.5 unless configured); no statistics"),
       norm<Identity>("none", "no norm", "no normalisation (the identity)", /*identity=*/true),
   };
   return registry;
