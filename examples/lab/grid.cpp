@@ -57,6 +57,13 @@ void read_sweep_level(const nlohmann::json& j, SweepOptions& o, const std::strin
   };
   get("min-lr-ratio", o.min_lr_ratio), get("divergence-factor", o.divergence_factor);
   get("divergence-patience", o.divergence_patience), get("spike-factor", o.spike_factor), get("evals", o.evals);
+  // The ranges compare_norms' flags allow.
+  const auto in = [&](const char* key, double v, double low, double high) {
+    check(v >= low && v <= high, where, ": '", key, "' must be in [", low, ", ", high, "], got ", v);
+  };
+  in("min-lr-ratio", o.min_lr_ratio, 0, 1), in("divergence-factor", o.divergence_factor, 1, 1e9);
+  in("divergence-patience", static_cast<double>(o.divergence_patience), 1, 1e9);
+  in("spike-factor", o.spike_factor, 1, 1e9), in("evals", static_cast<double>(o.evals), 0, 1e9);
 }
 
 std::string exact_double(double v) {

@@ -104,7 +104,8 @@ def fixtures(tmp, bin_dir):
                     "--eval-iters", "1", "--no-plot", "--out", sweep] + TINY[:-4], check=True, capture_output=True)
     f["sweep"] = sweep
     for name, edit in (("sweep_bad_grid", lambda g: g["axes"].update(lr=[0.001, -1])),
-                       ("sweep_path_grid", lambda g: g["axes"].update({"qk-norm": ["none", "../../x"]}))):
+                       ("sweep_path_grid", lambda g: g["axes"].update({"qk-norm": ["none", "../../x"]})),
+                       ("sweep_bad_patience", lambda g: g["sweep"].update({"divergence-patience": -3}))):
         shutil.copytree(sweep, os.path.join(tmp, name))
         grid_path = os.path.join(tmp, name, "sweep.json")
         grid = json.load(open(grid_path))
@@ -276,6 +277,8 @@ def cases(f):
          "a sweep.json whose grid holds a negative lr"),
         ("compare_norms", ["--out", f["sweep_path_grid"]], 1, "sweep.json: axis --qk-norm '../../x': a swept value must be",
          "a sweep.json whose axis value is a path"),
+        ("compare_norms", ["--out", f["sweep_bad_patience"]], 1, "sweep.json: 'divergence-patience' must be in [1, 1e+09], got -3",
+         "a sweep.json whose judgement setting is out of range"),
         (T, ["--resume", f["ckpt_zero_rng"]], 1, "data.batch_rng: random generator state: all four words are zero",
          "all-zero batch generator state"),
         (T, ["--resume", f["ckpt_rng_not_hex"]], 1, "data.batch_rng: expected 16 hex digits, got \"zzzzzzzzzzzzzzzz\"",
