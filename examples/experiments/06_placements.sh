@@ -15,9 +15,9 @@
 # Setup: Shakespeare, LayerNorm, L8 and L12, H4 C64 T64 B8, 200 steps, AdamW, warmup 30, cosine
 # to lr x 0.1, lr 1e-3 ... 3e-2, 3 seeds: 96 runs.
 #
-# Measured (2026-12-01, 2 cores; 21.8 min wall while a build ran beside it, 32 min of CPU, so
-# ~16 min on 2 idle cores). No run diverged and none spiked; the failures were stalls at the
-# unigram level (3.353):
+# Measured (2026-12-01, 2 idle cores, 96 runs, 16 min 24 s; a second run reproduced all 96 final
+# losses bitwise). No run diverged and none spiked; the failures were stalls at the unigram
+# level (3.353):
 #   - post-norm never trained, at either depth and any lr (3.353): Xiong et al.'s difficulty,
 #     confirmed — warmup 30 and 200 steps are not enough.
 #   - DeepNorm rescued it, partly: it trained at lr 1e-3 (2.756 at L8, 2.766 at L12), two of three

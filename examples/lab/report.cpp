@@ -221,7 +221,7 @@ std::string sensitivity_text(const Group& g) {
 std::string where_text(const Summary& s, const Group& g, const std::string& axis) {
   std::string w;
   const auto add = [&](const std::string& t) { w += (w.empty() ? "" : ", ") + t; };
-  if (axis != "placement") add(g.placement + "-norm");
+  if (axis != "placement") add(g.placement + " placement");  // "pre placement", "deepnorm placement": any registered one
   if (axis != "norm") add(nn::norm_label(g.norm));
   for (const auto& a : s.varied) {
     if (a == axis || a == "placement") continue;

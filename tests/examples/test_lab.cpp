@@ -368,7 +368,7 @@ TEST_CASE("lab: readings compare along any axis, and claim speed only outside th
   CHECK_THAT(text, Catch::Contains("A RMSNorm step took 0.90x the time of a LayerNorm step (paired over 6 runs, 95 % interval"));
   CHECK_THAT(text, Catch::Contains("): faster, outside the run-to-run spread."));
   CHECK_THAT(text, Catch::Contains("step (paired over 6 runs, 95 % interval 0.99–1.01): no measurable difference."));
-  CHECK_THAT(text, Catch::Contains("- **dim 32 / 64 (pre-norm, LayerNorm)**: diverged 0/6 / 0/6; best validation loss 2.001 / 1.501"));
+  CHECK_THAT(text, Catch::Contains("- **dim 32 / 64 (pre placement, LayerNorm)**: diverged 0/6 / 0/6; best validation loss 2.001 / 1.501"));
   CHECK_THAT(text, Catch::Contains("Lowest loss: dim 64."));
   // Fewer than three pairs never make a claim.
   const Summary two = summarize({runs[0], runs[1], runs[4], runs[5]});
