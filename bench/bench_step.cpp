@@ -111,7 +111,9 @@ int main(int argc, char** argv) {
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted[sorted.size() / 2];
   const double flops = lm::flops_per_step(model.config(), batch, T);
-  const double gemm = lm::measure_gemm_gflops(model.config(), batch, T);
+  // The GEMM limit: exactly this step's GEMMs, called as the step calls them (lm/flops.h).
+  const double gemm = lm::measure_step_gemm_gflops(model.config(), batch, T);
+  const double qkv_gemm = lm::measure_gemm_gflops(model.config(), batch, T);
   nlohmann::json j = {{"impl", "tapegrad"},
                       {"threads", threads},
                       {"norm", norm},
@@ -122,6 +124,7 @@ int main(int argc, char** argv) {
                       {"gflop_per_step", flops / 1e9},
                       {"gflops_per_s", flops / (median / 1000) / 1e9},
                       {"gemm_gflops", gemm},
+                      {"qkv_gemm_gflops", qkv_gemm},
                       {"fraction_of_gemm_peak", flops / (median / 1000) / 1e9 / gemm},
                       {"allocations_per_step", static_cast<double>(allocs_timed) / static_cast<double>(steps)},
                       {"rss_mib", rss_mib()},

@@ -17,4 +17,13 @@ double flops_per_step(const nn::DecoderConfig& config, int64_t batch, int64_t T)
 // takes ~0.1 s.
 double measure_gemm_gflops(const nn::DecoderConfig& config, int64_t batch, int64_t T);
 
+// The GEMM limit of a training step: GFLOP/s of exactly the GEMMs one step runs — forward and
+// backward of every Linear (qkv, proj, MLP, LM head: out = x W^T, dx = dout W, dW = dout^T x)
+// and the attention core's per-(sequence, head) products (S = q k^T, y = P v, and backward's
+// four), called the way the step calls them (the head products one per thread inside a
+// parallel_for, the rest split over the threads by tapegrad::gemm) — with the current threads.
+// A step's model FLOP/s over this is the fraction of the GEMM limit it reaches. GELU MLP only
+// (the FLOP model's other MLP shapes are not listed). Takes ~0.3 s.
+double measure_step_gemm_gflops(const nn::DecoderConfig& config, int64_t batch, int64_t T);
+
 }  // namespace tapegrad::lm
