@@ -20,20 +20,28 @@ double flops_per_step(const nn::DecoderConfig& c, int64_t batch, int64_t T) {
   return per_token * static_cast<double>(batch * T);
 }
 
-double measure_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64_t T) {
-  const int64_t M = batch * T, N = 3 * c.dim, K = c.dim;
-  std::vector<float> a(M * K, 0.5f), b(N * K, 0.25f), out(M * N);
-  const auto run = [&] { gemm<float>(Trans::kNo, Trans::kYes, M, N, K, 1.f, a.data(), K, b.data(), K, 0.f, out.data(), N); };
+namespace {
+// GFLOP/s of `run` (`flops` each), repeated for at least `seconds` after one warm-up call.
+template <typename Run>
+double gflops(const Run& run, double flops, double seconds) {
   run();  // warm caches and threads
   int reps = 0;
   const auto t0 = std::chrono::steady_clock::now();
   double elapsed = 0;
-  while (elapsed < 0.1) {
+  while (elapsed < seconds) {
     run();
     ++reps;
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  return 2.0 * static_cast<double>(M * N * K) * reps / elapsed / 1e9;
+  return flops * reps / elapsed / 1e9;
+}
+}  // namespace
+
+double measure_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64_t T) {
+  const int64_t M = batch * T, N = 3 * c.dim, K = c.dim;
+  std::vector<float> a(M * K, 0.5f), b(N * K, 0.25f), out(M * N);
+  const auto run = [&] { gemm<float>(Trans::kNo, Trans::kYes, M, N, K, 1.f, a.data(), K, b.data(), K, 0.f, out.data(), N); };
+  return gflops(run, 2.0 * static_cast<double>(M * N * K), 0.1);
 }
 
 double measure_step_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64_t T) {
@@ -81,16 +89,7 @@ double measure_step_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64
           }
       });
   };
-  run();  // warm caches and threads
-  int reps = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  double elapsed = 0;
-  while (elapsed < 0.3) {
-    run();
-    ++reps;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
-  return flops * reps / elapsed / 1e9;
+  return gflops(run, flops, 0.3);
 }
 
 }  // namespace tapegrad::lm
