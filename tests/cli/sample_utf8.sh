@@ -3,11 +3,7 @@
 # a character, so printing tokens as they come splits Chinese into invalid bytes. An untrained
 # model sampled hot draws byte tokens >= 0x80 in any order: the output must still decode strictly,
 # and with the char tokenizer (whole characters by construction) nothing may be replaced.
-set -euo pipefail
-bin_dir="$1"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/test_env.sh"
 for _ in $(seq 30); do printf '小明今天在公园打乒乓球。乒乓球拍卖完了。the fox runs. 🙂\n'; done > "$work/zh.txt"
 tiny=(--data "$work/zh.txt" --steps 2 --layers 1 --heads 2 --dim 16 --ctx 16 --batch 2 --eval-every 0 --threads 1)
 "$bin_dir/train_lm" "${tiny[@]}" --tokenizer bpe --vocab-size 270 --out "$work/bpe" 2> "$work/log" || { cat "$work/log"; fail "train_lm (bpe)"; }

@@ -5,6 +5,7 @@
 #include "tapegrad/lm/checkpoint.h"
 #include "tapegrad/lm/corpus.h"
 #include "tapegrad/lm/data.h"
+#include "tapegrad/lm/flops.h"
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/sampling.h"
 #include "support.h"
@@ -287,6 +288,19 @@ TEST_CASE("sampling: the KV cache draws the tokens recomputing the window draws,
     CHECK(cached == recomputed);
     CHECK(cached.size() == 40);
   }
+}
+
+TEST_CASE("flops: the step's GEMMs are the FLOP model's, shape by shape", "[train]") {
+  nn::DecoderConfig c;  // L4 H4 C128 V65, the benchmark's model
+  nn::DecoderConfig d;
+  d.n_layer = 2, d.n_head = 2, d.dim = 64, d.vocab_size = 100, d.context = 32;
+  for (const auto& [config, batch, T] : {std::tuple{c, int64_t{12}, int64_t{64}}, std::tuple{d, int64_t{3}, int64_t{32}}}) {
+    double sum = 0;
+    for (const StepGemm& g : step_gemms(config, batch, T))
+      sum += 2.0 * static_cast<double>(g.M * g.N * g.K) * static_cast<double>(g.calls);
+    CHECK(sum == flops_per_step(config, batch, T));
+  }
+  CHECK(step_gemms(c, 12, 64).size() == 4 * 4 * 3 + 3 + 6);  // 4 Linears per layer, the head, 6 per-head products
 }
 
 TEST_CASE("data: the unigram loss is the cross-entropy of val under train's (add-one) frequencies", "[train]") {

@@ -7,6 +7,9 @@
 // Element-wise work (norms, softmax, GELU, AdamW) is left out: it is memory-bound, not FLOPs.
 #pragma once
 
+#include <vector>
+
+#include "tapegrad/gemm.h"
 #include "tapegrad/nn/decoder_config.h"
 
 namespace tapegrad::lm {
@@ -17,13 +20,22 @@ double flops_per_step(const nn::DecoderConfig& config, int64_t batch, int64_t T)
 // takes ~0.1 s.
 double measure_gemm_gflops(const nn::DecoderConfig& config, int64_t batch, int64_t T);
 
-// The GEMM limit of a training step: GFLOP/s of exactly the GEMMs one step runs — forward and
-// backward of every Linear (qkv, proj, MLP, LM head: out = x W^T, dx = dout W, dW = dout^T x)
-// and the attention core's per-(sequence, head) products (S = q k^T, y = P v, and backward's
-// four), called the way the step calls them (the head products one per thread inside a
-// parallel_for, the rest split over the threads by tapegrad::gemm) — with the current threads.
-// A step's model FLOP/s over this is the fraction of the GEMM limit it reaches. GELU MLP only
-// (the FLOP model's other MLP shapes are not listed). Takes ~0.3 s.
+// The GEMMs of one training step, forward and backward: every Linear's three products (qkv, proj,
+// MLP, LM head: out = x W^T, dx = dout W, dW = dout^T x; `calls` = 1) and the attention core's
+// six per-(sequence, head) products (S = q k^T, y = P v; dP = dy v^T, dv = P^T dy, dq = dS k,
+// dk = dS^T q; `per_head`, `calls` = batch x heads x layers). GELU MLP only. Their FLOPs,
+// 2 M N K x calls, sum to flops_per_step (tested).
+struct StepGemm {
+  Trans ta, tb;
+  int64_t M, N, K, calls;
+  bool per_head;
+};
+std::vector<StepGemm> step_gemms(const nn::DecoderConfig& config, int64_t batch, int64_t T);
+
+// The GEMM limit of a training step: GFLOP/s of exactly step_gemms, called the way the step calls
+// them (the head products one per thread inside a parallel_for, the rest split over the threads by
+// tapegrad::gemm), with the current threads. A step's model FLOP/s over this is the fraction of
+// the GEMM limit it reaches. Takes ~0.3 s.
 double measure_step_gemm_gflops(const nn::DecoderConfig& config, int64_t batch, int64_t T);
 
 }  // namespace tapegrad::lm
