@@ -1,11 +1,10 @@
 #include "cli.h"
 
-#include <cmath>
-
-#include <iterator>
-
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "tapegrad/lm/communicator.h"
@@ -138,6 +137,21 @@ CLI::Validator unsigned_integer() {
       "UINT64");
 }
 
+void refuse_out_of_range_integers(CLI::App& app) {
+  const CLI::Validator in_int64(
+      [](std::string& v) -> std::string {
+        int64_t x = 0;
+        const auto [end, err] = std::from_chars(v.data(), v.data() + v.size(), x);
+        // Only the overflow is ours: other malformed text is CLI11's to report.
+        return err == std::errc::result_out_of_range
+                   ? "must be a whole number in [-2^63, 2^63 - 1], got " + v.substr(0, 40)
+                   : std::string();
+      },
+      "", "int64 range");
+  for (CLI::Option* o : app.get_options())
+    if (o->get_type_name().rfind("INT", 0) == 0) o->check(in_int64);
+}
+
 CLI::Validator positive() { return number_at_least(0, true, "positive"); }
 CLI::Validator non_negative() { return number_at_least(0, false, "non-negative"); }
 
@@ -163,6 +177,7 @@ int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
     return 1;
   };
   app.formatter(std::make_shared<HelpFormatter>());
+  refuse_out_of_range_integers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -41,4 +41,10 @@ CLI::Validator in_range(double low, double high);
 // A seed: digits only, at most 2^64 - 1 (no "-1" wrapping to 2^64 - 1, no saturation).
 CLI::Validator unsigned_integer();
 
+// CLI11 converts an integer flag's text with strtoll and does not look at ERANGE, so
+// "--dim 99999999999999999999" would quietly become 2^63 - 1. This refuses, on every option of
+// `app` whose type is INT, a whole number outside the signed 64-bit range, naming the text.
+// run_cli applies it to every program's App before parsing.
+void refuse_out_of_range_integers(CLI::App& app);
+
 }  // namespace tapegrad::cli

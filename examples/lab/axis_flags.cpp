@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "cli.h"
 #include "grid.h"
 #include "tapegrad/lm/usage_error.h"
 #include "train_flags.h"
@@ -19,13 +20,15 @@ std::string canonical(const lm::TrainConfig& base, const std::string& key, const
   lm::TrainConfig c = base;
   CLI::App one;
   cli::add_train_flags(one, c);
+  cli::refuse_out_of_range_integers(one);
   std::vector<std::string> args = boolean ? std::vector<std::string>{"--" + key + "=" + text}
                                           : std::vector<std::string>{"--" + key, text};
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
   try {
     one.parse(args);
   } catch (const CLI::ParseError& e) {
-    throw lm::UsageError(cat("--", key, ": ", e.what()));
+    const std::string what = e.what();  // CLI11's messages mostly name the flag already
+    throw lm::UsageError(what.rfind("--" + key, 0) == 0 ? what : cat("--", key, ": ", what));
   }
   const std::string t = setting_text(lm::to_json(c)[key]);
   try {
