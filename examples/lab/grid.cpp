@@ -24,11 +24,17 @@ const std::vector<std::string>& extra_axis_keys() {
   return keys;
 }
 
-bool is_axis(const std::string& key) {
-  const auto& e = extra_axis_keys();
-  return std::find(kCoreAxes.begin(), kCoreAxes.end(), key) != kCoreAxes.end() ||
-         std::find(e.begin(), e.end(), key) != e.end();
+namespace {
+bool contains(const std::vector<std::string>& list, const std::string& x) {
+  return std::find(list.begin(), list.end(), x) != list.end();
 }
+// Whether `key` is one of o's other axes (several values), as opposed to held in o.base.
+bool has_axis(const SweepOptions& o, const std::string& key) {
+  return std::any_of(o.axes.begin(), o.axes.end(), [&](const auto& a) { return a.first == key; });
+}
+}  // namespace
+
+bool is_axis(const std::string& key) { return contains(kCoreAxes, key) || contains(extra_axis_keys(), key); }
 
 namespace {
 
@@ -109,7 +115,7 @@ void set_axis(SweepOptions& o, const std::string& key, const std::vector<std::st
     check(!values.empty(), "--", key, " needs at least one value");
     auto it = std::find_if(o.axes.begin(), o.axes.end(), [&](const auto& a) { return a.first == key; });
     nlohmann::json j = lm::to_json(o.base);
-    if (std::find(values.begin(), values.end(), setting_text(j[key])) == values.end()) {  // the first becomes the base
+    if (!contains(values, setting_text(j[key]))) {  // the first becomes the base
       j[key] = setting_value(key, values[0]);
       const auto threads = o.base.threads;
       o.base = lm::train_config_from_json(j);
@@ -224,10 +230,7 @@ std::string reproduce_command(const SweepOptions& o, const SweepOptions& default
   }
   const nlohmann::json train = lm::to_json(o.base), was = lm::to_json(defaults.base);
   for (const auto& [key, value] : train.items()) {
-    const bool axis = std::find(kCoreAxes.begin(), kCoreAxes.end(), key) != kCoreAxes.end() ||
-                      std::any_of(o.axes.begin(), o.axes.end(), [&](const auto& a) { return a.first == key; });
-    const bool bookkeeping = std::find(kBookkeeping.begin(), kBookkeeping.end(), key) != kBookkeeping.end();
-    if (!axis && !bookkeeping && value != was[key])
+    if (!contains(kCoreAxes, key) && !has_axis(o, key) && !contains(kBookkeeping, key) && value != was[key])
       cmd += " --" + key + " " + (value.is_string() && value.get<std::string>().empty() ? "''" : setting_text(value));
   }
   const nlohmann::json sweep = sweep_level(o), sweep_was = sweep_level(defaults);
@@ -348,17 +351,16 @@ SweepOptions resolve_sweep(const SweepOptions& o, const std::set<std::string>& g
     if (!given.count(key)) continue;
     std::vector<std::string> values = axis_values(g, key);
     for (const auto& t : asked)
-      if (std::find(values.begin(), values.end(), t) == values.end()) values.push_back(t);
+      if (!contains(values, t)) values.push_back(t);
     set_axis(g, key, values);
   }
   // A setting given with one value (so held in o.base, not in o.axes) that differs from the
   // stored one also grows an axis.
   for (const auto& key : extra_axis_keys()) {
-    if (!given.count(key) || std::any_of(o.axes.begin(), o.axes.end(), [&](const auto& a) { return a.first == key; }))
-      continue;
+    if (!given.count(key) || has_axis(o, key)) continue;
     std::vector<std::string> values = axis_values(g, key);
     const std::string t = setting_text(asked_train[key]);
-    if (std::find(values.begin(), values.end(), t) == values.end()) values.push_back(t);
+    if (!contains(values, t)) values.push_back(t);
     set_axis(g, key, values);
   }
   g.jobs = o.jobs;
