@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "allocation_counter.h"
+#include "tapegrad/blas_kernels.h"
 #include "tapegrad/lm/flops.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/optim/adamw.h"
@@ -117,6 +118,7 @@ int main(int argc, char** argv) {
   nlohmann::json j = {{"impl", "tapegrad"},
                       {"threads", threads},
                       {"norm", norm},
+                      {"blas_core", configure_blas_kernels().core},
                       {"median_ms", median},
                       {"min_ms", sorted.front()},
                       {"p90_ms", sorted[sorted.size() * 9 / 10]},

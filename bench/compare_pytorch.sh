@@ -13,6 +13,10 @@ build="${TAPEGRAD_BUILD_DIR:-$root/build}"
 py=/usr/bin/python3   # Debian's torch is seen by the system Python
 out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
+# PyTorch runs on the same OpenBLAS kernels tapegrad selected (lib/tapegrad/blas_kernels.h): on a
+# CPU this OpenBLAS does not know, both would otherwise compare its SSE3 fallback.
+core="$("$build/bench/bench_step" --steps 1 --warmup 0 | "$py" -c 'import json, sys; print(json.load(sys.stdin)["blas_core"])')"
+export OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-$core}"
 for r in $(seq "$rounds"); do
   echo "round $r/$rounds" >&2
   for norm in layernorm rmsnorm; do
@@ -50,6 +54,8 @@ for norm in ("layernorm", "rmsnorm"):
     gflops = statistics.median(r["gflops_per_s"] for r in steps)
     frac = statistics.median(r["fraction_of_gemm_peak"] for r in steps)
     print(f"| {norm} | {tg:.1f} ms | {p1:.1f} ms | {p2:.1f} ms | **{tg / min(p1, p2):.2f}** | {gflops:.0f} | {frac:.0%} |")
+cores = sorted({f'{r["impl"]} {r["blas_core"]}' for r in rows if "blas_core" in r})
+print(f"\nOpenBLAS kernels: {', '.join(cores)}.")
 allocs = max(r["allocations_per_step"] for r in rows if r.get("impl") == "tapegrad" and "norm" in r)
 print(f"\nHeap allocations per tapegrad step after warm-up: {allocs:g}.")
 print("\n### Norm forward + backward on (4096, 768) float32\n")

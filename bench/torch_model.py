@@ -173,3 +173,15 @@ def default_config(**overrides):
              mlp_hidden=0, tie_head=True, bias=True, final_norm=True, norm_eps=1e-5, init_std=0.02)
     c.update(overrides)
     return c
+
+
+def openblas_core():
+    """The kernel set of the OpenBLAS this PyTorch runs its GEMMs on (e.g. "SkylakeX"), so a
+    comparison can show both sides use the same kernels (see lib/tapegrad/blas_kernels.h)."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0")
+    except OSError:
+        return "not OpenBLAS"
+    lib.openblas_get_corename.restype = ctypes.c_char_p
+    return lib.openblas_get_corename().decode()

@@ -14,7 +14,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_model import Decoder, default_config  # noqa: E402
+from torch_model import Decoder, default_config, openblas_core  # noqa: E402
 
 
 def main():
@@ -51,7 +51,8 @@ def main():
         if i >= a.warmup:
             times.append((time.perf_counter() - t0) * 1000)
     print(json.dumps({"impl": "pytorch", "torch": torch.__version__, "threads": a.threads, "norm": a.norm,
-                      "median_ms": statistics.median(times), "min_ms": min(times), "steps": a.steps}))
+                      "median_ms": statistics.median(times), "min_ms": min(times), "steps": a.steps,
+                      "blas_core": openblas_core()}))
 
 
 if __name__ == "__main__":

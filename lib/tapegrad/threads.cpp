@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "tapegrad/blas_kernels.h"
 #include "tapegrad/gemm.h"
 
 namespace tapegrad {
@@ -16,6 +17,7 @@ std::atomic<int> g_threads{0};
 }
 
 void set_num_threads(int n) {
+  configure_blas_kernels();  // before the first GEMM: OpenBLAS's kernels must not change under one
   if (n <= 0) n = omp_get_num_procs();
   g_threads = n;
   omp_set_num_threads(n);
