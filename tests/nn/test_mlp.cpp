@@ -1,35 +1,57 @@
 #include "nn_support.h"
 #include "tapegrad/nn/mlp.h"
 #include "tapegrad/ops.h"
+#include "tapegrad/threads.h"
 
 using namespace tapegrad;
 using namespace tapegrad::nn;
 using namespace tapegrad::testing;
 
-TEST_CASE("mlp: fused GELU and SwiGLU equal their compositions of primitive ops", "[nn]") {
+TEST_CASE("mlp: fused GELU and SwiGLU equal their compositions of primitive ops, value and gradient", "[nn]") {
   const MlpKind kind = GENERATE(MlpKind::kGelu, MlpKind::kSwiGLU);
-  const int64_t C = 6, H = 10;
+  // The second size has enough rows for the fused node to cut them into one slab per thread
+  // (its row-local region), so offsets into every buffer are exercised.
+  const auto [B, Tn, C, H] = GENERATE(std::tuple{2, 3, 6, 10}, std::tuple{4, 20, 16, 48});
+  const int threads = GENERATE(1, 2);
+  INFO(to_string(kind) << " B" << B << " T" << Tn << " C" << C << " H" << H << ", " << threads << " threads");
+  set_num_threads(threads);
   MLP<double> m({.dim = C, .hidden = H, .kind = kind});
   randomize(m, 1);
   auto& wf = m.parameter("fc.weight").value;
   auto& bf = m.parameter("fc.bias").value;
   Parameter<double> wp("wp", m.parameter("proj.weight").value), bp("bp", m.parameter("proj.bias").value);
-  const Tensor<double> x = randn({2, 3, C}, 2);
+  Parameter<double> x("x", randn({B, Tn, C}, 2)), x_ref("x", x.value);
+  const Tensor<double> dy = randn({B, Tn, C}, 3);
 
-  Tape<double> tape;
-  Var<double> fused = m.forward(tape.constant(x));
+  Tape<double> t1, t2;
+  Var<double> fused = m.forward(t1.param(x));
   auto lin = [&](Var<double> in, Parameter<double>& w, Parameter<double>& b) {
-    return add(matmul(in, tape.param(w), Trans::kNo, Trans::kYes), tape.param(b));
+    return add(matmul(in, t2.param(w), Trans::kNo, Trans::kYes), t2.param(b));
   };
   Var<double> composed;
   Parameter<double> w1("w1", rows_of(wf, 0, H)), b1("b1", rows_of(bf, 0, H));
+  Parameter<double> w3("w3", rows_of(wf, H, kind == MlpKind::kSwiGLU ? H : 0));
+  Parameter<double> b3("b3", rows_of(bf, H, kind == MlpKind::kSwiGLU ? H : 0));
   if (kind == MlpKind::kGelu) {
-    composed = lin(gelu(lin(tape.constant(x), w1, b1)), wp, bp);
+    composed = lin(gelu(lin(t2.param(x_ref), w1, b1)), wp, bp);
   } else {
-    Parameter<double> w3("w3", rows_of(wf, H, H)), b3("b3", rows_of(bf, H, H));
-    composed = lin(mul(silu(lin(tape.constant(x), w1, b1)), lin(tape.constant(x), w3, b3)), wp, bp);
+    composed = lin(mul(silu(lin(t2.param(x_ref), w1, b1)), lin(t2.param(x_ref), w3, b3)), wp, bp);
   }
-  CHECK_THAT(fused.value(), AllClose<double>(to_vector<double>(composed.value()), 1e-13, 1e-12));
+  REQUIRE_THAT(fused.value(), AllClose<double>(to_vector<double>(composed.value()), 1e-13, 1e-12));
+  t1.backward(fused, dy.view());
+  t2.backward(composed, dy.view());
+  set_num_threads(0);
+  CHECK_THAT(x.grad.view(), AllClose<double>(to_vector<double>(x_ref.grad.view()), 1e-12, 1e-11));
+  const auto& dwf = m.parameter("fc.weight").grad;
+  const auto& dbf = m.parameter("fc.bias").grad;
+  CHECK_THAT(TensorView<const double>(dwf.data(), {H, C}), AllClose<double>(to_vector<double>(w1.grad.view()), 1e-12, 1e-11));
+  CHECK_THAT(TensorView<const double>(dbf.data(), {H}), AllClose<double>(to_vector<double>(b1.grad.view()), 1e-12, 1e-11));
+  if (kind == MlpKind::kSwiGLU) {
+    CHECK_THAT(TensorView<const double>(dwf.data() + H * C, {H, C}), AllClose<double>(to_vector<double>(w3.grad.view()), 1e-12, 1e-11));
+    CHECK_THAT(TensorView<const double>(dbf.data() + H, {H}), AllClose<double>(to_vector<double>(b3.grad.view()), 1e-12, 1e-11));
+  }
+  CHECK_THAT(m.parameter("proj.weight").grad.view(), AllClose<double>(to_vector<double>(wp.grad.view()), 1e-12, 1e-11));
+  CHECK_THAT(m.parameter("proj.bias").grad.view(), AllClose<double>(to_vector<double>(bp.grad.view()), 1e-12, 1e-11));
 }
 
 TEST_CASE("mlp: default hidden sizes", "[nn]") {

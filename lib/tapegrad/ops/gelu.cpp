@@ -36,7 +36,7 @@ void gelu_forward(T* y, const T* x, int64_t n) {
 }
 
 template <typename T>
-void gelu_backward(T* dx, const T* x, const T* dy, int64_t n) {
+void gelu_backward(T* dx, const T* x, const T* dy, int64_t n, bool accumulate) {
   parallel_for(n, 24, [&](int64_t begin, int64_t end) {
     T t[kBlock];
     for (int64_t b = begin; b < end; b += kBlock) {
@@ -47,7 +47,8 @@ void gelu_backward(T* dx, const T* x, const T* dy, int64_t n) {
       for (int64_t i = 0; i < m; ++i) {
         const T v = xb[i];
         const T du = T(kSqrt2OverPi) * (T(1) + T(3 * kCubic) * v * v);
-        dx[b + i] += dy[b + i] * (T(0.5) * (T(1) + t[i]) + T(0.5) * v * (T(1) - t[i] * t[i]) * du);
+        const T g = dy[b + i] * (T(0.5) * (T(1) + t[i]) + T(0.5) * v * (T(1) - t[i] * t[i]) * du);
+        dx[b + i] = accumulate ? dx[b + i] + g : g;
       }
     }
   });
@@ -67,8 +68,8 @@ Var<T> gelu(Var<T> x) {
 
 template void gelu_forward<float>(float*, const float*, int64_t);
 template void gelu_forward<double>(double*, const double*, int64_t);
-template void gelu_backward<float>(float*, const float*, const float*, int64_t);
-template void gelu_backward<double>(double*, const double*, const double*, int64_t);
+template void gelu_backward<float>(float*, const float*, const float*, int64_t, bool);
+template void gelu_backward<double>(double*, const double*, const double*, int64_t, bool);
 template Var<float> gelu(Var<float>);
 template Var<double> gelu(Var<double>);
 

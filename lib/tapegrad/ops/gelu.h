@@ -8,11 +8,12 @@
 
 namespace tapegrad {
 
-// Kernels on raw arrays of n elements; backward accumulates (dx += ...).
+// Kernels on raw arrays of n elements. Backward accumulates (dx += ...), or with accumulate =
+// false writes dx = ...: a fused node's private scratch then needs no zero-fill pass first.
 template <typename T>
 void gelu_forward(T* y, const T* x, int64_t n);
 template <typename T>
-void gelu_backward(T* dx, const T* x, const T* dy, int64_t n);
+void gelu_backward(T* dx, const T* x, const T* dy, int64_t n, bool accumulate = true);
 
 template <typename T>
 Var<T> gelu(Var<T> x);

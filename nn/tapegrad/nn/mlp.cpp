@@ -17,6 +17,8 @@ namespace tapegrad::nn {
 //   swiglu: a = silu(g) u  =>  dg = da * u * silu'(g),  du = da * silu(g)
 //   dx = dh W_fc, dW_fc += dh^T x, db_fc += sum dh                     (linear_backward)
 // Cached: h and a. Backward's buffers (da, dh) are taken from the arena in forward.
+// Both passes run the row-local work (everything but dW and db) as one parallel region over
+// slabs of rows; the reference for their agreement is the op-by-op composition (tests/nn/test_mlp.cpp).
 
 MlpKind parse_mlp_kind(const std::string& name) {
   if (name == "gelu") return MlpKind::kGelu;
@@ -53,7 +55,7 @@ void swiglu_forward(T* a, const T* h, int64_t rows, int64_t H) {
 }
 
 template <typename T>
-void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H) {
+void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H, bool accumulate) {
   parallel_for(rows, 24 * H, [&](int64_t r0, int64_t r1) {
     T s[kBlock];
     for (int64_t r = r0; r < r1; ++r) {
@@ -67,8 +69,10 @@ void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H) {
         vmath::sigmoid(s, g + b, m);
         for (int64_t i = 0; i < m; ++i) {
           const int64_t j = b + i;
-          du[j] += dar[j] * g[j] * s[i];
-          dg[j] += dar[j] * u[j] * s[i] * (T(1) + g[j] * (T(1) - s[i]));
+          const T dup = dar[j] * g[j] * s[i];
+          const T dgp = dar[j] * u[j] * s[i] * (T(1) + g[j] * (T(1) - s[i]));
+          du[j] = accumulate ? du[j] + dup : dup;
+          dg[j] = accumulate ? dg[j] + dgp : dgp;
         }
       }
     }
@@ -96,22 +100,42 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
   Var<T> out = tape.make_output("mlp", xs, inputs);
   T* h = tape.template scratch<T>(rows * width);
   T* a = tape.template scratch<T>(rows * H);
-  linear_forward(h, x.data(), w_fc.data(), has_bias ? b_fc.data() : nullptr, rows, C, width);
-  if (kind == MlpKind::kGelu) gelu_forward(a, h, rows * H);
-  else swiglu_forward(a, h, rows, H);
-  linear_forward(out.data(), a, w_proj.data(), has_bias ? b_proj.data() : nullptr, rows, H, C);
+  // Rows are independent through fc -> activation -> proj, so one parallel region runs the whole
+  // forward: each thread takes a slab of rows, its GEMMs run single-threaded on that slab (gemm
+  // inside a region), and the activation reads the slab of h its own GEMM just wrote, still in
+  // that core's cache. Slabs are what gemm's own row split would give (bench/RESULTS.md).
+  const T* bfc = has_bias ? b_fc.data() : nullptr;
+  const T* bproj = has_bias ? b_proj.data() : nullptr;
+  const int64_t row_work = 2 * C * width + 2 * H * C + 24 * H;
+  parallel_for(rows, row_work, [&, xd = x.data(), wf = w_fc.data(), wp = w_proj.data(), o = out.data()](
+                                   int64_t r0, int64_t r1) {
+    const int64_t n = r1 - r0;
+    linear_forward(h + r0 * width, xd + r0 * C, wf, bfc, n, C, width);
+    if (kind == MlpKind::kGelu) gelu_forward(a + r0 * H, h + r0 * width, n * H);
+    else swiglu_forward(a + r0 * H, h + r0 * width, n, H);
+    linear_forward(o + r0 * C, a + r0 * H, wp, bproj, n, H, C);
+  });
   if (!out.requires_grad()) return out;
 
   T* da = tape.template scratch<T>(rows * H);
   T* dh = tape.template scratch<T>(rows * width);
   tape.record("mlp", inputs, out,
-              [kind, rows, C, H, width, has_bias, xd = x.data(), wf = w_fc.data(), wp = w_proj.data(), h, a, da,
-               dh](const T* dout, T* const* din) {
-                std::fill_n(dh, rows * width, T(0));
-                linear_backward(da, din[2], has_bias ? din[4] : nullptr, dout, a, wp, rows, H, C, /*accumulate_dx=*/false);
-                if (kind == MlpKind::kGelu) gelu_backward(dh, h, da, rows * H);
-                else swiglu_backward(dh, h, da, rows, H);
-                linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dh, xd, wf, rows, C, width);
+              [kind, rows, C, H, width, has_bias, row_work, xd = x.data(), wf = w_fc.data(), wp = w_proj.data(),
+               h, a, da, dh](const T* dout, T* const* din) {
+                // Row-local, one region as in the forward: da = dout W_proj, dh = act'(h) da
+                // (written, not added: dh is this node's scratch, so it needs no zero-fill),
+                // dx += dh W_fc.
+                parallel_for(rows, row_work, [&](int64_t r0, int64_t r1) {
+                  const int64_t n = r1 - r0;
+                  linear_backward<T>(da + r0 * H, nullptr, nullptr, dout + r0 * C, nullptr, wp, n, H, C,
+                                     /*accumulate_dx=*/false);
+                  if (kind == MlpKind::kGelu) gelu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n * H, false);
+                  else swiglu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n, H, false);
+                  if (din[0]) linear_backward<T>(din[0] + r0 * C, nullptr, nullptr, dh + r0 * width, nullptr, wf, n, C, width);
+                });
+                // Weight and bias gradients sum over all rows: GEMMs split over their outputs.
+                linear_backward<T>(nullptr, din[2], has_bias ? din[4] : nullptr, dout, a, wp, rows, H, C);
+                linear_backward<T>(nullptr, din[1], has_bias ? din[3] : nullptr, dh, xd, wf, rows, C, width);
               });
   return out;
 }
@@ -153,8 +177,8 @@ std::string MLP<T>::options_repr() const {
 
 template void swiglu_forward<float>(float*, const float*, int64_t, int64_t);
 template void swiglu_forward<double>(double*, const double*, int64_t, int64_t);
-template void swiglu_backward<float>(float*, const float*, const float*, int64_t, int64_t);
-template void swiglu_backward<double>(double*, const double*, const double*, int64_t, int64_t);
+template void swiglu_backward<float>(float*, const float*, const float*, int64_t, int64_t, bool);
+template void swiglu_backward<double>(double*, const double*, const double*, int64_t, int64_t, bool);
 template Var<float> mlp(Var<float>, Var<float>, Var<float>, Var<float>, Var<float>, MlpKind);
 template Var<double> mlp(Var<double>, Var<double>, Var<double>, Var<double>, Var<double>, MlpKind);
 template class MLP<float>;

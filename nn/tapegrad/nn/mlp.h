@@ -16,11 +16,11 @@ MlpKind parse_mlp_kind(const std::string& name);  // "gelu" | "swiglu"; throws o
 std::string to_string(MlpKind kind);
 
 // SwiGLU's activation over rows of h = [g | u] (2H wide): a = silu(g) * u (H wide), and its
-// backward, accumulating into dh.
+// backward, accumulating into dh (or writing it, with accumulate = false).
 template <typename T>
 void swiglu_forward(T* a, const T* h, int64_t rows, int64_t H);
 template <typename T>
-void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H);
+void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H, bool accumulate = true);
 
 // One tape node. Biases both defined or both undefined.
 template <typename T>
