@@ -1,8 +1,10 @@
+#include <array>
 #include <limits>
 
 #include "nn_support.h"
 #include "tapegrad/nn/attention.h"
 #include "tapegrad/ops.h"
+#include "tapegrad/threads.h"
 
 using namespace tapegrad;
 using namespace tapegrad::nn;
@@ -17,6 +19,11 @@ struct Reference {
   Parameter<double> wq, wk, wv, bq, bk, bv, wp, bp;
   UnaryModule<double>* q_norm = nullptr;
   UnaryModule<double>* k_norm = nullptr;
+  struct Part {
+    Parameter<double>& w;
+    Parameter<double>& b;
+  };
+  std::array<Part, 3> qkv_parts() { return {Part{wq, bq}, Part{wk, bk}, Part{wv, bv}}; }
   Tensor<double> mask;  // (T, T): 0 on and below the diagonal, -1e30 above
   Reference(CausalSelfAttention<double>& a, int64_t Tn) : q_norm(a.q_norm()), k_norm(a.k_norm()) {
     const int64_t C = a.options().dim;
@@ -52,7 +59,13 @@ TEST_CASE("attention: the fused node equals the composition of primitive ops, va
   // QK-norm composed as the norm modules' own tape nodes applied to the heads.
   const NormKind qk_norm = GENERATE(from_range(qk_norms(true)));
   INFO("qk-norm " << to_string(qk_norm));
-  const auto [B, Tn, C, NH] = GENERATE(std::tuple{2, 5, 6, 3}, std::tuple{1, 1, 4, 2}, std::tuple{3, 7, 8, 1});
+  // The last size is large enough for the batch-split region (each thread its own sequences'
+  // projections and heads) to run on two threads; B = 3 on two threads takes the staged path.
+  const auto [B, Tn, C, NH] = GENERATE(std::tuple{2, 5, 6, 3}, std::tuple{1, 1, 4, 2}, std::tuple{3, 7, 8, 1},
+                                       std::tuple{4, 16, 32, 4});
+  const int threads = GENERATE(1, 2);
+  INFO("B" << B << " T" << Tn << " C" << C << " NH" << NH << ", " << threads << " threads");
+  set_num_threads(threads);
   CausalSelfAttention<double> attn({.dim = C, .n_head = NH, .qk_norm = qk_norm});
   randomize(attn, 1);
   Reference ref(attn, Tn);
@@ -71,10 +84,18 @@ TEST_CASE("attention: the fused node equals the composition of primitive ops, va
     for (Module<double>* m : {static_cast<Module<double>*>(attn.q_norm()), static_cast<Module<double>*>(attn.k_norm())})
       for (Parameter<double>* p : m->parameters()) fused_norm_grads.push_back(p->grad), p->grad.fill(0);
   t2.backward(composed, dy.view());
+  set_num_threads(0);
   CHECK_THAT(x.grad.view(), AllClose<double>(to_vector<double>(x_ref.grad.view()), 1e-12, 1e-11));
   const auto& dw = attn.qkv().weight().grad;
-  CHECK_THAT(TensorView<const double>(dw.data() + C * C, {C, C}), AllClose<double>(to_vector<double>(ref.wk.grad.view()), 1e-12, 1e-11));
+  const auto& db = attn.qkv().bias()->grad;
+  int64_t part = 0;
+  for (const Reference::Part& p : ref.qkv_parts()) {
+    CHECK_THAT(TensorView<const double>(dw.data() + part * C * C, {C, C}), AllClose<double>(to_vector<double>(p.w.grad.view()), 1e-12, 1e-11));
+    CHECK_THAT(TensorView<const double>(db.data() + part * C, {C}), AllClose<double>(to_vector<double>(p.b.grad.view()), 1e-12, 1e-11));
+    ++part;
+  }
   CHECK_THAT(attn.proj().weight().grad.view(), AllClose<double>(to_vector<double>(ref.wp.grad.view()), 1e-12, 1e-11));
+  CHECK_THAT(attn.proj().bias()->grad.view(), AllClose<double>(to_vector<double>(ref.bp.grad.view()), 1e-12, 1e-11));
   if (attn.q_norm()) {
     size_t i = 0;
     for (Module<double>* m : {static_cast<Module<double>*>(attn.q_norm()), static_cast<Module<double>*>(attn.k_norm())})
