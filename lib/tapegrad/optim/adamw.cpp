@@ -39,7 +39,9 @@ void AdamW<T>::step(double lr, double grad_scale) {
     T* v = v_[k].data();
     const T decay = decay_[k] ? static_cast<T>(lr * options_.weight_decay) : T(0);
     const T tb1 = static_cast<T>(b1), tb2 = static_cast<T>(b2), scale = static_cast<T>(grad_scale);
-    parallel_for(p.numel(), 8, [&](int64_t i0, int64_t i1) {
+    // Captured by value: with the pointers captured by reference a store through m or w could, as
+    // far as the compiler knows, change the pointers themselves, and the loop stayed scalar.
+    parallel_for(p.numel(), 8, [=](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         const T gi = scale * g[i];
         m[i] = tb1 * m[i] + (T(1) - tb1) * gi;
