@@ -22,6 +22,7 @@
 
 #include "allocation_counter.h"
 #include "tapegrad/blas_kernels.h"
+#include "tapegrad/lm/batch_parallel.h"
 #include "tapegrad/lm/flops.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/optim/adamw.h"
@@ -71,7 +72,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads);
   app.add_option("--rss-every", rss_every, "record RSS every N steps");
   bool profile = false;
-  app.add_flag("--profile", profile, "also print where the time goes, per op (tape profiler)");
+  app.add_flag("--profile", profile, "also print where the time goes, per op (tape profiler; with --split batch, worker 0's share)");
+  std::string split = "batch";
+  app.add_option("--split", split, "how the threads share a step: batch (each its sequences, as Trainer runs) or op (every op split in turn)")
+      ->check(CLI::IsMember({"batch", "op"}));
   CLI11_PARSE(app, argc, argv);
   c.norm = nn::NormKind::parse(norm);
   set_num_threads(threads);
@@ -82,22 +86,28 @@ int main(int argc, char** argv) {
   const int64_t T = c.context;
   std::vector<int32_t> ids(batch * T), targets(batch * T);
   Rng rng(7);
-  Tape<float> tape;
+  const lm::StepSplit step_split = split == "batch" ? lm::StepSplit::kBatch : lm::StepSplit::kOp;
+  Tape<float> op_tape;
+  lm::BatchParallelStep<float> batch_step(model, params);
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(steps));  // the benchmark itself must not allocate while timing
   nlohmann::json rss = nlohmann::json::array();
   int64_t allocs_timed = 0;
   double optimizer_ms = 0;
   for (int64_t i = 0; i < warmup + steps; ++i) {
-    tape.set_profiling(profile && i >= warmup);
+    Tape<float>& profiled = step_split == lm::StepSplit::kBatch ? batch_step.tape(0) : op_tape;
+    profiled.set_profiling(profile && i >= warmup);
     for (auto& v : ids) v = static_cast<int32_t>(rng.below(c.vocab_size));
     for (auto& v : targets) v = static_cast<int32_t>(rng.below(c.vocab_size));
     const int64_t a0 = alloc_counter::allocations();
     const auto t0 = std::chrono::steady_clock::now();
-    tape.clear();
     opt.zero_grad();
-    auto out = model.forward(tape, ids, batch, T, targets);
-    tape.backward(out.loss);
+    if (step_split == lm::StepSplit::kBatch) {
+      batch_step.forward_backward(ids, targets, batch, T);
+    } else {
+      op_tape.clear();
+      op_tape.backward(model.forward(op_tape, ids, batch, T, targets).loss);
+    }
     const auto t1 = std::chrono::steady_clock::now();
     opt.step(1e-3, clip_factor(grad_norm<float>(params), 1.0));
     if (i >= warmup) optimizer_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
@@ -113,11 +123,12 @@ int main(int argc, char** argv) {
   const double median = sorted[sorted.size() / 2];
   const double flops = lm::flops_per_step(model.config(), batch, T);
   // The GEMM limit: exactly this step's GEMMs, called as the step calls them (lm/flops.h).
-  const double gemm = lm::measure_step_gemm_gflops(model.config(), batch, T);
+  const double gemm = lm::measure_step_gemm_gflops(model.config(), batch, T, step_split);
   const double qkv_gemm = lm::measure_gemm_gflops(model.config(), batch, T);
   nlohmann::json j = {{"impl", "tapegrad"},
                       {"threads", threads},
                       {"norm", norm},
+                      {"split", split},
                       {"blas_core", configure_blas_kernels().core},
                       {"median_ms", median},
                       {"min_ms", sorted.front()},
@@ -137,7 +148,8 @@ int main(int argc, char** argv) {
     const double n = static_cast<double>(steps);
     double fwd = 0, bwd = 0;
     std::fprintf(stderr, "%-24s %8s %11s %11s\n", "op (per step)", "calls", "forward ms", "backward ms");
-    for (const auto& t : tape.profile()) {
+    const Tape<float>& profiled = step_split == lm::StepSplit::kBatch ? batch_step.tape(0) : op_tape;
+    for (const auto& t : profiled.profile()) {
       std::fprintf(stderr, "%-24s %8.0f %11.3f %11.3f\n", t.op, t.calls / n, t.forward_ms / n, t.backward_ms / n);
       fwd += t.forward_ms / n, bwd += t.backward_ms / n;
     }

@@ -47,7 +47,7 @@ Var<T> Tape<T>::param(Parameter<T>& p) {
   if (!p.requires_grad) return constant(p.value.view());
   check(p.grad.shape() == p.value.shape(), "param '", p.name, "': gradient shape ", p.grad.shape(),
         " differs from value shape ", p.value.shape());
-  return leaf(p.value.view(), p.grad.view());
+  return leaf(p.value.view(), param_grads_ ? param_grads_->grad_for(p) : p.grad.view());
 }
 
 namespace {

@@ -27,6 +27,7 @@
 #include "tapegrad/arena.h"
 #include "tapegrad/error.h"
 #include "tapegrad/inline_function.h"
+#include "tapegrad/param_grads.h"
 #include "tapegrad/parameter.h"
 #include "tapegrad/tensor.h"
 
@@ -85,6 +86,9 @@ class Tape {
   Var<T> leaf(TensorView<T> value, TensorView<T> grad);
   // A parameter: a leaf over p.value / p.grad, or a constant if !p.requires_grad.
   Var<T> param(Parameter<T>& p);
+  // From now on param(p) accumulates into grads->grad_for(p) instead of p.grad (nullptr: p.grad
+  // again) — how a data-parallel worker keeps its share apart (param_grads.h). Not owned.
+  void set_param_grads(ParamGrads<T>* grads) { param_grads_ = grads; }
 
   // ---- for op implementers ----
   // A new value in the arena. It requires grad iff grad mode is on and any input does. `op`
@@ -190,6 +194,7 @@ class Tape {
   Rng rng_{0x7a9e5eedULL};
   bool consumed_ = false;  // backward() ran since the last clear()
   bool profiling_ = false;
+  ParamGrads<T>* param_grads_ = nullptr;
   int64_t op_start_ns_ = 0;  // when the op being recorded called make_output()
   std::vector<OpTime> profile_;
 };

@@ -67,8 +67,9 @@ TEST_CASE("lab: the probe's statistics equal their definitions recomputed by han
     CHECK_THAT(probe.blocks[i].residual_rms, Catch::Matchers::WithinRel(rms_of(x.value()), 1e-6));
     CHECK_THAT(probe.blocks[i].norm_out_rms,
                Catch::Matchers::WithinRel(rms_of(model.block(i).norm1().forward(x).value()), 1e-6));
-    x = model.block(i).forward(x);
+    model.block(i).attn().forward(model.block(i).norm1().forward(x));  // what the block's attention read
     CHECK(probe.blocks[i].max_logit == model.block(i).attn().last_max_logit());
+    x = model.block(i).forward(x);
   }
   CHECK_THAT(probe.final_residual_rms, Catch::Matchers::WithinRel(rms_of(x.value()), 1e-6));
   const auto z = out.logits.value();

@@ -6,7 +6,9 @@
 #include <new>
 
 #include "support.h"
+#include "tapegrad/lm/batch_parallel.h"
 #include "tapegrad/ops.h"
+#include "tapegrad/threads.h"
 
 #include "allocation_counter.h"
 
@@ -39,4 +41,31 @@ TEST_CASE("tape: a warmed-up step makes zero heap allocations", "[tape][alloc]")
   INFO("heap allocations in 20 warmed-up steps: " << during);
   CHECK(during == 0);
   CHECK(before > 0);  // the counter works: warm-up did allocate
+}
+
+TEST_CASE("batch parallel: a warmed-up step split over two threads makes zero heap allocations", "[lm][alloc]") {
+  nn::DecoderConfig c;
+  c.vocab_size = 30, c.context = 16, c.n_layer = 2, c.n_head = 2, c.dim = 32;
+  nn::Decoder<float> model(c, 1);
+  auto params = model.parameters();
+  const int64_t B = 4, T = 16;
+  Rng rng(2);
+  std::vector<int32_t> ids(B * T), targets(B * T);
+  for (auto& i : ids) i = static_cast<int32_t>(rng.below(c.vocab_size));
+  for (auto& t : targets) t = static_cast<int32_t>(rng.below(c.vocab_size));
+  set_num_threads(2);
+  lm::BatchParallelStep<float> step(model, params);
+  nn::DecoderProbe probe;  // the lab's statistics too
+  const auto run = [&] {
+    for (auto* p : params) p->zero_grad();
+    step.forward_backward(ids, targets, B, T, &probe);
+  };
+  for (int i = 0; i < 3; ++i) run();
+  const int64_t before = alloc_counter::allocations();
+  for (int i = 0; i < 20; ++i) run();
+  const int64_t during = alloc_counter::allocations() - before;
+  set_num_threads(0);
+  CHECK(step.workers() == 2);
+  INFO("heap allocations in 20 warmed-up split steps: " << during);
+  CHECK(during == 0);
 }

@@ -1,5 +1,7 @@
 #include "tapegrad/lm/flops.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <tuple>
@@ -67,37 +69,84 @@ std::vector<StepGemm> step_gemms(const nn::DecoderConfig& c, int64_t batch, int6
   return g;
 }
 
-double measure_step_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64_t T) {
-  const std::vector<StepGemm> all = step_gemms(c, batch, T);
-  const int64_t HS = c.dim / c.n_head;
-  std::vector<StepGemm> split, head;
+namespace {
+
+// Operands for one list of step GEMMs, each list its own (as each worker of a batch split has its
+// own activations): one buffer per operand as large as the largest product needs, and one head's
+// operands and result (T x max(T, HS) each) per OpenMP thread number, as the attention core has
+// (a worker of a batch split is thread k of the split's region, and indexes tile k).
+struct GemmBuffers {
+  std::vector<float> a, b, out, ha, hb, hc;
+  int64_t tile = 0;
+};
+
+GemmBuffers buffers_for(const std::vector<StepGemm>& gemms, int64_t T, int64_t HS) {
+  const int threads = num_threads();
   int64_t most = 0;
-  double flops = 0;
-  for (const StepGemm& s : all) {
-    (s.per_head ? head : split).push_back(s);
+  for (const StepGemm& s : gemms)
     if (!s.per_head) most = std::max({most, s.M * s.K, s.K * s.N, s.M * s.N});
-    flops += 2.0 * static_cast<double>(s.M * s.N * s.K) * static_cast<double>(s.calls);
+  GemmBuffers b;
+  b.a.assign(static_cast<size_t>(most), 0.5f), b.b.assign(static_cast<size_t>(most), 0.25f);
+  b.out.resize(static_cast<size_t>(most));
+  b.tile = T * std::max(T, HS);
+  b.ha.assign(static_cast<size_t>(threads * b.tile), 0.5f), b.hb = b.ha, b.hc = b.ha;
+  return b;
+}
+
+// Runs `gemms` as the step runs them: each Linear's products through tapegrad::gemm (split over
+// the threads, or single-threaded inside a parallel region), the head products one (sequence,
+// head) per index of a parallel_for, layer by layer.
+void run_step_gemms(const std::vector<StepGemm>& gemms, const nn::DecoderConfig& c, int64_t batch, int64_t T,
+                    GemmBuffers& buf) {
+  const int64_t HS = c.dim / c.n_head;
+  for (const StepGemm& s : gemms) {
+    if (s.per_head) continue;
+    const int64_t lda = s.ta == Trans::kNo ? s.K : s.M, ldb = s.tb == Trans::kNo ? s.N : s.K;
+    gemm<float>(s.ta, s.tb, s.M, s.N, s.K, 1.f, buf.a.data(), lda, buf.b.data(), ldb, 0.f, buf.out.data(), s.N);
   }
-  std::vector<float> a(static_cast<size_t>(most), 0.5f), b(static_cast<size_t>(most), 0.25f), out(static_cast<size_t>(most));
-  // Per thread, one head's operands and result (T x max(T, HS) each), as the attention core has.
-  const int64_t tile = T * std::max(T, HS);
-  std::vector<float> ha(static_cast<size_t>(num_threads() * tile), 0.5f), hb(ha), hc(ha);
-  const auto run = [&] {
-    for (const StepGemm& s : split) {
-      const int64_t lda = s.ta == Trans::kNo ? s.K : s.M, ldb = s.tb == Trans::kNo ? s.N : s.K;
-      gemm<float>(s.ta, s.tb, s.M, s.N, s.K, 1.f, a.data(), lda, b.data(), ldb, 0.f, out.data(), s.N);
-    }
-    for (int64_t l = 0; l < c.n_layer; ++l)  // as the attention core: one head per index, per thread
-      parallel_for(batch * c.n_head, 2 * 6 * T * T * HS, [&](int64_t bh0, int64_t bh1) {
-        const int64_t t = omp_get_thread_num() * tile;
-        for (int64_t bh = bh0; bh < bh1; ++bh)
-          for (const StepGemm& s : head) {
-            const int64_t lda = s.ta == Trans::kNo ? s.K : s.M, ldb = s.tb == Trans::kNo ? s.N : s.K;
-            gemm<float>(s.ta, s.tb, s.M, s.N, s.K, 1.f, ha.data() + t, lda, hb.data() + t, ldb, 0.f, hc.data() + t, s.N);
-          }
-      });
-  };
-  return gflops(run, flops, 0.3);
+  for (int64_t l = 0; l < c.n_layer; ++l)
+    parallel_for(batch * c.n_head, 2 * 6 * T * T * HS, [&](int64_t bh0, int64_t bh1) {
+      const int64_t t = omp_get_thread_num() * buf.tile;
+      for (int64_t bh = bh0; bh < bh1; ++bh)
+        for (const StepGemm& s : gemms) {
+          if (!s.per_head) continue;
+          const int64_t lda = s.ta == Trans::kNo ? s.K : s.M, ldb = s.tb == Trans::kNo ? s.N : s.K;
+          gemm<float>(s.ta, s.tb, s.M, s.N, s.K, 1.f, buf.ha.data() + t, lda, buf.hb.data() + t, ldb, 0.f,
+                      buf.hc.data() + t, s.N);
+        }
+    });
+}
+
+}  // namespace
+
+double measure_step_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64_t T, StepSplit split) {
+  const int64_t HS = c.dim / c.n_head;
+  const double flops = flops_per_step(c, batch, T);
+  const int workers = split == StepSplit::kBatch ? static_cast<int>(std::min<int64_t>(num_threads(), batch)) : 1;
+  if (workers <= 1) {
+    const std::vector<StepGemm> gemms = step_gemms(c, batch, T);
+    GemmBuffers buf = buffers_for(gemms, T, HS);
+    return gflops([&] { run_step_gemms(gemms, c, batch, T, buf); }, flops, 0.3);
+  }
+  // The batch split (lm/batch_parallel.h): worker k runs its B_k sequences' GEMMs on one thread,
+  // all workers at once.
+  std::vector<int64_t> share(static_cast<size_t>(workers));
+  std::vector<std::vector<StepGemm>> gemms(static_cast<size_t>(workers));
+  std::vector<GemmBuffers> bufs;
+  for (int k = 0; k < workers; ++k) {
+    share[static_cast<size_t>(k)] = batch * (k + 1) / workers - batch * k / workers;
+    gemms[static_cast<size_t>(k)] = step_gemms(c, share[static_cast<size_t>(k)], T);
+    bufs.push_back(buffers_for(gemms[static_cast<size_t>(k)], T, HS));
+  }
+  return gflops(
+      [&] {
+#pragma omp parallel num_threads(workers)
+        {
+          const auto k = static_cast<size_t>(omp_get_thread_num());
+          run_step_gemms(gemms[k], c, share[k], T, bufs[k]);
+        }
+      },
+      flops, 0.3);
 }
 
 }  // namespace tapegrad::lm

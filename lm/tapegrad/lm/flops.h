@@ -32,10 +32,16 @@ struct StepGemm {
 };
 std::vector<StepGemm> step_gemms(const nn::DecoderConfig& config, int64_t batch, int64_t T);
 
+// How a training step uses the threads: the batch split across them (lm/batch_parallel.h, what
+// Trainer runs) or every op split across them in turn.
+enum class StepSplit { kBatch, kOp };
+
 // The GEMM limit of a training step: GFLOP/s of exactly step_gemms, called the way the step calls
-// them (the head products one per thread inside a parallel_for, the rest split over the threads by
-// tapegrad::gemm), with the current threads. A step's model FLOP/s over this is the fraction of
-// the GEMM limit it reaches. Takes ~0.3 s.
-double measure_step_gemm_gflops(const nn::DecoderConfig& config, int64_t batch, int64_t T);
+// them with the current threads — for kOp the head products one per thread inside a parallel_for
+// and the rest split over the threads by tapegrad::gemm; for kBatch each thread runs its share of
+// the batch's GEMMs single-threaded, all at once. A step's model FLOP/s over this is the fraction
+// of the GEMM limit it reaches. Takes ~0.3 s.
+double measure_step_gemm_gflops(const nn::DecoderConfig& config, int64_t batch, int64_t T,
+                                StepSplit split = StepSplit::kBatch);
 
 }  // namespace tapegrad::lm

@@ -43,6 +43,7 @@ Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenize
                                       : std::max(1, num_cores() / (comm_ ? comm_->local_size() : 1)));
   model_ = std::make_unique<nn::Decoder<float>>(config_.model(tokenizer_->vocab_size()), config_.seed);
   params_ = model_->parameters();
+  batch_parallel_ = std::make_unique<BatchParallelStep<float>>(*model_, params_);
   if (config_.optimizer == "adamw") {
     optimizer_ = std::make_unique<AdamW<float>>(
         params_, AdamWOptions{.beta1 = config_.beta1, .beta2 = config_.beta2, .eps = 1e-8, .weight_decay = config_.weight_decay});
@@ -65,12 +66,9 @@ StepResult Trainer::train_step(bool request_stop) {
   const int64_t B = config_.batch / ranks, T = config_.ctx;
   const std::span<const int32_t> ids(ids_.data() + rank * B * T, static_cast<size_t>(B * T));
   const std::span<const int32_t> targets(targets_.data() + rank * B * T, static_cast<size_t>(B * T));
-  tape_.clear();
   optimizer_->zero_grad();
-  auto out = model_->forward(tape_, ids, B, T, targets, instrument_ ? instrument_->probe() : nullptr);
   StepResult r;
-  r.loss = out.loss.value()[0];
-  tape_.backward(out.loss);
+  r.loss = batch_parallel_->forward_backward(ids, targets, B, T, instrument_ ? instrument_->probe() : nullptr);
   r.stop = request_stop;
   if (comm_) {  // one allreduce: every gradient, the loss and the stop flag
     float* f = flat_.data();

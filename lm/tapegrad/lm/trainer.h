@@ -18,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "tapegrad/lm/batch_parallel.h"
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/lm/data.h"
 #include "tapegrad/lm/instrument.h"
@@ -84,7 +85,8 @@ class Trainer {
   std::unique_ptr<Optimizer<float>> optimizer_;
   CosineSchedule schedule_;
   BatchSampler sampler_;
-  Tape<float> tape_;
+  Tape<float> tape_;  // evaluation
+  std::unique_ptr<BatchParallelStep<float>> batch_parallel_;  // training steps: the batch split over the threads
   std::vector<int32_t> ids_, targets_;
   std::unique_ptr<Instrument> instrument_;
   const Communicator* comm_ = nullptr;

@@ -334,6 +334,11 @@ CausalSelfAttention<T>::CausalSelfAttention(AttentionOptions o) : options_(o) {
 
 template <typename T>
 Var<T> CausalSelfAttention<T>::forward(Var<T> x) {
+  return forward(x, &max_logit_);
+}
+
+template <typename T>
+Var<T> CausalSelfAttention<T>::forward(Var<T> x, T* max_logit) {
   Tape<T>& tape = x.tape();
   const bool b = options_.bias;
   QKNormInputs<T> qk;
@@ -345,8 +350,8 @@ Var<T> CausalSelfAttention<T>::forward(Var<T> x) {
   }
   const Var<T> w_qkv = tape.param(qkv_->weight()), w_proj = tape.param(proj_->weight());
   const Var<T> b_qkv = b ? tape.param(*qkv_->bias()) : Var<T>{}, b_proj = b ? tape.param(*proj_->bias()) : Var<T>{};
-  if (cache_.keys) return cached_self_attention(x, w_qkv, w_proj, b_qkv, b_proj, options_.n_head, cache_, &max_logit_, qk);
-  return causal_self_attention(x, w_qkv, w_proj, b_qkv, b_proj, options_.n_head, &max_logit_, qk);
+  if (cache_.keys) return cached_self_attention(x, w_qkv, w_proj, b_qkv, b_proj, options_.n_head, cache_, max_logit, qk);
+  return causal_self_attention(x, w_qkv, w_proj, b_qkv, b_proj, options_.n_head, max_logit, qk);
 }
 
 template <typename T>

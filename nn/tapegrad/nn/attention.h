@@ -82,6 +82,9 @@ class CausalSelfAttention : public UnaryModule<T> {
  public:
   explicit CausalSelfAttention(AttentionOptions options);
   Var<T> forward(Var<T> x) override;
+  // The same, writing this pass's largest logit to *max_logit instead of keeping it in the
+  // module: safe when several tapes run the module at once (a data-parallel step's workers).
+  Var<T> forward(Var<T> x, T* max_logit);
 
   Linear<T>& qkv() { return *qkv_; }
   Linear<T>& proj() { return *proj_; }

@@ -125,30 +125,34 @@ Var<T> DecoderBlock<T>::forward(Var<T> x) {
 
 template <typename T>
 Var<T> DecoderBlock<T>::forward(Var<T> x, BlockProbe* probe) {
+  // The max logit comes back through a local, not the module: blocks may run on several tapes at
+  // once (lm/batch_parallel.h), each with its own probe.
+  T max_logit = 0;
+  const auto attn = [&](Var<T> in) { return attn_->forward(in, &max_logit); };
   const auto record = [&](Var<T> attention_input) {
-    if (probe) *probe = {rms<T>(x.value()), rms<T>(attention_input.value()), static_cast<double>(attn_->last_max_logit())};
+    if (probe) *probe = {rms<T>(x.value()), rms<T>(attention_input.value()), static_cast<double>(max_logit)};
   };
   switch (options_.placement) {
     case Placement::kPre: {
       Var<T> a_in = norm1_->forward(x);
-      Var<T> x1 = add(x, attn_->forward(a_in));
+      Var<T> x1 = add(x, attn(a_in));
       record(a_in);
       return add(x1, mlp_->forward(norm2_->forward(x1)));
     }
     case Placement::kPeri: {
       Var<T> a_in = norm1_->forward(x);
-      Var<T> x1 = add(x, attn_out_norm_->forward(attn_->forward(a_in)));
+      Var<T> x1 = add(x, attn_out_norm_->forward(attn(a_in)));
       record(a_in);
       return add(x1, mlp_out_norm_->forward(mlp_->forward(norm2_->forward(x1))));
     }
     case Placement::kPost: {
-      Var<T> x1 = norm1_->forward(add(x, attn_->forward(x)));
+      Var<T> x1 = norm1_->forward(add(x, attn(x)));
       record(x);
       return norm2_->forward(add(x1, mlp_->forward(x1)));
     }
     case Placement::kDeepNorm: {
       const double alpha = deepnorm_alpha(options_.n_layer);
-      Var<T> x1 = norm1_->forward(add(scale(x, alpha), attn_->forward(x)));
+      Var<T> x1 = norm1_->forward(add(scale(x, alpha), attn(x)));
       record(x);
       return norm2_->forward(add(scale(x1, alpha), mlp_->forward(x1)));
     }

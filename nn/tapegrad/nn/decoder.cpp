@@ -88,6 +88,35 @@ std::string Decoder<T>::options_repr() const {
              ", mlp=", to_string(c.mlp), ", tie_head=", c.tie_head ? "true" : "false");
 }
 
+void combine_probes(std::span<const DecoderProbe> parts, std::span<const double> weights, DecoderProbe& out) {
+  check(!parts.empty() && parts.size() == weights.size(), "combine_probes: ", parts.size(), " probes and ",
+        weights.size(), " weights");
+  const auto rms = [&](auto field) {
+    double sq = 0;
+    for (size_t k = 0; k < parts.size(); ++k) sq += weights[k] * field(parts[k]) * field(parts[k]);
+    return std::sqrt(sq);
+  };
+  const auto mean = [&](auto field) {
+    double m = 0;
+    for (size_t k = 0; k < parts.size(); ++k) m += weights[k] * field(parts[k]);
+    return m;
+  };
+  const auto max = [&](auto field) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (const DecoderProbe& p : parts) m = std::max(m, field(p));
+    return m;
+  };
+  out.blocks.resize(parts[0].blocks.size());
+  for (size_t i = 0; i < out.blocks.size(); ++i) {
+    out.blocks[i].residual_rms = rms([i](const DecoderProbe& p) { return p.blocks[i].residual_rms; });
+    out.blocks[i].norm_out_rms = rms([i](const DecoderProbe& p) { return p.blocks[i].norm_out_rms; });
+    out.blocks[i].max_logit = max([i](const DecoderProbe& p) { return p.blocks[i].max_logit; });
+  }
+  out.final_residual_rms = rms([](const DecoderProbe& p) { return p.final_residual_rms; });
+  out.logit_mean = mean([](const DecoderProbe& p) { return p.logit_mean; });
+  out.logit_max = max([](const DecoderProbe& p) { return p.logit_max; });
+}
+
 template class Decoder<float>;
 template class Decoder<double>;
 

@@ -31,6 +31,10 @@ struct DecoderProbe {
   double final_residual_rms = 0;   // the residual stream after the last block
   double logit_mean = 0, logit_max = 0;
 };
+// The probe of a whole batch from the probes of its parts (a data-parallel step's workers), part
+// k holding the fraction weights[k] of the batch's rows: RMS values combine as the root of the
+// weighted mean square, means as weighted means, maxima as maxima.
+void combine_probes(std::span<const DecoderProbe> parts, std::span<const double> weights, DecoderProbe& out);
 
 template <typename T>
 class Decoder : public Module<T> {

@@ -1,0 +1,50 @@
+#include "tapegrad/param_grads.h"
+
+#include <algorithm>
+
+#include "tapegrad/error.h"
+#include "tapegrad/parallel.h"
+
+namespace tapegrad {
+
+template <typename T>
+ParamGrads<T>::ParamGrads(std::span<Parameter<T>* const> params) {
+  for (Parameter<T>* p : params) entries_.push_back({p, p, Tensor<T>(p->shape())});
+  std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) { return a.param < b.param; });
+  for (size_t i = 1; i < entries_.size(); ++i)
+    check(entries_[i].param != entries_[i - 1].param, "ParamGrads: parameter '", entries_[i].param->name,
+          "' is listed twice");
+}
+
+template <typename T>
+TensorView<T> ParamGrads<T>::grad_for(const Parameter<T>& p) {
+  const auto it = std::lower_bound(entries_.begin(), entries_.end(), &p,
+                                   [](const Entry& e, const Parameter<T>* q) { return e.param < q; });
+  check(it != entries_.end() && it->param == &p, "ParamGrads: parameter '", p.name,
+        "' has no gradient buffer here (it was not among the parameters this set was made for)");
+  return it->grad.view();
+}
+
+template <typename T>
+void ParamGrads<T>::zero() {
+  for (Entry& e : entries_) {
+    T* g = e.grad.data();
+    parallel_for(e.grad.numel(), 1, [g](int64_t b, int64_t end) { std::fill(g + b, g + end, T(0)); });
+  }
+}
+
+template <typename T>
+void ParamGrads<T>::add_into_params() {
+  for (Entry& e : entries_) {
+    T* dst = e.mutable_param->grad.data();
+    const T* src = e.grad.data();
+    parallel_for(e.grad.numel(), 1, [dst, src](int64_t b, int64_t end) {
+      for (int64_t i = b; i < end; ++i) dst[i] += src[i];  // vectorized
+    });
+  }
+}
+
+template class ParamGrads<float>;
+template class ParamGrads<double>;
+
+}  // namespace tapegrad

@@ -1,0 +1,81 @@
+#include "tapegrad/lm/batch_parallel.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "tapegrad/threads.h"
+
+namespace tapegrad::lm {
+
+template <typename T>
+BatchParallelStep<T>::BatchParallelStep(nn::Decoder<T>& model, std::vector<Parameter<T>*> params)
+    : model_(model), params_(std::move(params)) {
+  ensure_workers(1);
+}
+
+template <typename T>
+void BatchParallelStep<T>::ensure_workers(int n) {
+  while (static_cast<int>(workers_.size()) < n) {
+    auto w = std::make_unique<Worker>();
+    if (!workers_.empty()) {
+      w->grads = ParamGrads<T>(params_);
+      w->tape.set_param_grads(&w->grads);
+    }
+    workers_.push_back(std::move(w));
+  }
+  probes_.resize(static_cast<size_t>(n));
+  weights_.resize(static_cast<size_t>(n));
+}
+
+template <typename T>
+double BatchParallelStep<T>::forward_backward(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B,
+                                              int64_t Tn, nn::DecoderProbe* probe) {
+  check(B > 0 && Tn > 0 && static_cast<int64_t>(ids.size()) == B * Tn && targets.size() == ids.size(),
+        "BatchParallelStep: ", ids.size(), " ids and ", targets.size(), " targets for a batch of ", B, " x ", Tn);
+  const int n = static_cast<int>(std::min<int64_t>(num_threads(), B));
+  ensure_workers(n);
+  used_ = n;
+  const auto run = [&](int k) {
+    Worker& w = *workers_[static_cast<size_t>(k)];
+    try {
+      const int64_t b0 = B * k / n, b1 = B * (k + 1) / n;
+      const auto part = [&](std::span<const int32_t> s) {
+        return s.subspan(static_cast<size_t>(b0 * Tn), static_cast<size_t>((b1 - b0) * Tn));
+      };
+      w.tape.clear();
+      if (k > 0) w.grads.zero();
+      auto out = model_.forward(w.tape, part(ids), b1 - b0, Tn, part(targets), probe ? &probes_[static_cast<size_t>(k)] : nullptr);
+      w.loss = out.loss.value()[0];
+      w.seed = static_cast<T>(b1 - b0) / static_cast<T>(B);
+      w.tape.backward(out.loss, TensorView<const T>(&w.seed, out.loss.shape()));
+      weights_[static_cast<size_t>(k)] = static_cast<double>(b1 - b0) / static_cast<double>(B);
+    } catch (...) {
+      w.error = std::current_exception();
+    }
+  };
+  if (n == 1) {
+    run(0);
+  } else {
+#pragma omp parallel num_threads(n)
+    run(omp_get_thread_num());
+  }
+  double loss = 0;
+  for (int k = 0; k < n; ++k) {  // in worker order: the first error, and a fixed summation order
+    Worker& w = *workers_[static_cast<size_t>(k)];
+    if (w.error) std::rethrow_exception(std::exchange(w.error, nullptr));
+    loss += weights_[static_cast<size_t>(k)] * w.loss;
+  }
+  for (int k = 1; k < n; ++k) workers_[static_cast<size_t>(k)]->grads.add_into_params();
+  if (probe) {
+    const auto used = static_cast<size_t>(n);
+    nn::combine_probes(std::span<const nn::DecoderProbe>(probes_.data(), used), std::span(weights_.data(), used), *probe);
+  }
+  return loss;
+}
+
+template class BatchParallelStep<float>;
+template class BatchParallelStep<double>;
+
+}  // namespace tapegrad::lm

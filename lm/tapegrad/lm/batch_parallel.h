@@ -1,0 +1,62 @@
+// BatchParallelStep: one training step's forward and backward with the batch split across the
+// threads — each thread a worker with its own tape, running its share of the sequences through
+// the whole model, every kernel single-threaded on that share (ops inside a parallel region run
+// inline, GEMMs call OpenBLAS directly). Its gradients go to private buffers (ParamGrads), summed
+// into the parameters' .grad at the end in a fixed order.
+//
+// Why: at toy sizes a step is hundreds of small kernels. Split op by op, each one forks, waits
+// for the slower core and hands data across cores between ops; split by batch, the threads meet
+// once per step and each keeps its own activations in its own cache (bench/RESULTS.md: the step
+// at C = 64 and 128 against the op-by-op split).
+//
+// The loss is the batch's mean: worker k's mean over its B_k sequences, seeded with B_k / B, so
+// the summed gradient is the full batch's. Determinism: which thread takes which sequences, and
+// the order the buffers are summed in, depend only on B and the thread count.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "tapegrad/nn/decoder.h"
+#include "tapegrad/param_grads.h"
+#include "tapegrad/tape.h"
+
+namespace tapegrad::lm {
+
+template <typename T>
+class BatchParallelStep {
+ public:
+  BatchParallelStep(nn::Decoder<T>& model, std::vector<Parameter<T>*> params);
+
+  // Forward and backward of the batch (B, T): adds d(mean loss)/d(p) into every parameter's
+  // .grad and returns the mean loss. Uses min(num_threads(), B) workers; `probe`, if given,
+  // receives the whole batch's statistics (nn::combine_probes).
+  double forward_backward(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t Tn,
+                          nn::DecoderProbe* probe = nullptr);
+
+  // Workers used by the last step, and worker k's tape (its part of the last step; profiling).
+  int workers() const { return used_; }
+  Tape<T>& tape(int k) { return workers_.at(static_cast<size_t>(k))->tape; }
+
+ private:
+  struct Worker {
+    Tape<T> tape;
+    ParamGrads<T> grads;  // unused by worker 0: it adds straight into the parameters
+    T seed = 1;  // d loss / d (this worker's mean loss) = B_k / B
+    double loss = 0;
+    std::exception_ptr error;
+  };
+  void ensure_workers(int n);
+
+  nn::Decoder<T>& model_;
+  std::vector<Parameter<T>*> params_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<nn::DecoderProbe> probes_;  // worker k's statistics
+  std::vector<double> weights_;           // worker k's share of the batch, B_k / B
+  int used_ = 0;
+};
+
+}  // namespace tapegrad::lm

@@ -1,0 +1,111 @@
+#include <cmath>
+#include <vector>
+
+#include "support.h"
+#include "tapegrad/lm/batch_parallel.h"
+#include "tapegrad/threads.h"
+
+using namespace tapegrad;
+using namespace tapegrad::testing;
+
+namespace {
+
+nn::DecoderConfig tiny() {
+  nn::DecoderConfig c;
+  c.vocab_size = 11, c.context = 6, c.n_layer = 2, c.n_head = 2, c.dim = 8;
+  return c;
+}
+
+template <typename T>
+void randomize(nn::Decoder<T>& model) {
+  Rng rng(3);
+  for (auto* p : model.parameters()) p->value = Tensor<T>::randn(p->shape(), rng, 0.5);
+}
+
+std::vector<int32_t> tokens(int64_t n, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (auto& v : t) v = static_cast<int32_t>(rng.below(11));
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("batch parallel: the split step's loss, gradients and statistics are the whole batch's", "[lm]") {
+  // B = 5 on two threads splits 2 + 3: the shares' losses are weighted, not averaged.
+  const int64_t B = GENERATE(4, 5), Tn = 6;
+  INFO("B = " << B);
+  nn::Decoder<double> model(tiny(), 1);
+  randomize(model);
+  const auto ids = tokens(B * Tn, 5), targets = tokens(B * Tn, 6);
+  auto params = model.parameters();
+
+  set_num_threads(1);
+  Tape<double> tape;
+  nn::DecoderProbe whole;
+  const auto out = model.forward(tape, ids, B, Tn, targets, &whole);
+  const double loss = out.loss.value()[0];
+  tape.backward(out.loss);
+  std::vector<std::vector<double>> expect;
+  for (auto* p : params) expect.push_back(to_vector<double>(p->grad.view())), p->zero_grad();
+
+  set_num_threads(2);
+  lm::BatchParallelStep<double> step(model, params);
+  nn::DecoderProbe split;
+  double split_loss = 0;
+  for (int repeat = 0; repeat < 2; ++repeat) {  // a second step: the workers' buffers start from zero again
+    for (auto* p : params) p->zero_grad();
+    split_loss = step.forward_backward(ids, targets, B, Tn, &split);
+  }
+  set_num_threads(0);
+  CHECK(step.workers() == 2);
+  CHECK_THAT(split_loss, Catch::Matchers::WithinRel(loss, 1e-14));
+  for (size_t i = 0; i < params.size(); ++i) {
+    INFO(params[i]->name);
+    CHECK_THAT(params[i]->grad.view(), AllClose<double>(expect[i], 1e-13, 1e-12));
+  }
+  for (size_t i = 0; i < whole.blocks.size(); ++i) {
+    CHECK_THAT(split.blocks[i].residual_rms, Catch::Matchers::WithinRel(whole.blocks[i].residual_rms, 1e-12));
+    CHECK_THAT(split.blocks[i].norm_out_rms, Catch::Matchers::WithinRel(whole.blocks[i].norm_out_rms, 1e-12));
+    CHECK(split.blocks[i].max_logit == whole.blocks[i].max_logit);
+  }
+  CHECK_THAT(split.final_residual_rms, Catch::Matchers::WithinRel(whole.final_residual_rms, 1e-12));
+  CHECK_THAT(split.logit_mean, Catch::Matchers::WithinRel(whole.logit_mean, 1e-12));
+  CHECK(split.logit_max == whole.logit_max);
+}
+
+TEST_CASE("batch parallel: bitwise repeatable for a thread count; no more workers than sequences", "[lm]") {
+  const auto run = [](int threads, int64_t B) {
+    nn::Decoder<float> model(tiny(), 1);
+    auto params = model.parameters();
+    set_num_threads(threads);
+    lm::BatchParallelStep<float> step(model, params);
+    std::vector<float> result;
+    for (int s = 0; s < 3; ++s) {  // the workers' private buffers must be zeroed between steps
+      for (auto* p : params) p->zero_grad();
+      result.push_back(static_cast<float>(step.forward_backward(tokens(B * 6, 10 + s), tokens(B * 6, 20 + s), B, 6)));
+    }
+    for (auto* p : params) result.insert(result.end(), p->grad.data(), p->grad.data() + p->numel());
+    const int workers = step.workers();
+    set_num_threads(0);
+    return std::pair{result, workers};
+  };
+  const auto [a, wa] = run(2, 6);
+  const auto [b, wb] = run(2, 6);
+  CHECK(wa == 2);
+  CHECK(a == b);
+  CHECK(run(2, 1).second == 1);
+}
+
+TEST_CASE("batch parallel: an error in one worker reaches the caller, and the step stays usable", "[lm]") {
+  nn::Decoder<float> model(tiny(), 1);
+  auto params = model.parameters();
+  set_num_threads(2);
+  lm::BatchParallelStep<float> step(model, params);
+  auto ids = tokens(4 * 6, 1), targets = tokens(4 * 6, 2);
+  targets[3 * 6 + 2] = 99;  // in the second worker's share
+  CHECK_THROWS_WITH(step.forward_backward(ids, targets, 4, 6), Catch::Matchers::Contains("target 99"));
+  targets[3 * 6 + 2] = 1;
+  CHECK(std::isfinite(step.forward_backward(ids, targets, 4, 6)));
+  set_num_threads(0);
+}
