@@ -119,9 +119,12 @@ int main(int argc, char** argv) {
     const TrainConfig& c = trainer->config();
     auto& model = trainer->model();
     const double flops = flops_per_step(model.config(), c.batch, c.ctx);
-    const double gemm_peak = measure_gemm_gflops(model.config(), c.batch, c.ctx);
+    // The step's own GEMMs, as this process runs them (its share of the batch, split over its
+    // threads): the limit a step's FLOP/s is measured against (lm/flops.h).
+    const int64_t ranks = comm.distributed() ? comm.size() : 1;
+    const double gemm_peak = measure_step_gemm_gflops(model.config(), c.batch / ranks, c.ctx, StepSplit::kBatch, 0.1);
     if (root) {
-      std::fprintf(stderr, "%s(%s)\n%lld parameters, vocab %lld (%s tokenizer), %d threads%s; %.2f GFLOP/step, GEMM peak %.0f GFLOP/s\n",
+      std::fprintf(stderr, "%s(%s)\n%lld parameters, vocab %lld (%s tokenizer), %d threads%s; %.2f GFLOP/step, step-GEMM limit %.0f GFLOP/s\n",
                    model.type_name().c_str(), model.options_repr().c_str(),
                    static_cast<long long>(model.num_parameters()), static_cast<long long>(trainer->tokenizer().vocab_size()),
                    c.tokenizer.c_str(), num_threads(),
@@ -207,9 +210,9 @@ int main(int argc, char** argv) {
     if (!root) return 0;
     if (timed > 0) {
       const double ms = ms_sum / static_cast<double>(timed);
-      std::fprintf(stderr, "done: %lld steps, %.1f ms/step, %.0f tokens/s, %.1f GFLOP/s (%.0f%% of the GEMM peak)%s\n",
+      std::fprintf(stderr, "done: %lld steps, %.1f ms/step, %.0f tokens/s, %.1f GFLOP/s (%.0f%% of the step-GEMM limit)%s\n",
                    static_cast<long long>(c.steps), ms, tok_sum / static_cast<double>(timed), flops / (ms / 1000) / 1e9,
-                   100 * flops / (ms / 1000) / 1e9 / gemm_peak,
+                   100 * flops / static_cast<double>(ranks) / (ms / 1000) / 1e9 / gemm_peak,
                    comm.distributed() ? fmt(", allreduce %.2f ms/step", comm_sum / static_cast<double>(timed)).c_str() : "");
     }
     std::fprintf(stderr, "checkpoint: %s/{model.safetensors,optimizer.safetensors,checkpoint.json}\n", out.c_str());

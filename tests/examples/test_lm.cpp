@@ -294,7 +294,10 @@ TEST_CASE("flops: the step's GEMMs are the FLOP model's, shape by shape", "[trai
   nn::DecoderConfig c;  // L4 H4 C128 V65, the benchmark's model
   nn::DecoderConfig d;
   d.n_layer = 2, d.n_head = 2, d.dim = 64, d.vocab_size = 100, d.context = 32;
-  for (const auto& [config, batch, T] : {std::tuple{c, int64_t{12}, int64_t{64}}, std::tuple{d, int64_t{3}, int64_t{32}}}) {
+  nn::DecoderConfig e = d;  // SwiGLU: gate and up in one GEMM of 2H outputs
+  e.mlp = nn::MlpKind::kSwiGLU;
+  for (const auto& [config, batch, T] : {std::tuple{c, int64_t{12}, int64_t{64}}, std::tuple{d, int64_t{3}, int64_t{32}},
+                                         std::tuple{e, int64_t{3}, int64_t{32}}}) {
     double sum = 0;
     for (const StepGemm& g : step_gemms(config, batch, T))
       sum += 2.0 * static_cast<double>(g.M * g.N * g.K) * static_cast<double>(g.calls);

@@ -49,16 +49,16 @@ double measure_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64_t T)
 }
 
 std::vector<StepGemm> step_gemms(const nn::DecoderConfig& c, int64_t batch, int64_t T) {
-  check(c.mlp == nn::MlpKind::kGelu, "step_gemms: the GELU MLP's shapes only");
   const int64_t BT = batch * T, C = c.dim, V = c.vocab_size, NH = c.n_head, HS = C / NH;
   const int64_t H = c.mlp_hidden ? c.mlp_hidden : nn::default_mlp_hidden(c.dim, c.mlp);
+  const int64_t fc_width = c.mlp == nn::MlpKind::kGelu ? H : 2 * H;  // SwiGLU: gate and up in one GEMM
   std::vector<StepGemm> g;
   const auto linear = [&](int64_t in, int64_t out) {  // over BT rows: forward, then dx and dW
     g.push_back({Trans::kNo, Trans::kYes, BT, out, in, 1, false});
     g.push_back({Trans::kNo, Trans::kNo, BT, in, out, 1, false});
     g.push_back({Trans::kYes, Trans::kNo, out, in, BT, 1, false});
   };
-  for (int64_t l = 0; l < c.n_layer; ++l) linear(C, 3 * C), linear(C, C), linear(C, H), linear(H, C);
+  for (int64_t l = 0; l < c.n_layer; ++l) linear(C, 3 * C), linear(C, C), linear(C, fc_width), linear(H, C);
   linear(C, V);  // the LM head (tied or not: the same products)
   const int64_t heads = batch * NH * c.n_layer;
   for (const auto& [ta, tb, M, N, K] : std::vector<std::tuple<Trans, Trans, int64_t, int64_t, int64_t>>{
@@ -119,14 +119,15 @@ void run_step_gemms(const std::vector<StepGemm>& gemms, const nn::DecoderConfig&
 
 }  // namespace
 
-double measure_step_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64_t T, StepSplit split) {
+double measure_step_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64_t T, StepSplit split,
+                                double seconds) {
   const int64_t HS = c.dim / c.n_head;
   const double flops = flops_per_step(c, batch, T);
   const int workers = split == StepSplit::kBatch ? static_cast<int>(std::min<int64_t>(num_threads(), batch)) : 1;
   if (workers <= 1) {
     const std::vector<StepGemm> gemms = step_gemms(c, batch, T);
     GemmBuffers buf = buffers_for(gemms, T, HS);
-    return gflops([&] { run_step_gemms(gemms, c, batch, T, buf); }, flops, 0.3);
+    return gflops([&] { run_step_gemms(gemms, c, batch, T, buf); }, flops, seconds);
   }
   // The batch split (lm/batch_parallel.h): worker k runs its B_k sequences' GEMMs on one thread,
   // all workers at once.
@@ -146,7 +147,7 @@ double measure_step_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64
           run_step_gemms(gemms[k], c, share[k], T, bufs[k]);
         }
       },
-      flops, 0.3);
+      flops, seconds);
 }
 
 }  // namespace tapegrad::lm

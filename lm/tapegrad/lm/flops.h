@@ -23,7 +23,7 @@ double measure_gemm_gflops(const nn::DecoderConfig& config, int64_t batch, int64
 // The GEMMs of one training step, forward and backward: every Linear's three products (qkv, proj,
 // MLP, LM head: out = x W^T, dx = dout W, dW = dout^T x; `calls` = 1) and the attention core's
 // six per-(sequence, head) products (S = q k^T, y = P v; dP = dy v^T, dv = P^T dy, dq = dS k,
-// dk = dS^T q; `per_head`, `calls` = batch x heads x layers). GELU MLP only. Their FLOPs,
+// dk = dS^T q; `per_head`, `calls` = batch x heads x layers). Their FLOPs,
 // 2 M N K x calls, sum to flops_per_step (tested).
 struct StepGemm {
   Trans ta, tb;
@@ -40,8 +40,8 @@ enum class StepSplit { kBatch, kOp };
 // them with the current threads — for kOp the head products one per thread inside a parallel_for
 // and the rest split over the threads by tapegrad::gemm; for kBatch each thread runs its share of
 // the batch's GEMMs single-threaded, all at once. A step's model FLOP/s over this is the fraction
-// of the GEMM limit it reaches. Takes ~0.3 s.
+// of the GEMM limit it reaches. Repeats the step's GEMMs for `seconds` (after one warm-up round).
 double measure_step_gemm_gflops(const nn::DecoderConfig& config, int64_t batch, int64_t T,
-                                StepSplit split = StepSplit::kBatch);
+                                StepSplit split = StepSplit::kBatch, double seconds = 0.3);
 
 }  // namespace tapegrad::lm
