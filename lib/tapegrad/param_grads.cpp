@@ -9,7 +9,7 @@ namespace tapegrad {
 
 template <typename T>
 ParamGrads<T>::ParamGrads(std::span<Parameter<T>* const> params) {
-  for (Parameter<T>* p : params) entries_.push_back({p, p, Tensor<T>(p->shape())});
+  for (Parameter<T>* p : params) entries_.push_back({p, Tensor<T>(p->shape())});
   std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) { return a.param < b.param; });
   for (size_t i = 1; i < entries_.size(); ++i)
     check(entries_[i].param != entries_[i - 1].param, "ParamGrads: parameter '", entries_[i].param->name,
@@ -36,7 +36,7 @@ void ParamGrads<T>::zero() {
 template <typename T>
 void ParamGrads<T>::add_into_params() {
   for (Entry& e : entries_) {
-    T* dst = e.mutable_param->grad.data();
+    T* dst = e.param->grad.data();
     const T* src = e.grad.data();
     parallel_for(e.grad.numel(), 1, [dst, src](int64_t b, int64_t end) {
       for (int64_t i = b; i < end; ++i) dst[i] += src[i];  // vectorized

@@ -26,8 +26,7 @@ class ParamGrads {
 
  private:
   struct Entry {
-    const Parameter<T>* param;
-    Parameter<T>* mutable_param;
+    Parameter<T>* param;
     Tensor<T> grad;
   };
   std::vector<Entry> entries_;  // sorted by parameter address: a lookup allocates nothing
