@@ -1,3 +1,5 @@
+#include <omp.h>
+
 #include <cmath>
 #include <vector>
 
@@ -105,6 +107,9 @@ TEST_CASE("batch parallel: an error in one worker reaches the caller, and the st
   auto ids = tokens(4 * 6, 1), targets = tokens(4 * 6, 2);
   targets[3 * 6 + 2] = 99;  // in the second worker's share
   CHECK_THROWS_WITH(step.forward_backward(ids, targets, 4, 6), Catch::Matchers::Contains("target 99"));
+  targets[2] = 98;  // both workers fail: the first in worker order is reported, and neither error outlives the call
+  CHECK_THROWS_WITH(step.forward_backward(ids, targets, 4, 6), Catch::Matchers::Contains("target 98"));
+  targets[2] = 1;
   targets[3 * 6 + 2] = 1;
   // After the failed step the same batch gives bitwise what a fresh step gives: nothing of the
   // abandoned pass is left in the workers' buffers.
@@ -117,4 +122,32 @@ TEST_CASE("batch parallel: an error in one worker reaches the caller, and the st
   lm::BatchParallelStep<float> fresh(model, params);
   CHECK(grads(step) == grads(fresh));
   set_num_threads(0);
+}
+
+TEST_CASE("batch parallel: a team smaller than the workers still computes every share", "[lm]") {
+  nn::Decoder<float> model(tiny(), 1);
+  auto params = model.parameters();
+  set_num_threads(2);
+  lm::BatchParallelStep<float> step(model, params), reference(model, params);
+  const auto ids = tokens(4 * 6, 1), targets = tokens(4 * 6, 2);
+  const auto grads = [&](lm::BatchParallelStep<float>& s, std::span<const int32_t> i, std::span<const int32_t> t) {
+    for (auto* p : params) p->zero_grad();
+    std::vector<float> g{static_cast<float>(s.forward_backward(i, t, 4, 6))};
+    for (auto* p : params) g.insert(g.end(), p->grad.data(), p->grad.data() + p->numel());
+    return g;
+  };
+  const std::vector<float> expect = grads(reference, ids, targets);
+  grads(step, tokens(4 * 6, 3), tokens(4 * 6, 4));  // another batch first: a skipped worker would leave its results
+  // Called from inside a parallel region with nesting off, its own region gets one thread.
+  const int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(1);
+  std::vector<float> nested;
+#pragma omp parallel num_threads(2)
+  {
+    if (omp_get_thread_num() == 0) nested = grads(step, ids, targets);
+  }
+  omp_set_max_active_levels(levels);
+  set_num_threads(0);
+  CHECK(step.workers() == 2);
+  CHECK(nested == expect);
 }

@@ -3,7 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <utility>
+#include <exception>
 
 #include "tapegrad/threads.h"
 
@@ -58,15 +58,20 @@ double BatchParallelStep<T>::forward_backward(std::span<const int32_t> ids, std:
   if (n == 1) {
     run(0);
   } else {
+    // A team can come out smaller than asked (inside another parallel region, say): then its
+    // threads take the remaining workers in turn, so every share is still computed.
 #pragma omp parallel num_threads(n)
-    run(omp_get_thread_num());
+    for (int k = omp_get_thread_num(); k < n; k += omp_get_num_threads()) run(k);
   }
-  double loss = 0;
-  for (int k = 0; k < n; ++k) {  // in worker order: the first error, and a fixed summation order
+  std::exception_ptr error;  // the first, in worker order; every worker's is cleared
+  for (int k = 0; k < n; ++k) {
     Worker& w = *workers_[static_cast<size_t>(k)];
-    if (w.error) std::rethrow_exception(std::exchange(w.error, nullptr));
-    loss += weights_[static_cast<size_t>(k)] * w.loss;
+    if (w.error && !error) error = w.error;
+    w.error = nullptr;
   }
+  if (error) std::rethrow_exception(error);
+  double loss = 0;
+  for (int k = 0; k < n; ++k) loss += weights_[static_cast<size_t>(k)] * workers_[static_cast<size_t>(k)]->loss;
   for (int k = 1; k < n; ++k) workers_[static_cast<size_t>(k)]->grads.add_into_params();
   if (probe) {
     const auto used = static_cast<size_t>(n);
