@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "tapegrad/error.h"
-#include "tapegrad/parallel.h"
+#include "tapegrad/ops/add.h"
 
 namespace tapegrad {
 
@@ -27,21 +27,12 @@ TensorView<T> ParamGrads<T>::grad_for(const Parameter<T>& p) {
 
 template <typename T>
 void ParamGrads<T>::zero() {
-  for (Entry& e : entries_) {
-    T* g = e.grad.data();
-    parallel_for(e.grad.numel(), 1, [g](int64_t b, int64_t end) { std::fill(g + b, g + end, T(0)); });
-  }
+  for (Entry& e : entries_) e.grad.fill(T(0));
 }
 
 template <typename T>
 void ParamGrads<T>::add_into_params() {
-  for (Entry& e : entries_) {
-    T* dst = e.param->grad.data();
-    const T* src = e.grad.data();
-    parallel_for(e.grad.numel(), 1, [dst, src](int64_t b, int64_t end) {
-      for (int64_t i = b; i < end; ++i) dst[i] += src[i];  // vectorized
-    });
-  }
+  for (Entry& e : entries_) accumulate(e.param->grad.data(), e.grad.data(), e.grad.numel());
 }
 
 template class ParamGrads<float>;

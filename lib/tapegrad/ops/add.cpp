@@ -10,16 +10,12 @@ namespace tapegrad {
 //   d small[c]   = sum_r dy[r, c]     (the small operand was used `rows` times)
 // The sum runs over rows in order for every column, so it is deterministic.
 
-namespace {
-
 template <typename T>
 void accumulate(T* dst, const T* src, int64_t n) {
   parallel_for(n, 1, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) dst[i] += src[i];  // vectorized
   });
 }
-
-}  // namespace
 
 template <typename T>
 void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols) {
@@ -57,6 +53,8 @@ Var<T> add(Var<T> a, Var<T> b) {
   return y;
 }
 
+template void accumulate<float>(float*, const float*, int64_t);
+template void accumulate<double>(double*, const double*, int64_t);
 template void bias_backward<float>(float*, const float*, int64_t, int64_t);
 template void bias_backward<double>(double*, const double*, int64_t, int64_t);
 template Var<float> add(Var<float>, Var<float>);

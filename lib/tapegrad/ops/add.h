@@ -8,6 +8,11 @@ namespace tapegrad {
 template <typename T>
 Var<T> add(Var<T> a, Var<T> b);
 
+// Kernel: dst[i] += src[i] over n elements, split over the threads. The backward of add, and how
+// a data-parallel step sums its workers' gradients (param_grads.h).
+template <typename T>
+void accumulate(T* dst, const T* src, int64_t n);
+
 // Kernel: the backward of a bias broadcast over rows, dbias[c] += sum_r dy[r, c]. Parallel over
 // columns, rows summed in order: deterministic. Also used by the fused nn modules.
 template <typename T>

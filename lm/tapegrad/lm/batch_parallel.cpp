@@ -9,6 +9,10 @@
 
 namespace tapegrad::lm {
 
+int batch_workers(int64_t B) { return static_cast<int>(std::min<int64_t>(num_threads(), B)); }
+
+BatchShare batch_share(int64_t B, int workers, int k) { return {B * k / workers, B * (k + 1) / workers}; }
+
 template <typename T>
 BatchParallelStep<T>::BatchParallelStep(nn::Decoder<T>& model, std::vector<Parameter<T>*> params)
     : model_(model), params_(std::move(params)) {
@@ -34,23 +38,27 @@ double BatchParallelStep<T>::forward_backward(std::span<const int32_t> ids, std:
                                               int64_t Tn, nn::DecoderProbe* probe) {
   check(B > 0 && Tn > 0 && static_cast<int64_t>(ids.size()) == B * Tn && targets.size() == ids.size(),
         "BatchParallelStep: ", ids.size(), " ids and ", targets.size(), " targets for a batch of ", B, " x ", Tn);
-  const int n = static_cast<int>(std::min<int64_t>(num_threads(), B));
+  const int n = batch_workers(B);
   ensure_workers(n);
   used_ = n;
+  for (int k = 0; k < n; ++k) {
+    const BatchShare s = batch_share(B, n, k);
+    weights_[static_cast<size_t>(k)] = static_cast<double>(s.end - s.begin) / static_cast<double>(B);
+  }
   const auto run = [&](int k) {
     Worker& w = *workers_[static_cast<size_t>(k)];
     try {
-      const int64_t b0 = B * k / n, b1 = B * (k + 1) / n;
-      const auto part = [&](std::span<const int32_t> s) {
-        return s.subspan(static_cast<size_t>(b0 * Tn), static_cast<size_t>((b1 - b0) * Tn));
+      const BatchShare s = batch_share(B, n, k);
+      const auto part = [&](std::span<const int32_t> all) {
+        return all.subspan(static_cast<size_t>(s.begin * Tn), static_cast<size_t>((s.end - s.begin) * Tn));
       };
       w.tape.clear();
       if (k > 0) w.grads.zero();
-      auto out = model_.forward(w.tape, part(ids), b1 - b0, Tn, part(targets), probe ? &probes_[static_cast<size_t>(k)] : nullptr);
+      auto out = model_.forward(w.tape, part(ids), s.end - s.begin, Tn, part(targets),
+                                probe ? &probes_[static_cast<size_t>(k)] : nullptr);
       w.loss = out.loss.value()[0];
-      w.seed = static_cast<T>(b1 - b0) / static_cast<T>(B);
-      w.tape.backward(out.loss, TensorView<const T>(&w.seed, out.loss.shape()));
-      weights_[static_cast<size_t>(k)] = static_cast<double>(b1 - b0) / static_cast<double>(B);
+      const T seed = static_cast<T>(s.end - s.begin) / static_cast<T>(B);  // d loss / d (this share's mean loss)
+      w.tape.backward(out.loss, TensorView<const T>(&seed, out.loss.shape()));
     } catch (...) {
       w.error = std::current_exception();
     }

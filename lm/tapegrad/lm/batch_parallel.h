@@ -26,6 +26,14 @@
 
 namespace tapegrad::lm {
 
+// How the split divides a batch of B sequences: min(num_threads(), B) workers, worker k taking
+// sequences [begin, end) = [B k / n, B (k + 1) / n). (lm/flops.h's GEMM limit follows it too.)
+int batch_workers(int64_t B);
+struct BatchShare {
+  int64_t begin, end;
+};
+BatchShare batch_share(int64_t B, int workers, int k);
+
 template <typename T>
 class BatchParallelStep {
  public:
@@ -45,7 +53,6 @@ class BatchParallelStep {
   struct Worker {
     Tape<T> tape;
     ParamGrads<T> grads;  // unused by worker 0: it adds straight into the parameters
-    T seed = 1;  // d loss / d (this worker's mean loss) = B_k / B
     double loss = 0;
     std::exception_ptr error;
   };

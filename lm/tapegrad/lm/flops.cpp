@@ -9,6 +9,7 @@
 
 #include "tapegrad/error.h"
 #include "tapegrad/gemm.h"
+#include "tapegrad/lm/batch_parallel.h"
 #include "tapegrad/nn/mlp.h"
 #include "tapegrad/parallel.h"
 #include "tapegrad/threads.h"
@@ -123,28 +124,32 @@ double measure_step_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64
                                 double seconds) {
   const int64_t HS = c.dim / c.n_head;
   const double flops = flops_per_step(c, batch, T);
-  const int workers = split == StepSplit::kBatch ? static_cast<int>(std::min<int64_t>(num_threads(), batch)) : 1;
+  const int workers = split == StepSplit::kBatch ? batch_workers(batch) : 1;
   if (workers <= 1) {
     const std::vector<StepGemm> gemms = step_gemms(c, batch, T);
     GemmBuffers buf = buffers_for(gemms, T, HS);
     return gflops([&] { run_step_gemms(gemms, c, batch, T, buf); }, flops, seconds);
   }
-  // The batch split (lm/batch_parallel.h): worker k runs its B_k sequences' GEMMs on one thread,
-  // all workers at once.
-  std::vector<int64_t> share(static_cast<size_t>(workers));
-  std::vector<std::vector<StepGemm>> gemms(static_cast<size_t>(workers));
-  std::vector<GemmBuffers> bufs;
+  // The batch split (lm/batch_parallel.h): worker k runs its share's GEMMs on one thread, all
+  // workers at once.
+  struct Worker {
+    int64_t sequences;
+    std::vector<StepGemm> gemms;
+    GemmBuffers buf;
+  };
+  std::vector<Worker> w;
   for (int k = 0; k < workers; ++k) {
-    share[static_cast<size_t>(k)] = batch * (k + 1) / workers - batch * k / workers;
-    gemms[static_cast<size_t>(k)] = step_gemms(c, share[static_cast<size_t>(k)], T);
-    bufs.push_back(buffers_for(gemms[static_cast<size_t>(k)], T, HS));
+    const BatchShare s = batch_share(batch, workers, k);
+    std::vector<StepGemm> gemms = step_gemms(c, s.end - s.begin, T);
+    GemmBuffers buf = buffers_for(gemms, T, HS);
+    w.push_back({s.end - s.begin, std::move(gemms), std::move(buf)});
   }
   return gflops(
       [&] {
 #pragma omp parallel num_threads(workers)
         {
-          const auto k = static_cast<size_t>(omp_get_thread_num());
-          run_step_gemms(gemms[k], c, share[k], T, bufs[k]);
+          Worker& mine = w[static_cast<size_t>(omp_get_thread_num())];
+          run_step_gemms(mine.gemms, c, mine.sequences, T, mine.buf);
         }
       },
       flops, seconds);

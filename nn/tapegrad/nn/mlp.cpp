@@ -103,7 +103,7 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
   // Rows are independent through fc -> activation -> proj, so one parallel region runs the whole
   // forward: each thread takes a slab of rows, its GEMMs run single-threaded on that slab (gemm
   // inside a region), and the activation reads the slab of h its own GEMM just wrote, still in
-  // that core's cache. Slabs are what gemm's own row split would give (bench/RESULTS.md).
+  // that core's cache (bench/RESULTS.md: 0.96-0.98x the op-by-op time).
   const T* bfc = has_bias ? b_fc.data() : nullptr;
   const T* bproj = has_bias ? b_proj.data() : nullptr;
   const int64_t row_work = 2 * C * width + 2 * H * C + 24 * H;
