@@ -7,9 +7,9 @@
 #include <limits>
 
 #include "tapegrad/gemm.h"
+#include "tapegrad/nn/causal_softmax.h"
 #include "tapegrad/nn/norm_affine.h"
 #include "tapegrad/parallel.h"
-#include "tapegrad/vmath.h"
 
 namespace tapegrad::nn {
 
@@ -18,7 +18,7 @@ namespace tapegrad::nn {
 //   dP = dy v^T                           dv = P^T dy
 // P was a row-wise softmax of S, so its vector-Jacobian product is the rowsum form (O(T^2) per
 // head, no T x T Jacobian per row):
-//   dS_ij = P_ij (dP_ij - sum_k dP_ik P_ik)
+//   dS_ij = P_ij (dP_ij - sum_k dP_ik P_ik)        (causal_softmax.h, with the forward's softmax)
 // Masked entries have P_ij = 0 and so dS_ij = 0: the mask needs no special case here. And S was
 // s q k^T, so
 //   dq = s dS k                           dk = s dS^T q
@@ -104,14 +104,7 @@ T attention_core_forward(T* att, T* y, const T* qkv, const AttentionDims& d) {
       const HeadPtrs o = head_offsets(d, bh / d.NH, bh % d.NH);
       T* P = att + bh * Tn * Tn;
       gemm<T>(Trans::kNo, Trans::kYes, Tn, Tn, HS, scale, qkv + o.q, ld, qkv + o.k, ld, T(0), P, Tn);
-      for (int64_t i = 0; i < Tn; ++i) {
-        T* row = P + i * Tn;
-        const T mx = vmath::max(row, i + 1);
-        thread_max = std::max(thread_max, mx);
-        const T inv = T(1) / vmath::exp_shifted_sum(row, row, mx, i + 1);
-        for (int64_t j = 0; j <= i; ++j) row[j] *= inv;
-        std::fill(row + i + 1, row + Tn, T(0));
-      }
+      thread_max = std::max(thread_max, causal_softmax_forward(P, Tn, Tn, 1));
       gemm<T>(Trans::kNo, Trans::kNo, Tn, HS, Tn, T(1), P, Tn, qkv + o.v, ld, T(0), y + o.y, d.C);
     }
     // max is exactly associative and commutative: the order threads arrive in cannot matter.
@@ -132,13 +125,7 @@ void attention_core_backward(T* dqkv, T* scratch, const T* dy, const T* qkv, con
       const T* P = att + bh * Tn * Tn;
       gemm<T>(Trans::kNo, Trans::kYes, Tn, Tn, HS, T(1), dy + o.y, d.C, qkv + o.v, ld, T(0), dP, Tn);
       gemm<T>(Trans::kYes, Trans::kNo, Tn, HS, Tn, T(1), P, Tn, dy + o.y, d.C, T(0), dqkv + o.v, ld);
-      for (int64_t i = 0; i < Tn; ++i) {  // dS in place of dP; zero above the diagonal
-        const T* p = P + i * Tn;
-        T* g = dP + i * Tn;
-        const T dot = vmath::dot(g, p, i + 1);
-        for (int64_t j = 0; j <= i; ++j) g[j] = p[j] * (g[j] - dot);
-        std::fill(g + i + 1, g + Tn, T(0));
-      }
+      causal_softmax_backward(dP, P, Tn, Tn, 1);  // dS in place of dP; zero above the diagonal
       gemm<T>(Trans::kNo, Trans::kNo, Tn, HS, Tn, scale, dP, Tn, qkv + o.k, ld, T(0), dqkv + o.q, ld);
       gemm<T>(Trans::kYes, Trans::kNo, Tn, HS, Tn, scale, dP, Tn, qkv + o.q, ld, T(0), dqkv + o.k, ld);
     }
@@ -295,15 +282,7 @@ Var<T> cached_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
     for (int64_t h = h0; h < h1; ++h) {
       T* P = att + h * n * total;
       gemm<T>(Trans::kNo, Trans::kYes, n, total, HS, scale, qkv + h * HS, 3 * C, cache.keys + h * HS, C, T(0), P, total);
-      for (int64_t i = 0; i < n; ++i) {
-        T* row = P + i * total;
-        const int64_t visible = cache.past + i + 1;
-        const T mx = vmath::max(row, visible);
-        thread_max = std::max(thread_max, mx);
-        const T inv = T(1) / vmath::exp_shifted_sum(row, row, mx, visible);
-        for (int64_t j = 0; j < visible; ++j) row[j] *= inv;
-        std::fill(row + visible, row + total, T(0));
-      }
+      thread_max = std::max(thread_max, causal_softmax_forward(P, n, total, cache.past + 1));
       gemm<T>(Trans::kNo, Trans::kNo, n, HS, total, T(1), P, total, cache.values + h * HS, C, T(0), y + h * HS, C);
     }
 #pragma omp critical(tapegrad_cached_attention_max)
