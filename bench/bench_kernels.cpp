@@ -44,12 +44,14 @@ void BM_triad(benchmark::State& st) {
 }
 BENCHMARK(BM_triad)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// Norm forward + backward at (rows, C). Minimum traffic: forward reads x, writes y; backward
-// reads dy and x, reads and writes dx: 6 tensors of rows x C floats.
+// Norm forward + backward at (rows, C) = (range(1), range(2)), 4096 x 768 unless given.
+// Minimum traffic: forward reads x, writes y; backward reads dy and x, reads and writes dx: 6
+// tensors of rows x C floats. The toy sizes are one batch-split worker's share of the default
+// step (6 sequences of 64 positions) on one thread.
 template <bool kRms>
 void BM_norm(benchmark::State& st) {
   set_num_threads(static_cast<int>(st.range(0)));
-  const int64_t rows = 4096, C = 768;
+  const int64_t rows = st.range(1) ? st.range(1) : 4096, C = st.range(2) ? st.range(2) : 768;
   Parameter<float> x = param("x", {rows, C}, 1), w = param("w", {C}, 2), b = param("b", {C}, 3);
   const Tensor<float> dy = param("dy", {rows, C}, 4).value;
   Tape<float> tape;
@@ -64,6 +66,10 @@ BENCHMARK_TEMPLATE(BM_norm, false)->Name("BM_layernorm_fwd_bwd/4096x768")->Arg(1
     ->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_norm, true)->Name("BM_rmsnorm_fwd_bwd/4096x768")->Arg(1)->Arg(2)->ArgName("threads")
     ->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_norm, false)->Name("BM_layernorm_fwd_bwd/toy")->Args({1, 384, 64})->Args({1, 384, 128})
+    ->ArgNames({"threads", "rows", "C"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_norm, true)->Name("BM_rmsnorm_fwd_bwd/toy")->Args({1, 384, 64})->Args({1, 384, 128})
+    ->ArgNames({"threads", "rows", "C"})->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // Causal attention (with its projections) forward + backward; B=4, C=128, NH=4, T from range(0).
 // FLOPs: projections 2*B*T*(3C*C + C*C)*3 (fwd + 2x bwd) + core 2*2*B*T*T*C*3.

@@ -22,24 +22,34 @@ namespace tapegrad::nn {
 // The variance is computed in two passes (mean first, then the mean of squared deviations),
 // never as E[x^2] - E[x]^2, which cancels catastrophically when |mean| >> std.
 
+// Both kernels take a thread's rows in groups and make one pass over the group per step (the
+// row statistics, then what uses them): one row's steps form a chain of dependent reductions
+// (sum -> mean -> squared deviations -> rstd) whose latency the core hides only when it has other
+// rows' independent work in flight. Same arithmetic as row by row, bit for bit; 1.xx x at the
+// toy sizes (bench_kernels BM_layernorm_fwd_bwd/toy).
+constexpr int64_t kRowGroup = 32;
+
 template <typename T>
 void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const T* beta, int64_t rows, int64_t C,
                        T eps) {
   parallel_for(rows, 6 * C, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const T* xr = x + r * C;
-      T* yr = y + r * C;
-      const T m = vmath::sum(xr, C) / static_cast<T>(C);
-      const T s = T(1) / std::sqrt(vmath::sum_sq_dev(xr, m, C) / static_cast<T>(C) + eps);
-      if (gamma && beta) {
-        for (int64_t c = 0; c < C; ++c) yr[c] = gamma[c] * ((xr[c] - m) * s) + beta[c];  // vectorized
-      } else if (gamma) {
-        for (int64_t c = 0; c < C; ++c) yr[c] = gamma[c] * ((xr[c] - m) * s);
-      } else {
-        for (int64_t c = 0; c < C; ++c) yr[c] = (xr[c] - m) * s;
+    for (int64_t g0 = r0; g0 < r1; g0 += kRowGroup) {
+      const int64_t g1 = std::min(r1, g0 + kRowGroup);
+      for (int64_t r = g0; r < g1; ++r) mean[r] = vmath::sum(x + r * C, C) / static_cast<T>(C);
+      for (int64_t r = g0; r < g1; ++r)
+        rstd[r] = T(1) / std::sqrt(vmath::sum_sq_dev(x + r * C, mean[r], C) / static_cast<T>(C) + eps);
+      for (int64_t r = g0; r < g1; ++r) {
+        const T* xr = x + r * C;
+        T* yr = y + r * C;
+        const T m = mean[r], s = rstd[r];
+        if (gamma && beta) {
+          for (int64_t c = 0; c < C; ++c) yr[c] = gamma[c] * ((xr[c] - m) * s) + beta[c];  // vectorized
+        } else if (gamma) {
+          for (int64_t c = 0; c < C; ++c) yr[c] = gamma[c] * ((xr[c] - m) * s);
+        } else {
+          for (int64_t c = 0; c < C; ++c) yr[c] = (xr[c] - m) * s;
+        }
       }
-      mean[r] = m;
-      rstd[r] = s;
     }
   });
 }
@@ -52,29 +62,41 @@ void layernorm_backward(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, con
   std::fill_n(scratch, norm_backward_scratch(C), T(0));
   parallel_for(rows, 8 * C, [&](int64_t r0, int64_t r1) {
     T* part = scratch + static_cast<int64_t>(omp_get_thread_num()) * 4 * C;
-    for (int64_t r = r0; r < r1; ++r) {
-      const T* dyr = dy + r * C;
-      const T* xr = x + r * C;
-      T* dxr = dx ? dx + r * C : nullptr;
-      const T m = mean[r], s = rstd[r];
-      if (dxr) {
-        T sum_dn, sum_dn_xc;
-        if (gamma) {
-          sum_dn = vmath::lane_sum<T>(C, [&](int64_t c) { return gamma[c] * dyr[c]; });
-          sum_dn_xc = vmath::lane_sum<T>(C, [&](int64_t c) { return gamma[c] * dyr[c] * (xr[c] - m); });
-        } else {
-          sum_dn = vmath::sum(dyr, C);
-          sum_dn_xc = vmath::lane_sum<T>(C, [&](int64_t c) { return dyr[c] * (xr[c] - m); });
+    T mean_dn[kRowGroup], k[kRowGroup];
+    for (int64_t g0 = r0; g0 < r1; g0 += kRowGroup) {
+      const int64_t g1 = std::min(r1, g0 + kRowGroup);
+      if (dx) {
+        for (int64_t r = g0; r < g1; ++r) {  // the row reductions
+          const T* dyr = dy + r * C;
+          const T* xr = x + r * C;
+          const T m = mean[r];
+          T sum_dn, sum_dn_xc;
+          if (gamma) {
+            sum_dn = vmath::lane_sum<T>(C, [&](int64_t c) { return gamma[c] * dyr[c]; });
+            sum_dn_xc = vmath::lane_sum<T>(C, [&](int64_t c) { return gamma[c] * dyr[c] * (xr[c] - m); });
+          } else {
+            sum_dn = vmath::sum(dyr, C);
+            sum_dn_xc = vmath::lane_sum<T>(C, [&](int64_t c) { return dyr[c] * (xr[c] - m); });
+          }
+          mean_dn[r - g0] = sum_dn / static_cast<T>(C);
+          k[r - g0] = rstd[r] * rstd[r] * sum_dn_xc / static_cast<T>(C);  // = s * mean(dn * n)
         }
-        const T mean_dn = sum_dn / static_cast<T>(C);
-        const T k = s * s * sum_dn_xc / static_cast<T>(C);  // = s * mean(dn * n)
-        if (gamma) {
-          for (int64_t c = 0; c < C; ++c) dxr[c] += s * (gamma[c] * dyr[c] - mean_dn - (xr[c] - m) * k);
-        } else {
-          for (int64_t c = 0; c < C; ++c) dxr[c] += s * (dyr[c] - mean_dn - (xr[c] - m) * k);
+        for (int64_t r = g0; r < g1; ++r) {
+          const T* dyr = dy + r * C;
+          const T* xr = x + r * C;
+          T* dxr = dx + r * C;
+          const T m = mean[r], s = rstd[r], mdn = mean_dn[r - g0], kr = k[r - g0];
+          if (gamma) {
+            for (int64_t c = 0; c < C; ++c) dxr[c] += s * (gamma[c] * dyr[c] - mdn - (xr[c] - m) * kr);
+          } else {
+            for (int64_t c = 0; c < C; ++c) dxr[c] += s * (dyr[c] - mdn - (xr[c] - m) * kr);
+          }
         }
       }
-      if (dgamma) {
+      for (int64_t r = g0; r < g1 && dgamma; ++r) {
+        const T* dyr = dy + r * C;
+        const T* xr = x + r * C;
+        const T m = mean[r], s = rstd[r];
         for (int64_t c = 0; c < C; ++c) {
           part[c] += dyr[c] * ((xr[c] - m) * s);
           part[C + c] += dyr[c];
