@@ -26,19 +26,21 @@ double flops_per_step(const nn::DecoderConfig& c, int64_t batch, int64_t T) {
 }
 
 namespace {
-// GFLOP/s of `run` (`flops` each), repeated for at least `seconds` after one warm-up call.
+// GFLOP/s of `run` (`flops` each) at its median time, over calls repeated for at least `seconds`
+// (and at least 3) after one warm-up call. The median, as bench_step times the step: a mean over
+// the calls would count the ones a noisy machine disturbed, and flatter the step's fraction.
 template <typename Run>
 double gflops(const Run& run, double flops, double seconds) {
   run();  // warm caches and threads
-  int reps = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  double elapsed = 0;
-  while (elapsed < seconds) {
+  std::vector<double> times;
+  const auto start = std::chrono::steady_clock::now();
+  while (times.size() < 3 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+    const auto t0 = std::chrono::steady_clock::now();
     run();
-    ++reps;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  return flops * reps / elapsed / 1e9;
+  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+  return flops / times[times.size() / 2] / 1e9;
 }
 }  // namespace
 

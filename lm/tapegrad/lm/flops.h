@@ -16,8 +16,8 @@ namespace tapegrad::lm {
 
 double flops_per_step(const nn::DecoderConfig& config, int64_t batch, int64_t T);
 
-// GFLOP/s of tapegrad::gemm on a (B*T, 3C, C)-shaped float product with the current threads;
-// takes ~0.1 s.
+// GFLOP/s of tapegrad::gemm on a (B*T, 3C, C)-shaped float product with the current threads, at
+// the median of its calls over ~0.1 s.
 double measure_gemm_gflops(const nn::DecoderConfig& config, int64_t batch, int64_t T);
 
 // The GEMMs of one training step, forward and backward: every Linear's three products (qkv, proj,
@@ -40,7 +40,8 @@ enum class StepSplit { kBatch, kOp };
 // them with the current threads — for kOp the head products one per thread inside a parallel_for
 // and the rest split over the threads by tapegrad::gemm; for kBatch each thread runs its share of
 // the batch's GEMMs single-threaded, all at once. A step's model FLOP/s over this is the fraction
-// of the GEMM limit it reaches. Repeats the step's GEMMs for `seconds` (after one warm-up round).
+// of the GEMM limit it reaches. Repeats the step's GEMMs for `seconds` (after one warm-up round)
+// and takes the median round, as bench_step takes the median step.
 double measure_step_gemm_gflops(const nn::DecoderConfig& config, int64_t batch, int64_t T,
                                 StepSplit split = StepSplit::kBatch, double seconds = 0.3);
 
