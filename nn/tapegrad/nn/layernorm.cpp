@@ -20,21 +20,16 @@ namespace tapegrad::nn {
 // share of the parameter gradients (norm_affine.h).
 //
 // The variance is computed in two passes (mean first, then the mean of squared deviations),
-// never as E[x^2] - E[x]^2, which cancels catastrophically when |mean| >> std.
+// never as E[x^2] - E[x]^2, which cancels catastrophically when |mean| >> std. Rows go in groups
+// (norm_affine.h).
 
-// Both kernels take a thread's rows in groups and make one pass over the group per step (the
-// row statistics, then what uses them): one row's steps form a chain of dependent reductions
-// (sum -> mean -> squared deviations -> rstd) whose latency the core hides only when it has other
-// rows' independent work in flight. Same arithmetic as row by row, bit for bit; 1.xx x at the
-// toy sizes (bench_kernels BM_layernorm_fwd_bwd/toy).
-constexpr int64_t kRowGroup = 32;
 
 template <typename T>
 void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const T* beta, int64_t rows, int64_t C,
                        T eps) {
   parallel_for(rows, 6 * C, [&](int64_t r0, int64_t r1) {
-    for (int64_t g0 = r0; g0 < r1; g0 += kRowGroup) {
-      const int64_t g1 = std::min(r1, g0 + kRowGroup);
+    for (int64_t g0 = r0; g0 < r1; g0 += kNormRowGroup) {
+      const int64_t g1 = std::min(r1, g0 + kNormRowGroup);
       for (int64_t r = g0; r < g1; ++r) mean[r] = vmath::sum(x + r * C, C) / static_cast<T>(C);
       for (int64_t r = g0; r < g1; ++r)
         rstd[r] = T(1) / std::sqrt(vmath::sum_sq_dev(x + r * C, mean[r], C) / static_cast<T>(C) + eps);
@@ -62,9 +57,9 @@ void layernorm_backward(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, con
   std::fill_n(scratch, norm_backward_scratch(C), T(0));
   parallel_for(rows, 8 * C, [&](int64_t r0, int64_t r1) {
     T* part = scratch + static_cast<int64_t>(omp_get_thread_num()) * 4 * C;
-    T mean_dn[kRowGroup], k[kRowGroup];
-    for (int64_t g0 = r0; g0 < r1; g0 += kRowGroup) {
-      const int64_t g1 = std::min(r1, g0 + kRowGroup);
+    T mean_dn[kNormRowGroup], k[kNormRowGroup];
+    for (int64_t g0 = r0; g0 < r1; g0 += kNormRowGroup) {
+      const int64_t g1 = std::min(r1, g0 + kNormRowGroup);
       if (dx) {
         for (int64_t r = g0; r < g1; ++r) {  // the row reductions
           const T* dyr = dy + r * C;

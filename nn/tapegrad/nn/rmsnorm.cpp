@@ -21,16 +21,20 @@ namespace tapegrad::nn {
 template <typename T>
 void rmsnorm_forward(T* y, T* rinv, const T* x, const T* weight, int64_t rows, int64_t C, T eps) {
   parallel_for(rows, 4 * C, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const T* xr = x + r * C;
-      T* yr = y + r * C;
-      const T s = T(1) / std::sqrt(vmath::dot(xr, xr, C) / static_cast<T>(C) + eps);
-      if (weight) {
-        for (int64_t c = 0; c < C; ++c) yr[c] = weight[c] * (xr[c] * s);
-      } else {
-        for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] * s;
+    for (int64_t g0 = r0; g0 < r1; g0 += kNormRowGroup) {  // rows in groups: norm_affine.h
+      const int64_t g1 = std::min(r1, g0 + kNormRowGroup);
+      for (int64_t r = g0; r < g1; ++r)
+        rinv[r] = T(1) / std::sqrt(vmath::dot(x + r * C, x + r * C, C) / static_cast<T>(C) + eps);
+      for (int64_t r = g0; r < g1; ++r) {
+        const T* xr = x + r * C;
+        T* yr = y + r * C;
+        const T s = rinv[r];
+        if (weight) {
+          for (int64_t c = 0; c < C; ++c) yr[c] = weight[c] * (xr[c] * s);
+        } else {
+          for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] * s;
+        }
       }
-      rinv[r] = s;
     }
   });
 }
@@ -43,23 +47,30 @@ void rmsnorm_backward(T* dx, T* dweight, const T* dy, const T* x, const T* rinv,
   std::fill_n(scratch, norm_backward_scratch(C), T(0));
   parallel_for(rows, 6 * C, [&](int64_t r0, int64_t r1) {
     T* part = scratch + static_cast<int64_t>(omp_get_thread_num()) * 4 * C;
-    for (int64_t r = r0; r < r1; ++r) {
-      const T* dyr = dy + r * C;
-      const T* xr = x + r * C;
-      T* dxr = dx ? dx + r * C : nullptr;
-      const T s = rinv[r];
-      const T sum_dn_x =
-          !dx       ? T(0)
-          : weight ? vmath::lane_sum<T>(C, [&](int64_t c) { return weight[c] * dyr[c] * xr[c]; })
-                   : vmath::dot(dyr, xr, C);
-      const T k = s * s / static_cast<T>(C) * sum_dn_x;  // = r * mean(dn * n)
-      if (dxr && weight) {
-        for (int64_t c = 0; c < C; ++c) dxr[c] += s * (weight[c] * dyr[c] - xr[c] * k);
-      } else if (dxr) {
-        for (int64_t c = 0; c < C; ++c) dxr[c] += s * (dyr[c] - xr[c] * k);
+    T ks[kNormRowGroup];
+    for (int64_t g0 = r0; g0 < r1; g0 += kNormRowGroup) {  // rows in groups: norm_affine.h
+      const int64_t g1 = std::min(r1, g0 + kNormRowGroup);
+      for (int64_t r = g0; r < g1 && dx; ++r) {
+        const T* dyr = dy + r * C;
+        const T* xr = x + r * C;
+        const T sum_dn_x = weight ? vmath::lane_sum<T>(C, [&](int64_t c) { return weight[c] * dyr[c] * xr[c]; })
+                                  : vmath::dot(dyr, xr, C);
+        ks[r - g0] = rinv[r] * rinv[r] / static_cast<T>(C) * sum_dn_x;  // = r * mean(dn * n)
       }
-      if (dweight)
-        for (int64_t c = 0; c < C; ++c) part[c] += dyr[c] * xr[c] * s;
+      for (int64_t r = g0; r < g1; ++r) {
+        const T* dyr = dy + r * C;
+        const T* xr = x + r * C;
+        T* dxr = dx ? dx + r * C : nullptr;
+        const T s = rinv[r];
+        const T k = dx ? ks[r - g0] : T(0);
+        if (dxr && weight) {
+          for (int64_t c = 0; c < C; ++c) dxr[c] += s * (weight[c] * dyr[c] - xr[c] * k);
+        } else if (dxr) {
+          for (int64_t c = 0; c < C; ++c) dxr[c] += s * (dyr[c] - xr[c] * k);
+        }
+        if (dweight)
+          for (int64_t c = 0; c < C; ++c) part[c] += dyr[c] * xr[c] * s;
+      }
     }
   });
   if (dweight) reduce_norm_partials<T>(dweight, nullptr, scratch, C);
