@@ -44,14 +44,11 @@ void BM_triad(benchmark::State& st) {
 }
 BENCHMARK(BM_triad)->Arg(1)->Arg(2)->ArgName("threads")->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// Norm forward + backward at (rows, C) = (range(1), range(2)), 4096 x 768 unless given.
-// Minimum traffic: forward reads x, writes y; backward reads dy and x, reads and writes dx: 6
-// tensors of rows x C floats. The toy sizes are one batch-split worker's share of the default
-// step (6 sequences of 64 positions) on one thread.
+// Norm forward + backward at (rows, C) on `threads` threads. Minimum traffic: forward reads x,
+// writes y; backward reads dy and x, reads and writes dx: 6 tensors of rows x C floats.
 template <bool kRms>
-void BM_norm(benchmark::State& st) {
-  set_num_threads(static_cast<int>(st.range(0)));
-  const int64_t rows = st.range(1) ? st.range(1) : 4096, C = st.range(2) ? st.range(2) : 768;
+void run_norm(benchmark::State& st, int threads, int64_t rows, int64_t C) {
+  set_num_threads(threads);
   Parameter<float> x = param("x", {rows, C}, 1), w = param("w", {C}, 2), b = param("b", {C}, 3);
   const Tensor<float> dy = param("dy", {rows, C}, 4).value;
   Tape<float> tape;
@@ -62,14 +59,25 @@ void BM_norm(benchmark::State& st) {
   }
   st.SetBytesProcessed(st.iterations() * 6 * rows * C * 4);
 }
+// (4096, 768) on range(0) threads.
+template <bool kRms>
+void BM_norm(benchmark::State& st) {
+  run_norm<kRms>(st, static_cast<int>(st.range(0)), 4096, 768);
+}
+// One batch-split worker's share of the default step (6 sequences of 64 positions, so 384 rows)
+// on one thread, C = range(0).
+template <bool kRms>
+void BM_norm_toy(benchmark::State& st) {
+  run_norm<kRms>(st, 1, 384, st.range(0));
+}
 BENCHMARK_TEMPLATE(BM_norm, false)->Name("BM_layernorm_fwd_bwd/4096x768")->Arg(1)->Arg(2)->ArgName("threads")
     ->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_norm, true)->Name("BM_rmsnorm_fwd_bwd/4096x768")->Arg(1)->Arg(2)->ArgName("threads")
     ->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_TEMPLATE(BM_norm, false)->Name("BM_layernorm_fwd_bwd/toy")->Args({1, 384, 64})->Args({1, 384, 128})
-    ->ArgNames({"threads", "rows", "C"})->UseRealTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK_TEMPLATE(BM_norm, true)->Name("BM_rmsnorm_fwd_bwd/toy")->Args({1, 384, 64})->Args({1, 384, 128})
-    ->ArgNames({"threads", "rows", "C"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_norm_toy, false)->Name("BM_layernorm_fwd_bwd/toy/384rows")->Arg(64)->Arg(128)->ArgName("C")
+    ->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_norm_toy, true)->Name("BM_rmsnorm_fwd_bwd/toy/384rows")->Arg(64)->Arg(128)->ArgName("C")
+    ->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // Causal attention (with its projections) forward + backward; B=4, C=128, NH=4, T from range(0).
 // FLOPs: projections 2*B*T*(3C*C + C*C)*3 (fwd + 2x bwd) + core 2*2*B*T*T*C*3.

@@ -24,7 +24,7 @@ for r in $(seq "$rounds"); do
     for t in 1 2; do "$py" "$root/bench/torch_step.py" --norm "$norm" --threads "$t" --steps 40 >> "$out"; done
   done
   for t in 1 2; do "$py" "$root/bench/torch_norms.py" --threads "$t" >> "$out"; done
-  "$build/bench/bench_kernels" --benchmark_filter='^BM_(layernorm|rmsnorm)_fwd_bwd|^BM_triad' --benchmark_min_time=0.3 --benchmark_format=json 2>/dev/null |
+  "$build/bench/bench_kernels" --benchmark_filter='^BM_(layernorm|rmsnorm)_fwd_bwd/4096|^BM_triad' --benchmark_min_time=0.3 --benchmark_format=json 2>/dev/null |
     "$py" -c '
 import json, sys
 for b in json.load(sys.stdin)["benchmarks"]:
