@@ -112,3 +112,12 @@ TEST_CASE("causal softmax: scores of -inf and huge scores give exact probabiliti
   CHECK(causal_softmax_forward(Q.data(), 1, 18, 18) == 1e30f);
   for (size_t j = 0; j < 18; ++j) CHECK(Q[j] == (j == 3 ? 1.0f : 0.0f));
 }
+
+TEST_CASE("causal softmax: a prefix longer than the row is refused, naming the shape") {
+  std::vector<float> P(12, 0.0f), dP(12, 0.0f);
+  REQUIRE_THROWS_WITH(causal_softmax_forward(P.data(), 3, 4, 3),
+                      Catch::Contains("causal_softmax_forward: 3 rows of width 4") && Catch::Contains("first + rows - 1 <= width"));
+  REQUIRE_THROWS_WITH(causal_softmax_backward(dP.data(), P.data(), 1, 4, 0), Catch::Contains("first >= 1"));
+  std::vector<double> Q(12, 0.0);
+  REQUIRE_THROWS_WITH(causal_softmax_forward(Q.data(), 4, 3, 1), Catch::Contains("4 rows of width 3"));  // the reference path too
+}

@@ -4,12 +4,21 @@
 #include <algorithm>
 #include <limits>
 
+#include "tapegrad/error.h"
 #include "tapegrad/vmath.h"
 
 namespace tapegrad::nn {
 
+namespace {
+void check_shape(const char* op, int64_t rows, int64_t width, int64_t first) {
+  check(rows >= 0 && first >= 1 && width >= first + rows - 1, op, ": ", rows, " rows of width ", width,
+        " with row i seeing first + i = ", first, " + i entries: needs rows >= 0, first >= 1 and first + rows - 1 <= width");
+}
+}  // namespace
+
 template <typename T>
 T causal_softmax_forward_reference(T* P, int64_t rows, int64_t width, int64_t first) {
+  check_shape("causal_softmax_forward", rows, width, first);
   T largest = -std::numeric_limits<T>::infinity();
   for (int64_t i = 0; i < rows; ++i) {
     T* row = P + i * width;
@@ -25,6 +34,7 @@ T causal_softmax_forward_reference(T* P, int64_t rows, int64_t width, int64_t fi
 
 template <typename T>
 void causal_softmax_backward_reference(T* dP, const T* P, int64_t rows, int64_t width, int64_t first) {
+  check_shape("causal_softmax_backward", rows, width, first);
   for (int64_t i = 0; i < rows; ++i) {
     const T* p = P + i * width;
     T* g = dP + i * width;
@@ -43,14 +53,15 @@ constexpr int64_t kLanes = sizeof(Packet) / sizeof(float);  // the packet's floa
 // Rows per group of passes: their maxima and scales stay in a small stack array.
 constexpr int64_t kGroup = 64;
 
-// Where row i's visible prefix ends and how its last (partial or whole) packet is masked.
+// Where row i's visible prefix ends: the offset of its last (partial or whole) packet, and which of
+// that packet's lanes are inside the prefix.
 struct RowSpan {
-  int64_t visible, last;  // last: offset of the packet holding entry visible - 1
-  Packet keep;            // lanes of that packet inside the prefix
+  int64_t last;
+  Packet keep;
 };
 RowSpan row_span(int64_t visible) {
   const int64_t last = (visible - 1) / kLanes * kLanes;
-  return {visible, last, ei::pcmp_lt(ei::plset<Packet>(0.f), ei::pset1<Packet>(static_cast<float>(visible - last)))};
+  return {last, ei::pcmp_lt(ei::plset<Packet>(0.f), ei::pset1<Packet>(static_cast<float>(visible - last)))};
 }
 
 // The packet at row + at; one that would run past the row's width is read through a local packet
@@ -78,6 +89,7 @@ void zero_rest(float* row, int64_t from, int64_t width) {
 }  // namespace
 
 float causal_softmax_forward(float* P, int64_t rows, int64_t width, int64_t first) {
+  check_shape("causal_softmax_forward", rows, width, first);
   const Packet minus_inf = ei::pset1<Packet>(-std::numeric_limits<float>::infinity()), zero = ei::pzero(minus_inf);
   float largest = -std::numeric_limits<float>::infinity();
   float shift[kGroup], scale[kGroup];
@@ -119,6 +131,7 @@ float causal_softmax_forward(float* P, int64_t rows, int64_t width, int64_t firs
 }
 
 void causal_softmax_backward(float* dP, const float* P, int64_t rows, int64_t width, int64_t first) {
+  check_shape("causal_softmax_backward", rows, width, first);
   const Packet zero = ei::pzero(Packet{});
   float dot[kGroup];
   for (int64_t g0 = 0; g0 < rows; g0 += kGroup) {
