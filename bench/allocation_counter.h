@@ -24,7 +24,12 @@ void* operator new(std::size_t n, std::align_val_t a) {
   if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;
   throw std::bad_alloc();
 }
+// These deletes free what the news above malloc'ed; GCC, inlining them into a `delete` of a `new`
+// expression, sees free() on a pointer from operator new and warns (-Wmismatched-new-delete).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop

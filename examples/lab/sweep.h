@@ -38,7 +38,7 @@ struct RunSpec {
   uint64_t seed = 0;
   int64_t depth = 0, warmup = 0;
   // The other axes (grid.h) where this run's value differs from the sweep's base: flag -> text.
-  std::map<std::string, std::string> settings;
+  std::map<std::string, std::string> settings{};
   // "layernorm_pre_lr0.003_s1_L4_w30" (+ "_dim=64" per setting): stable, file-name safe, unique
   // within a sweep.
   std::string id() const;

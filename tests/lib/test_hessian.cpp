@@ -41,7 +41,7 @@ TEST_CASE("hessian: on a quadratic the product and the top eigenvalue are exact"
 
   const Eigen::VectorXd w_before = flat_w();
   Eigen::VectorXd v = Eigen::VectorXd::Random(n) * 1e3, hv(n);  // v's scale does not matter
-  hessian_vector_product(params, gradient, {v.data(), v.size()}, {hv.data(), hv.size()});
+  hessian_vector_product(params, gradient, {v.data(), static_cast<size_t>(v.size())}, {hv.data(), static_cast<size_t>(hv.size())});
   CHECK((hv - a * v).norm() <= 1e-8 * (a * v).norm());
   CHECK(flat_w() == w_before);  // the parameters are restored bitwise
 

@@ -71,7 +71,7 @@ struct AttentionOptions {
   int64_t dim = 0;
   int64_t n_head = 1;
   bool bias = true;
-  NormKind qk_norm;  // normalise q and k per head (see above); default none
+  NormKind qk_norm{};  // normalise q and k per head (see above); default none
   double qk_norm_eps = 1e-5;
   // The qkv and output projections' init as LinearOptions::init_std (0: torch's default).
   double init_std = 0, proj_init_std = 0;

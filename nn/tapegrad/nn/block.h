@@ -39,7 +39,7 @@ struct BlockOptions {
   int64_t mlp_hidden = 0;  // 0: the MLP's default
   bool bias = true;
   double norm_eps = 1e-5;
-  NormKind qk_norm;  // QK-norm in the attention (attention.h); default none
+  NormKind qk_norm{};  // QK-norm in the attention (attention.h); default none
   // Linear maps' init (LinearOptions::init_std; 0: torch's default): the residual projections
   // (attention's output, the MLP's proj) take proj_init_std.
   double init_std = 0, proj_init_std = 0;

@@ -15,7 +15,7 @@ struct DecoderConfig {
   int64_t n_head = 4;
   int64_t dim = 128;
   NormKind norm = NormKind::parse("layernorm");
-  NormKind qk_norm;  // QK-norm inside every attention (attention.h); default none
+  NormKind qk_norm{};  // QK-norm inside every attention (attention.h); default none
   Placement placement = Placement::kPre;
   MlpKind mlp = MlpKind::kGelu;
   int64_t mlp_hidden = 0;  // 0: 4 dim (gelu) or ~8/3 dim (swiglu)
