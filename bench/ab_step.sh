@@ -8,6 +8,10 @@
 #   bash bench/ab_step.sh /tmp/base/build build [ROUNDS=3] [bench_step flags per config, ';'-separated]
 set -euo pipefail
 base="$1" new="$2" rounds="${3:-3}"
+[[ "$rounds" =~ ^[1-9][0-9]{0,3}$ ]] || { echo "ab_step.sh: ROUNDS must be a whole number from 1 to 9999, got '$rounds'" >&2; exit 2; }
+for dir in "$base" "$new"; do
+  [[ -x "$dir/bench/bench_step" ]] || { echo "ab_step.sh: no bench_step in '$dir/bench' (give two build directories)" >&2; exit 2; }
+done
 configs="${4:---threads 2 --dim 128;--threads 1 --dim 128;--threads 2 --dim 64;--threads 1 --dim 64}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -22,6 +22,7 @@
 
 #include "allocation_counter.h"
 #include "tapegrad/blas_kernels.h"
+#include "tapegrad/error.h"
 #include "tapegrad/lm/batch_parallel.h"
 #include "tapegrad/lm/flops.h"
 #include "tapegrad/nn/decoder.h"
@@ -51,9 +52,7 @@ double peak_rss_mib() {
   return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   using namespace tapegrad;
   CLI::App app{"Time tapegrad's whole training step"};
   nn::DecoderConfig c;  // L4 H4 C128 T64 V65
@@ -61,22 +60,27 @@ int main(int argc, char** argv) {
   int64_t batch = 12, steps = 100, warmup = 10, rss_every = 0;
   int threads = 2;
   app.add_option("--norm", norm)->check(CLI::IsMember(nn::norm_names()));
-  app.add_option("--layers", c.n_layer);
-  app.add_option("--heads", c.n_head);
-  app.add_option("--dim", c.dim);
-  app.add_option("--ctx", c.context);
-  app.add_option("--vocab", c.vocab_size);
-  app.add_option("--batch", batch);
-  app.add_option("--steps", steps, "timed steps");
-  app.add_option("--warmup", warmup, "untimed steps first");
-  app.add_option("--threads", threads);
-  app.add_option("--rss-every", rss_every, "record RSS every N steps");
+  // Bounds keep every size product (batch x ctx ids, the model's tensors) far from overflow; a
+  // model too large for memory still fails below, with one line.
+  app.add_option("--layers", c.n_layer)->check(CLI::Range(1, 1024));
+  app.add_option("--heads", c.n_head)->check(CLI::Range(1, 65536));
+  app.add_option("--dim", c.dim)->check(CLI::Range(1, 65536));
+  app.add_option("--ctx", c.context)->check(CLI::Range(1, 65536));
+  app.add_option("--vocab", c.vocab_size)->check(CLI::Range(1, 1 << 24));
+  app.add_option("--batch", batch)->check(CLI::Range(1, 65536));
+  app.add_option("--steps", steps, "timed steps")->check(CLI::Range(1, 10'000'000));
+  app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::Range(0, 10'000'000));
+  app.add_option("--threads", threads, "0: all cores")->check(CLI::Range(0, 1024));
+  app.add_option("--rss-every", rss_every, "record RSS every N steps (0: never)")->check(CLI::Range(0, 10'000'000));
   bool profile = false;
   app.add_flag("--profile", profile, "also print where the time goes, per op (tape profiler; with --split batch, worker 0's share)");
   std::string split = "batch";
   app.add_option("--split", split, "how the threads share a step: batch (each its sequences, as Trainer runs) or op (every op split in turn)")
       ->check(CLI::IsMember({"batch", "op"}));
   CLI11_PARSE(app, argc, argv);
+  constexpr int64_t kMaxTokens = int64_t{1} << 24;  // a step of 16M tokens already takes minutes
+  check(batch * c.context <= kMaxTokens, "--batch ", batch, " x --ctx ", c.context, " = ", batch * c.context,
+        " tokens per step; at most ", kMaxTokens, " are allowed");
   c.norm = nn::NormKind::parse(norm);
   set_num_threads(threads);
 
@@ -157,4 +161,20 @@ int main(int argc, char** argv) {
                  optimizer_ms / n);
   }
   return 0;
+}
+
+}  // namespace
+
+// Bad sizes the flags allow together (heads not dividing dim, say) or a model too large for
+// memory: one line naming the cause, not an uncaught exception.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "bench_step: not enough memory for this configuration\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_step: %s\n", e.what());
+    return 1;
+  }
 }

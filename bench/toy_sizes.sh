@@ -9,6 +9,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 steps="${1:-30}"
 rounds="${2:-3}"
+for arg in "steps=$steps" "rounds=$rounds"; do
+  [[ "${arg#*=}" =~ ^[1-9][0-9]{0,5}$ ]] || { echo "toy_sizes.sh: ${arg%%=*} must be a whole number from 1 to 999999, got '${arg#*=}'" >&2; exit 2; }
+done
 "$root/scripts/install-deps.sh" --bench
 TAPEGRAD_TARGETS=bench_step "$root/scripts/build.sh" -DTAPEGRAD_BUILD_BENCH=ON >/dev/null
 bin="${TAPEGRAD_BUILD_DIR:-$root/build}/bench/bench_step"
