@@ -23,7 +23,6 @@ namespace tapegrad::nn {
 // never as E[x^2] - E[x]^2, which cancels catastrophically when |mean| >> std. Rows go in groups
 // (norm_affine.h).
 
-
 template <typename T>
 void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const T* beta, int64_t rows, int64_t C,
                        T eps) {
