@@ -28,31 +28,45 @@ def main():
     weights, _ = load_safetensors(os.path.join(ckpt, "model.safetensors"))
     grads, meta = load_safetensors(grads_path)
     torch.set_num_threads(1)
-    model = Decoder(config).double()  # double: the comparison's own error stays negligible
-    state = {k: torch.tensor(v, dtype=torch.float64) for k, v in weights.items()}
-    missing = set(dict(model.named_parameters())) - set(state)
-    assert not missing, f"tapegrad checkpoint lacks {missing}"
-    model.load_state_dict(state, strict=True)
     B, T = int(meta["batch"]), int(meta["ctx"])
     ids = torch.tensor(json.loads(meta["ids"])).view(B, T)
     targets = torch.tensor(json.loads(meta["targets"])).view(B, T)
-    _, loss = model(ids, targets)
-    loss.backward()
+
+    def run(dtype):
+        model = Decoder(config).to(dtype)
+        state = {k: torch.tensor(v, dtype=dtype) for k, v in weights.items()}
+        missing = set(dict(model.named_parameters())) - set(state)
+        assert not missing, f"tapegrad checkpoint lacks {missing}"
+        model.load_state_dict(state, strict=True)
+        _, loss = model(ids, targets)
+        loss.backward()
+        return loss.item(), {name: p.grad.double().numpy() for name, p in model.named_parameters()}
+
+    # The reference in double, so the comparison's own error stays negligible. PyTorch's float32
+    # run of the same batch measures how much float32 rounding the gradient itself carries: a
+    # gradient that is a sum with heavy cancellation (a scalar gain's, say: ScaleNorm's g) can be
+    # off by 1e-4 relative in any float32 implementation (PyTorch's own: 1.45e-4 on one such
+    # case), so the bound is 1e-4 or ten times PyTorch's own float32 error, whichever is larger.
+    # A wrong backward is off by O(1), far above either.
+    loss, reference = run(torch.float64)
+    _, float32 = run(torch.float32)
     tg_loss = float(meta["loss"])
     worst = 0.0
-    for name, p in model.named_parameters():
-        g_t = p.grad.numpy()
+    for name, g_t in reference.items():
         g_tg = grads[name].astype("float64")
-        err = abs(g_t - g_tg).max() / max(abs(g_t).max(), 1e-12)
+        scale = max(abs(g_t).max(), 1e-12)
+        err = abs(g_t - g_tg).max() / scale
+        bound = max(1e-4, 10 * abs(g_t - float32[name]).max() / scale)
         worst = max(worst, err)
-        if err > 1e-4:
-            print(f"FAIL: gradient of {name}: relative difference {err:.2e}")
+        if err > bound:
+            print(f"FAIL: gradient of {name}: relative difference {err:.2e}, allowed {bound:.2e} "
+                  f"(1e-4, or 10x PyTorch's own float32 error)")
             sys.exit(1)
-    rel_loss = abs(loss.item() - tg_loss) / abs(loss.item())
+    rel_loss = abs(loss - tg_loss) / abs(loss)
     if rel_loss > 1e-5:
-        print(f"FAIL: loss {tg_loss} (tapegrad) vs {loss.item()} (PyTorch)")
+        print(f"FAIL: loss {tg_loss} (tapegrad) vs {loss} (PyTorch)")
         sys.exit(1)
-    print(f"OK: {config['norm']}/{config['placement']}: loss {tg_loss:.6f} vs {loss.item():.6f} (rel {rel_loss:.1e}); "
+    print(f"OK: {config['norm']}/{config['placement']}: loss {tg_loss:.6f} vs {loss:.6f} (rel {rel_loss:.1e}); "
           f"{len(grads)} gradients, worst relative difference {worst:.1e}")
 
 
