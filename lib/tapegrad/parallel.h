@@ -15,11 +15,12 @@
 
 namespace tapegrad {
 
+inline constexpr int64_t kMinParallelWork = 32768;
+
 // Calls body(begin, end) on disjoint chunks covering [0, n). `work_per_index` estimates the cost
 // of one index in elementary operations; below ~32k operations in total the loop runs inline.
 template <typename Body>
 void parallel_for(int64_t n, int64_t work_per_index, Body&& body) {
-  constexpr int64_t kMinParallelWork = 32768;
   const int threads = num_threads();
   if (threads == 1 || n < 2 || n * work_per_index < kMinParallelWork || omp_in_parallel()) {
     body(int64_t{0}, n);
@@ -30,6 +31,30 @@ void parallel_for(int64_t n, int64_t work_per_index, Body&& body) {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t begin = n * t / nt, end = n * (t + 1) / nt;
     if (end > begin) body(begin, end);
+  }
+}
+
+// Calls body(k, begin, end) for every array k in [0, arrays) on disjoint chunks covering
+// [0, size(k)): one parallel region for many arrays, each thread taking its static share of every
+// one (the chunks parallel_for would give). For element-wise passes over all the parameters (an
+// optimizer step, a gradient sum, zeroing): one fork and join per pass instead of one per
+// parameter, which at toy sizes cost more than the arithmetic (bench/RESULTS.md).
+template <typename Size, typename Body>
+void parallel_for_arrays(int64_t arrays, Size&& size, int64_t work_per_element, Body&& body) {
+  int64_t total = 0;
+  for (int64_t k = 0; k < arrays; ++k) total += size(k);
+  const int threads = num_threads();
+  if (threads == 1 || total * work_per_element < kMinParallelWork || omp_in_parallel()) {
+    for (int64_t k = 0; k < arrays; ++k) body(k, int64_t{0}, size(k));
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    for (int64_t k = 0; k < arrays; ++k) {
+      const int64_t n = size(k), begin = n * t / nt, end = n * (t + 1) / nt;
+      if (end > begin) body(k, begin, end);
+    }
   }
 }
 

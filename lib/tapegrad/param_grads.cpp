@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "tapegrad/error.h"
-#include "tapegrad/ops/add.h"
+#include "tapegrad/parallel.h"
 
 namespace tapegrad {
 
@@ -27,12 +27,21 @@ TensorView<T> ParamGrads<T>::grad_for(const Parameter<T>& p) {
 
 template <typename T>
 void ParamGrads<T>::zero() {
-  for (Entry& e : entries_) e.grad.fill(T(0));
+  parallel_for_arrays(static_cast<int64_t>(entries_.size()), [this](int64_t k) { return entry(k).grad.numel(); }, 1,
+                      [this](int64_t k, int64_t i0, int64_t i1) {
+                        T* const g = entry(k).grad.data();
+                        std::fill(g + i0, g + i1, T(0));
+                      });
 }
 
 template <typename T>
 void ParamGrads<T>::add_into_params() {
-  for (Entry& e : entries_) accumulate(e.param->grad.data(), e.grad.data(), e.grad.numel());
+  parallel_for_arrays(static_cast<int64_t>(entries_.size()), [this](int64_t k) { return entry(k).grad.numel(); }, 1,
+                      [this](int64_t k, int64_t i0, int64_t i1) {
+                        T* const dst = entry(k).param->grad.data();
+                        const T* const src = entry(k).grad.data();
+                        for (int64_t i = i0; i < i1; ++i) dst[i] += src[i];  // vectorized
+                      });
 }
 
 template class ParamGrads<float>;

@@ -29,6 +29,8 @@ class ParamGrads {
     Parameter<T>* param;
     Tensor<T> grad;
   };
+  Entry& entry(int64_t k) { return entries_[static_cast<size_t>(k)]; }
+
   std::vector<Entry> entries_;  // sorted by parameter address: a lookup allocates nothing
 };
 

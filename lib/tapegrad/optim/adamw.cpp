@@ -30,26 +30,26 @@ void AdamW<T>::step(double lr, double grad_scale) {
   const double c2 = 1 - std::pow(b2, static_cast<double>(t));
   const T step_size = static_cast<T>(lr * std::sqrt(c2) / c1);
   const T eps_hat = static_cast<T>(options_.eps * std::sqrt(c2));
-  for (size_t k = 0; k < this->params_.size(); ++k) {
-    Parameter<T>& p = *this->params_[k];
-    if (!p.requires_grad) continue;  // frozen: no update and no weight decay (as torch)
-    T* w = p.value.data();
-    const T* g = p.grad.data();
-    T* m = m_[k].data();
-    T* v = v_[k].data();
-    const T decay = decay_[k] ? static_cast<T>(lr * options_.weight_decay) : T(0);
-    const T tb1 = static_cast<T>(b1), tb2 = static_cast<T>(b2), scale = static_cast<T>(grad_scale);
-    // Captured by value: with the pointers captured by reference a store through m or w could, as
-    // far as the compiler knows, change the pointers themselves, and the loop stayed scalar.
-    parallel_for(p.numel(), 8, [=](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {  // vectorized
-        const T gi = scale * g[i];
-        m[i] = tb1 * m[i] + (T(1) - tb1) * gi;
-        v[i] = tb2 * v[i] + (T(1) - tb2) * gi * gi;
-        w[i] -= step_size * m[i] / (std::sqrt(v[i]) + eps_hat) + decay * w[i];
-      }
-    });
-  }
+  const T tb1 = static_cast<T>(b1), tb2 = static_cast<T>(b2), scale = static_cast<T>(grad_scale);
+  const T decay_rate = static_cast<T>(lr * options_.weight_decay);
+  const auto size = [this](int64_t k) { return this->updated_numel(k); };
+  parallel_for_arrays(static_cast<int64_t>(this->params_.size()), size, 8, [&](int64_t k, int64_t i0, int64_t i1) {
+    const auto j = static_cast<size_t>(k);
+    // Everything the loop reads as locals: reached through captured references, a store through m
+    // or w could, as far as the compiler knows, change them, and the loop stayed scalar.
+    T* const w = this->params_[j]->value.data();
+    const T* const g = this->params_[j]->grad.data();
+    T* const m = m_[j].data();
+    T* const v = v_[j].data();
+    const T decay = decay_[j] ? decay_rate : T(0), lr_hat = step_size, eps = eps_hat;
+    const T beta1 = tb1, beta2 = tb2, g_scale = scale;
+    for (int64_t i = i0; i < i1; ++i) {  // vectorized
+      const T gi = g_scale * g[i];
+      m[i] = beta1 * m[i] + (T(1) - beta1) * gi;
+      v[i] = beta2 * v[i] + (T(1) - beta2) * gi * gi;
+      w[i] -= lr_hat * m[i] / (std::sqrt(v[i]) + eps) + decay * w[i];
+    }
+  });
 }
 
 template <typename T>

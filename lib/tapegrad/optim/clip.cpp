@@ -1,15 +1,33 @@
 #include "tapegrad/optim/clip.h"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
 #include <cmath>
 
+#include "tapegrad/parallel.h"
 #include "tapegrad/vmath.h"
 
 namespace tapegrad {
 
 template <typename T>
 double grad_norm(std::span<Parameter<T>* const> params) {
-  double sq = 0;  // parameters in order, each summed by one vectorised reduction: deterministic
-  for (const Parameter<T>* p : params) sq += vmath::sum_squares(p->grad.data(), p->numel());
+  // Each parameter's sum of squares by one vectorised reduction, and those sums added in
+  // parameter order: the same bits on any number of threads. The threads share out whole
+  // parameters, a batch of them per parallel region, their sums kept on the stack.
+  constexpr size_t kBatch = 64;
+  std::array<double, kBatch> sums;
+  double sq = 0;
+  for (size_t first = 0; first < params.size(); first += kBatch) {
+    const size_t n = std::min(kBatch, params.size() - first);
+    int64_t elements = 0;
+    for (size_t k = first; k < first + n; ++k) elements += params[k]->numel();
+    const bool parallel = num_threads() > 1 && elements >= kMinParallelWork && !omp_in_parallel();
+#pragma omp parallel for schedule(dynamic) if (parallel) num_threads(num_threads())
+    for (size_t k = 0; k < n; ++k) sums[k] = vmath::sum_squares(params[first + k]->grad.data(), params[first + k]->numel());
+    for (size_t k = 0; k < n; ++k) sq += sums[k];
+  }
   return std::sqrt(sq);
 }
 

@@ -2,10 +2,12 @@
 // state (moments) as named tensors so checkpoints can save and restore it exactly.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "tapegrad/parallel.h"
 #include "tapegrad/parameter.h"
 #include "tapegrad/state_dict.h"
 
@@ -29,13 +31,25 @@ class Optimizer {
   StateDict<T> state_dict() { return state(); }
 
   void zero_grad() {
-    for (Parameter<T>* p : params_) p->zero_grad();
+    parallel_for_arrays(
+        static_cast<int64_t>(params_.size()), [this](int64_t k) { return params_[static_cast<size_t>(k)]->numel(); }, 1,
+        [this](int64_t k, int64_t i0, int64_t i1) {
+          T* const g = params_[static_cast<size_t>(k)]->grad.data();
+          std::fill(g + i0, g + i1, T(0));
+        });
   }
   int64_t steps() const { return steps_; }
   void set_steps(int64_t n) { steps_ = n; }
   const std::vector<Parameter<T>*>& params() const { return params_; }
 
  protected:
+  // The elements of parameter k a step updates: all of them, or none when it is frozen
+  // (requires_grad = false: neither updated nor decayed, as in torch).
+  int64_t updated_numel(int64_t k) const {
+    const Parameter<T>& p = *params_[static_cast<size_t>(k)];
+    return p.requires_grad ? p.numel() : int64_t{0};
+  }
+
   std::vector<Parameter<T>*> params_;
   int64_t steps_ = 0;
 };

@@ -19,21 +19,22 @@ template <typename T>
 void SGD<T>::step(double lr, double grad_scale) {
   const bool first = this->steps_++ == 0;
   const T mu = static_cast<T>(options_.momentum), a = static_cast<T>(lr), scale = static_cast<T>(grad_scale);
-  for (size_t k = 0; k < this->params_.size(); ++k) {
-    Parameter<T>& p = *this->params_[k];
-    if (!p.requires_grad) continue;  // frozen: no update and no weight decay (as torch)
-    T* w = p.value.data();
-    const T* g = p.grad.data();
-    T* b = buf_[k].data();
-    const T wd = decay_[k] ? static_cast<T>(options_.weight_decay) : T(0);
-    parallel_for(p.numel(), 4, [=](int64_t i0, int64_t i1) {  // by value: see adamw.cpp
-      for (int64_t i = i0; i < i1; ++i) {  // vectorized
-        const T gi = scale * g[i] + wd * w[i];
-        b[i] = first ? gi : mu * b[i] + gi;
-        w[i] -= a * b[i];
-      }
-    });
-  }
+  const T weight_decay = static_cast<T>(options_.weight_decay);
+  const auto size = [this](int64_t k) { return this->updated_numel(k); };
+  parallel_for_arrays(static_cast<int64_t>(this->params_.size()), size, 4, [&](int64_t k, int64_t i0, int64_t i1) {
+    const auto j = static_cast<size_t>(k);
+    // Locals, not captured references: see adamw.cpp.
+    T* const w = this->params_[j]->value.data();
+    const T* const g = this->params_[j]->grad.data();
+    T* const b = buf_[j].data();
+    const T wd = decay_[j] ? weight_decay : T(0), momentum = mu, rate = a, g_scale = scale;
+    const bool fresh = first;
+    for (int64_t i = i0; i < i1; ++i) {  // vectorized
+      const T gi = g_scale * g[i] + wd * w[i];
+      b[i] = fresh ? gi : momentum * b[i] + gi;
+      w[i] -= rate * b[i];
+    }
+  });
 }
 
 template <typename T>
