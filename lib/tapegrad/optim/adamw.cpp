@@ -32,13 +32,9 @@ void AdamW<T>::step(double lr, double grad_scale) {
   const T eps_hat = static_cast<T>(options_.eps * std::sqrt(c2));
   const T tb1 = static_cast<T>(b1), tb2 = static_cast<T>(b2), scale = static_cast<T>(grad_scale);
   const T decay_rate = static_cast<T>(lr * options_.weight_decay);
-  const auto size = [this](int64_t k) { return this->updated_numel(k); };
-  parallel_for_arrays(static_cast<int64_t>(this->params_.size()), size, 8, [&](int64_t k, int64_t i0, int64_t i1) {
-    const auto j = static_cast<size_t>(k);
+  this->for_each_update(8, [&](size_t j, T* const w, const T* const g, int64_t i0, int64_t i1) {
     // Everything the loop reads as locals: reached through captured references, a store through m
     // or w could, as far as the compiler knows, change them, and the loop stayed scalar.
-    T* const w = this->params_[j]->value.data();
-    const T* const g = this->params_[j]->grad.data();
     T* const m = m_[j].data();
     T* const v = v_[j].data();
     const T decay = decay_[j] ? decay_rate : T(0), lr_hat = step_size, eps = eps_hat;

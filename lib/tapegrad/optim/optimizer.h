@@ -43,11 +43,21 @@ class Optimizer {
   const std::vector<Parameter<T>*>& params() const { return params_; }
 
  protected:
-  // The elements of parameter k a step updates: all of them, or none when it is frozen
-  // (requires_grad = false: neither updated nor decayed, as in torch).
-  int64_t updated_numel(int64_t k) const {
-    const Parameter<T>& p = *params_[static_cast<size_t>(k)];
-    return p.requires_grad ? p.numel() : int64_t{0};
+  // Calls update(k, w, g, begin, end) on the threads' shares of every parameter k that is not
+  // frozen (requires_grad = false: neither updated nor decayed, as in torch), w its values and g
+  // its gradient, all in one parallel region (parallel_for_arrays). Updates are element-wise, so
+  // the results do not depend on the thread count.
+  template <typename Update>
+  void for_each_update(int64_t work_per_element, Update&& update) {
+    const auto updated = [this](int64_t k) {
+      const Parameter<T>& p = *params_[static_cast<size_t>(k)];
+      return p.requires_grad ? p.numel() : int64_t{0};
+    };
+    parallel_for_arrays(static_cast<int64_t>(params_.size()), updated, work_per_element,
+                        [&](int64_t k, int64_t begin, int64_t end) {
+                          Parameter<T>& p = *params_[static_cast<size_t>(k)];
+                          update(static_cast<size_t>(k), p.value.data(), static_cast<const T*>(p.grad.data()), begin, end);
+                        });
   }
 
   std::vector<Parameter<T>*> params_;

@@ -20,13 +20,8 @@ void SGD<T>::step(double lr, double grad_scale) {
   const bool first = this->steps_++ == 0;
   const T mu = static_cast<T>(options_.momentum), a = static_cast<T>(lr), scale = static_cast<T>(grad_scale);
   const T weight_decay = static_cast<T>(options_.weight_decay);
-  const auto size = [this](int64_t k) { return this->updated_numel(k); };
-  parallel_for_arrays(static_cast<int64_t>(this->params_.size()), size, 4, [&](int64_t k, int64_t i0, int64_t i1) {
-    const auto j = static_cast<size_t>(k);
-    // Locals, not captured references: see adamw.cpp.
-    T* const w = this->params_[j]->value.data();
-    const T* const g = this->params_[j]->grad.data();
-    T* const b = buf_[j].data();
+  this->for_each_update(4, [&](size_t j, T* const w, const T* const g, int64_t i0, int64_t i1) {
+    T* const b = buf_[j].data();  // locals, not captured references: see adamw.cpp
     const T wd = decay_[j] ? weight_decay : T(0), momentum = mu, rate = a, g_scale = scale;
     const bool fresh = first;
     for (int64_t i = i0; i < i1; ++i) {  // vectorized
