@@ -1,4 +1,5 @@
-// parallel_for: the one way tapegrad's kernels use threads outside GEMM.
+// parallel_for (and parallel_for_arrays, its form for many arrays at once): the one way
+// tapegrad's kernels use threads outside GEMM.
 //
 // [0, n) is cut into one contiguous chunk per thread (a static schedule), so which thread handles
 // which index depends only on n and the thread count — never on timing. Kernels that reduce keep

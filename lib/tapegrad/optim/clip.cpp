@@ -1,7 +1,5 @@
 #include "tapegrad/optim/clip.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -15,7 +13,7 @@ template <typename T>
 double grad_norm(std::span<Parameter<T>* const> params) {
   // Each parameter's sum of squares by one vectorised reduction, and those sums added in
   // parameter order: the same bits on any number of threads. The threads share out whole
-  // parameters, a batch of them per parallel region, their sums kept on the stack.
+  // parameters, a batch of them at a time, their sums kept on the stack.
   constexpr size_t kBatch = 64;
   std::array<double, kBatch> sums;
   double sq = 0;
@@ -23,9 +21,13 @@ double grad_norm(std::span<Parameter<T>* const> params) {
     const size_t n = std::min(kBatch, params.size() - first);
     int64_t elements = 0;
     for (size_t k = first; k < first + n; ++k) elements += params[k]->numel();
-    const bool parallel = num_threads() > 1 && elements >= kMinParallelWork && !omp_in_parallel();
-#pragma omp parallel for schedule(dynamic) if (parallel) num_threads(num_threads())
-    for (size_t k = 0; k < n; ++k) sums[k] = vmath::sum_squares(params[first + k]->grad.data(), params[first + k]->numel());
+    parallel_for(static_cast<int64_t>(n), std::max<int64_t>(1, elements / static_cast<int64_t>(n)),
+                 [&](int64_t k0, int64_t k1) {
+                   for (int64_t k = k0; k < k1; ++k) {
+                     const Parameter<T>& p = *params[first + static_cast<size_t>(k)];
+                     sums[static_cast<size_t>(k)] = vmath::sum_squares(p.grad.data(), p.numel());
+                   }
+                 });
     for (size_t k = 0; k < n; ++k) sq += sums[k];
   }
   return std::sqrt(sq);
