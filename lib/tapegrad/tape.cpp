@@ -144,12 +144,19 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
     });
   }
 
+  struct InNode {  // workspace() is open exactly while a closure runs, exception or not
+    bool& flag;
+    explicit InNode(bool& f) : flag(f) { flag = true; }
+    ~InNode() { flag = false; }
+  };
   std::array<T*, kMaxInputs> din{};
   for (auto node = nodes_.rbegin(); node != nodes_.rend(); ++node) {
     const T* dout = slots_[node->output].grad;
     if (dout == nullptr) continue;  // no gradient flows through this node
     for (int i = 0; i < node->n_inputs; ++i)
       din[i] = slots_[node->inputs[i]].requires_grad ? ensure_grad(node->inputs[i]) : nullptr;
+    workspace_.reset();
+    const InNode running(in_backward_node_);
     if (profiling_) {
       const int64_t t0 = now_ns();
       node->backward(dout, din.data());

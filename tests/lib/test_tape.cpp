@@ -118,3 +118,33 @@ TEST_CASE("tape: cleared and re-recorded, it reuses its arena (no new blocks)", 
   CHECK(tape.arena().heap_allocations() == blocks);
   CHECK(tape.arena().capacity() == capacity);
 }
+
+TEST_CASE("tape: every backward closure is served the same workspace, only while it runs", "[tape]") {
+  // Two nodes y = 2x, z = 3y whose closures stage dout in workspace before adding it in: both
+  // must be handed the same memory (that is what keeps it warm from one layer to the next), and
+  // the staged values must give the right gradient.
+  Tape<double> tape;
+  Parameter<double> x("x", Tensor<double>::from({1, -2, 3}, {3}));
+  std::vector<const double*> served;
+  const auto scaled = [&](Var<double> in, double factor) {
+    Var<double> out = tape.make_output("scaled", in.shape(), {in});
+    for (int64_t i = 0; i < 3; ++i) out.data()[i] = factor * in.data()[i];
+    tape.record("scaled", {in}, out, [&tape, &served, factor](const double* dout, double* const* din) {
+      double* staged = tape.workspace<double>(3);
+      served.push_back(staged);
+      for (int64_t i = 0; i < 3; ++i) staged[i] = factor * dout[i];
+      for (int64_t i = 0; i < 3; ++i) din[0][i] += staged[i];
+    });
+    return out;
+  };
+  for (int step = 0; step < 3; ++step) {
+    tape.clear();
+    x.grad.fill(0);
+    tape.backward(sum(scaled(scaled(tape.param(x), 2.0), 3.0)));
+    CHECK_THAT(x.grad.view(), AllClose<double>({6, 6, 6}));
+  }
+  REQUIRE(served.size() == 6);
+  for (const double* p : served) CHECK(p == served[0]);
+  // Outside a closure there is no workspace: forward buffers come from scratch().
+  CHECK_THROWS_WITH(tape.workspace<double>(3), Catch::Matchers::Contains("only a backward closure"));
+}

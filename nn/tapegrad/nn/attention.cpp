@@ -237,13 +237,13 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   linear_forward(out.data(), y, w_proj.data(), bp, rows, d.C, d.C);
   if (!out.requires_grad()) return out;
 
-  // Backward's own buffers come from the arena now, so backward never allocates.
-  T* dy = tape.template scratch<T>(rows * d.C);
-  T* dqkv = tape.template scratch<T>(rows * 3 * d.C);
-  T* dP = tape.template scratch<T>(num_threads() * d.T * d.T);
+  // Backward's own buffers are the tape's workspace: every layer's backward reuses them, warm.
   tape.record("causal_self_attention", inputs, out,
-              [d, rows, has_bias, xd = x.data(), wq = w_qkv.data(), wp = w_proj.data(), qkv, att, y, dy, dqkv,
-               dP, qk_cache](const T* dout, T* const* din) {
+              [&tape, d, rows, has_bias, xd = x.data(), wq = w_qkv.data(), wp = w_proj.data(), qkv, att, y,
+               qk_cache](const T* dout, T* const* din) {
+                T* dy = tape.template workspace<T>(rows * d.C);
+                T* dqkv = tape.template workspace<T>(rows * 3 * d.C);
+                T* dP = tape.template workspace<T>(num_threads() * d.T * d.T);  // a tile per thread number
                 linear_backward(dy, din[2], has_bias ? din[4] : nullptr, dout, y, wp, rows, d.C, d.C, /*accumulate_dx=*/false);
                 attention_core_backward(dqkv, dP, dy, qkv, att, d);
                 if (qk_cache) qk_norm_cache_backward(*qk_cache, dqkv, din, rows, d.C, d.HS());

@@ -16,7 +16,7 @@ namespace tapegrad::nn {
 //   gelu:   dh = gelu'(h) * da                                         (gelu_backward)
 //   swiglu: a = silu(g) u  =>  dg = da * u * silu'(g),  du = da * silu(g)
 //   dx = dh W_fc, dW_fc += dh^T x, db_fc += sum dh                     (linear_backward)
-// Cached: h and a. Backward's buffers (da, dh) are taken from the arena in forward.
+// Cached: h and a. Backward's buffers (da, dh) are the tape's workspace, shared by every layer.
 // Both passes run the row-local work (everything but dW and db) as one parallel region over
 // slabs of rows; the reference for their agreement is the op-by-op composition (tests/nn/test_mlp.cpp).
 
@@ -117,11 +117,11 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
   });
   if (!out.requires_grad()) return out;
 
-  T* da = tape.template scratch<T>(rows * H);
-  T* dh = tape.template scratch<T>(rows * width);
   tape.record("mlp", inputs, out,
-              [kind, rows, C, H, width, has_bias, row_work, xd = x.data(), wf = w_fc.data(), wp = w_proj.data(),
-               h, a, da, dh](const T* dout, T* const* din) {
+              [&tape, kind, rows, C, H, width, has_bias, row_work, xd = x.data(), wf = w_fc.data(),
+               wp = w_proj.data(), h, a](const T* dout, T* const* din) {
+                T* da = tape.template workspace<T>(rows * H);
+                T* dh = tape.template workspace<T>(rows * width);
                 // Row-local, one region as in the forward: da = dout W_proj, dh = act'(h) da
                 // (written, not added: dh is this node's scratch, so it needs no zero-fill),
                 // dx += dh W_fc.
