@@ -92,6 +92,7 @@ int run(int argc, char** argv) {
   Rng rng(7);
   const lm::StepSplit step_split = split == "batch" ? lm::StepSplit::kBatch : lm::StepSplit::kOp;
   Tape<float> op_tape;
+  op_tape.retain_intermediate_grads(false);  // as BatchParallelStep's workers
   lm::BatchParallelStep<float> batch_step(model, params);
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(steps));  // the benchmark itself must not allocate while timing

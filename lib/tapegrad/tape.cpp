@@ -104,8 +104,19 @@ template <typename T>
 T* Tape<T>::ensure_grad(int32_t id) {
   Slot& s = slots_[id];
   if (s.grad == nullptr) {
-    T* g = s.grad = arena_.allocate<T>(s.shape.numel());
-    parallel_for(s.shape.numel(), 1, [&](int64_t b, int64_t e) { std::fill(g + b, g + e, T(0)); });
+    const int64_t n = s.shape.numel();
+    T* g = nullptr;
+    // The most recently taken-back buffer of this size: the one most likely still in cache.
+    for (auto it = free_grads_.rbegin(); it != free_grads_.rend(); ++it)
+      if (it->first == n) {
+        g = it->second;
+        free_grads_.erase(std::next(it).base());
+        break;
+      }
+    if (g == nullptr) g = arena_.allocate<T>(n);
+    s.grad = g;
+    s.grad_is_tapes = true;
+    parallel_for(n, 1, [&](int64_t b, int64_t e) { std::fill(g + b, g + e, T(0)); });
   }
   return s.grad;
 }
@@ -164,12 +175,22 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
     } else {
       node->backward(dout, din.data());
     }
+    // Every consumer of this node's output was recorded after it, so has run already: nothing
+    // reads or adds to the output's gradient from here on.
+    Slot& done = slots_[node->output];
+    if (!retain_intermediate_grads_ && done.grad_is_tapes) {
+      free_grads_.emplace_back(done.shape.numel(), done.grad);
+      done.grad = nullptr;
+      done.grad_released = true;
+    }
   }
 }
 
 template <typename T>
 TensorView<T> Tape<T>::grad(Var<T> v) const {
   const Slot& s = slot(v, "grad");
+  check(!s.grad_released, "grad: the gradient of intermediate value %", v.id_, " of shape ", s.shape,
+        " was released after its op's backward (this tape has retain_intermediate_grads(false))");
   check(s.grad != nullptr, "grad: no gradient reached value %", v.id_, " of shape ", s.shape,
         s.requires_grad ? " (backward has not run, or the loss does not depend on it)"
                         : " (it does not require grad)");
@@ -180,6 +201,7 @@ template <typename T>
 void Tape<T>::clear() {
   slots_.clear();
   nodes_.clear();
+  free_grads_.clear();
   arena_.reset();
   ++generation_;
   consumed_ = false;

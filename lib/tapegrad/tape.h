@@ -131,6 +131,13 @@ class Tape {
   void backward(Var<T> output, TensorView<const T> upstream);
   // Gradient of a value after backward(); throws if no gradient reached it.
   TensorView<T> grad(Var<T> v) const;
+  // Off: backward() takes the gradient of an op's output back once that op's own backward has
+  // run (nothing reads it after that), and the next gradient of the same size reuses it, so a
+  // training step works in a few warm buffers instead of a cold one per value. Intermediate
+  // values' gradients are then gone after backward() (tape.grad() of one throws); leaves'
+  // (parameters') stay. On by default; training loops turn it off (lm::BatchParallelStep does),
+  // as PyTorch keeps only leaves' gradients unless asked.
+  void retain_intermediate_grads(bool on) { retain_intermediate_grads_ = on; }
 
   // Forgets all values and nodes and invalidates their Vars; keeps the memory for reuse.
   void clear();
@@ -183,6 +190,8 @@ class Tape {
     T* grad = nullptr;
     Shape shape;
     bool requires_grad = false;
+    bool grad_is_tapes = false;  // grad came from ensure_grad (not a leaf's, not the caller's seed)
+    bool grad_released = false;  // taken back after its node ran (retain_intermediate_grads(false))
   };
   struct Node {
     const char* op = nullptr;
@@ -201,6 +210,8 @@ class Tape {
   std::vector<Node> nodes_;
   Arena arena_;
   Arena workspace_;               // see workspace(): reset before every node's backward
+  bool retain_intermediate_grads_ = true;
+  std::vector<std::pair<int64_t, T*>> free_grads_;  // (numel, buffer) taken back, newest last
   bool in_backward_node_ = false;  // a node's backward closure is running
   uint32_t generation_ = 1;
   bool grad_enabled_ = true;

@@ -23,6 +23,7 @@ template <typename T>
 void BatchParallelStep<T>::ensure_workers(int n) {
   while (static_cast<int>(workers_.size()) < n) {
     auto w = std::make_unique<Worker>();
+    w->tape.retain_intermediate_grads(false);  // a step reads only the parameters' gradients
     if (!workers_.empty()) {
       w->grads = ParamGrads<T>(params_);
       w->tape.set_param_grads(&w->grads);
