@@ -121,14 +121,13 @@ class CustomOp {
       check(static_cast<bool>(rules_->rule[i]), name_, ": input ", i, " needs a gradient but has no rule: call grad(",
             i, ", [=](const T* dy, T* dx) { ... }) before finish()");
       rules_->numel[i] = inputs_[i].shape().numel();
-      rules_->dx[i] = tape_->template scratch<T>(rules_->numel[i]);
     }
     tape_->record(name_, std::span<const Var<T>>(inputs_.data(), n_), output_var_,
-                  [rules = rules_, n = n_](const T* dy, T* const* din) {
+                  [tape = tape_, rules = rules_, n = n_](const T* dy, T* const* din) {
                     for (int i = 0; i < n; ++i) {
                       if (din[i] == nullptr) continue;  // input i needs no gradient
-                      T* dx = rules->dx[i];
                       const int64_t m = rules->numel[i];
+                      T* dx = tape->template workspace<T>(m);  // every node's rules share it, warm
                       std::fill(dx, dx + m, T(0));
                       rules->rule[i](dy, dx);
                       for (int64_t k = 0; k < m; ++k) din[i][k] += dx[k];
@@ -141,7 +140,6 @@ class CustomOp {
   // In tape memory: the node's closure points here, so it may outlive this builder.
   struct Rules {
     GradRule rule[Tape<T>::kMaxInputs];
-    T* dx[Tape<T>::kMaxInputs] = {};
     int64_t numel[Tape<T>::kMaxInputs] = {};
   };
   static_assert(std::is_trivially_destructible_v<Rules>, "the arena never runs destructors");
