@@ -50,7 +50,9 @@ def main():
         opt.step()
         if i >= a.warmup:
             times.append((time.perf_counter() - t0) * 1000)
-    print(json.dumps({"impl": "pytorch", "torch": torch.__version__, "threads": a.threads, "norm": a.norm,
+    blas_threads = os.environ.get("OPENBLAS_NUM_THREADS")  # unset: OpenBLAS uses every core
+    print(json.dumps({"impl": "pytorch", "torch": torch.__version__, "threads": a.threads,
+                      "blas_threads": int(blas_threads) if blas_threads and blas_threads.isdigit() else None, "norm": a.norm,
                       "median_ms": statistics.median(times), "min_ms": min(times), "steps": a.steps,
                       "blas_core": openblas_core()}))
 
