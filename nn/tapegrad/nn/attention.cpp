@@ -72,23 +72,24 @@ struct QKNormCache {
   const T* k_weight;
   const T* stats;      // (2, stats_per_row * n): q's statistics, then k's
   T* dnormed;          // (2, n, HS): gradient w.r.t. the normalised q, k
-  T* draw;             // (2, n, HS): gradient w.r.t. q, k
-  T* scratch;          // norm_backward_scratch(HS)
   int din_q_weight, din_k_weight;  // positions in din[]; -1: the norm has no parameter
 };
 
+// draw: (2, n, HS), the gradient w.r.t. q, k; scratch: norm_backward_scratch(HS). Both are the
+// tape's backward workspace.
 template <typename T>
-void qk_norm_cache_backward(const QKNormCache<T>& c, T* dqkv, T* const* din, int64_t rows, int64_t C, int64_t HS) {
+void qk_norm_cache_backward(const QKNormCache<T>& c, T* dqkv, T* const* din, int64_t rows, int64_t C, int64_t HS,
+                            T* draw, T* scratch) {
   const int64_t block = c.n * HS, stats = c.kernels->stats_per_row * c.n;
   gather_qk(c.dnormed, dqkv, rows, C);
-  std::fill_n(c.draw, 2 * block, T(0));
+  std::fill_n(draw, 2 * block, T(0));
   T* const dq[1] = {c.din_q_weight >= 0 ? din[c.din_q_weight] : nullptr};
   T* const dk[1] = {c.din_k_weight >= 0 ? din[c.din_k_weight] : nullptr};
   const T* const q[1] = {c.q_weight};
   const T* const k[1] = {c.k_weight};
-  c.kernels->backward(c.draw, dq, c.dnormed, c.raw, c.stats, q, c.n, HS, c.scratch);
-  c.kernels->backward(c.draw + block, dk, c.dnormed + block, c.raw + block, c.stats + stats, k, c.n, HS, c.scratch);
-  scatter_qk(dqkv, c.draw, rows, C);
+  c.kernels->backward(draw, dq, c.dnormed, c.raw, c.stats, q, c.n, HS, scratch);
+  c.kernels->backward(draw + block, dk, c.dnormed + block, c.raw + block, c.stats + stats, k, c.n, HS, scratch);
+  scatter_qk(dqkv, draw, rows, C);
 }
 
 }  // namespace
@@ -208,7 +209,7 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   // QK-norm: q, k are normalised in place inside qkv; the raw values stay for backward.
   QKNormCache<T>* qk_cache = nullptr;
   if (has_qk_norm) {
-    const int64_t n = rows * d.NH, block = rows * d.C;
+    const int64_t n = rows * d.NH;
     const QKNormed<T> normed_qk = qk_norm_forward(tape, qkv, rows, d, qk_norm);
     T* raw = normed_qk.raw;
     T* normed = normed_qk.normed;
@@ -226,8 +227,6 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
                    k[0],
                    stats,
                    normed,  // the normalised values are in qkv now; the buffer holds their gradient
-                   tape.template scratch<T>(2 * block),
-                   tape.template scratch<T>(norm_backward_scratch(d.HS())),
                    q_weight_at,
                    qk_weights ? q_weight_at + 1 : -1};
     }
@@ -246,7 +245,9 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
                 T* dP = tape.template workspace<T>(num_threads() * d.T * d.T);  // a tile per thread number
                 linear_backward(dy, din[2], has_bias ? din[4] : nullptr, dout, y, wp, rows, d.C, d.C, /*accumulate_dx=*/false);
                 attention_core_backward(dqkv, dP, dy, qkv, att, d);
-                if (qk_cache) qk_norm_cache_backward(*qk_cache, dqkv, din, rows, d.C, d.HS());
+                if (qk_cache)
+                  qk_norm_cache_backward(*qk_cache, dqkv, din, rows, d.C, d.HS(), tape.template workspace<T>(2 * rows * d.C),
+                                         tape.template workspace<T>(norm_backward_scratch(d.HS())));
                 linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dqkv, xd, wq, rows, d.C, 3 * d.C);
               });
   return out;

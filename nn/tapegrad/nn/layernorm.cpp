@@ -137,13 +137,12 @@ Var<T> layer_norm(Var<T> x, Var<T> gamma, Var<T> beta, double eps) {
   Var<T> y = tape.make_output("layer_norm", xs, inputs);
   T* mean = tape.template scratch<T>(rows);
   T* rstd = tape.template scratch<T>(rows);
-  T* scratch = y.requires_grad() ? tape.template scratch<T>(norm_backward_scratch(C)) : nullptr;
   const T* g = affine ? gamma.data() : nullptr;
   layernorm_forward(y.data(), mean, rstd, x.data(), g, has_beta ? beta.data() : nullptr, rows, C, static_cast<T>(eps));
   tape.record("layer_norm", inputs, y,
-              [xd = x.data(), g, mean, rstd, rows, C, affine, has_beta, scratch](const T* dy, T* const* din) {
+              [&tape, xd = x.data(), g, mean, rstd, rows, C, affine, has_beta](const T* dy, T* const* din) {
                 layernorm_backward(din[0], affine ? din[1] : nullptr, has_beta ? din[2] : nullptr, dy, xd, mean, rstd,
-                                   g, rows, C, scratch);
+                                   g, rows, C, tape.template workspace<T>(norm_backward_scratch(C)));
               });
   return y;
 }

@@ -107,11 +107,11 @@ Var<T> rms_norm(Var<T> x, Var<T> weight, double eps) {
   const OpInputs<T> inputs{x, weight};
   Var<T> y = tape.make_output("rms_norm", xs, inputs);
   T* rinv = tape.template scratch<T>(rows);
-  T* scratch = y.requires_grad() ? tape.template scratch<T>(norm_backward_scratch(C)) : nullptr;
   const T* w = affine ? weight.data() : nullptr;
   rmsnorm_forward(y.data(), rinv, x.data(), w, rows, C, static_cast<T>(eps));
-  tape.record("rms_norm", inputs, y, [xd = x.data(), w, rinv, rows, C, affine, scratch](const T* dy, T* const* din) {
-    rmsnorm_backward(din[0], affine ? din[1] : nullptr, dy, xd, rinv, w, rows, C, scratch);
+  tape.record("rms_norm", inputs, y, [&tape, xd = x.data(), w, rinv, rows, C, affine](const T* dy, T* const* din) {
+    rmsnorm_backward(din[0], affine ? din[1] : nullptr, dy, xd, rinv, w, rows, C,
+                     tape.template workspace<T>(norm_backward_scratch(C)));
   });
   return y;
 }

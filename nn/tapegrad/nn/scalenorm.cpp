@@ -72,10 +72,9 @@ Var<T> scale_norm(Var<T> x, Var<T> g, double eps) {
   Tape<T>& tape = x.tape();
   Var<T> y = tape.make_output("scale_norm", xs, {x, g});
   T* stats = tape.template scratch<T>(2 * rows);
-  T* scratch = y.requires_grad() ? tape.template scratch<T>(norm_backward_scratch(C)) : nullptr;
   scalenorm_forward(y.data(), stats, x.data(), g.data(), rows, C, static_cast<T>(eps));
-  tape.record("scale_norm", {x, g}, y, [xd = x.data(), gd = g.data(), stats, rows, C, scratch](const T* dy, T* const* din) {
-    scalenorm_backward(din[0], din[1], dy, xd, stats, gd, rows, C, scratch);
+  tape.record("scale_norm", {x, g}, y, [&tape, xd = x.data(), gd = g.data(), stats, rows, C](const T* dy, T* const* din) {
+    scalenorm_backward(din[0], din[1], dy, xd, stats, gd, rows, C, tape.template workspace<T>(norm_backward_scratch(C)));
   });
   return y;
 }
