@@ -180,6 +180,9 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
     Slot& done = slots_[node->output];
     if (!retain_intermediate_grads_ && done.grad_is_tapes) {
       free_grads_.emplace_back(done.shape.numel(), done.grad);
+      // Bounded, so that a graph of many sizes never matched cannot make each lookup a long scan;
+      // a buffer dropped here simply stays unused in the arena until clear().
+      if (free_grads_.size() > kMaxFreeGrads) free_grads_.erase(free_grads_.begin());
       done.grad = nullptr;
       done.grad_released = true;
     }

@@ -211,6 +211,7 @@ class Tape {
   Arena arena_;
   Arena workspace_;               // see workspace(): reset before every node's backward
   bool retain_intermediate_grads_ = true;
+  static constexpr size_t kMaxFreeGrads = 64;
   std::vector<std::pair<int64_t, T*>> free_grads_;  // (numel, buffer) taken back, newest last
   bool in_backward_node_ = false;  // a node's backward closure is running
   uint32_t generation_ = 1;
