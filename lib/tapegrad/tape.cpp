@@ -115,7 +115,7 @@ T* Tape<T>::ensure_grad(int32_t id) {
       }
     if (g == nullptr) g = arena_.allocate<T>(n);
     s.grad = g;
-    s.grad_is_tapes = true;
+    s.tape_owns_grad = true;
     parallel_for(n, 1, [&](int64_t b, int64_t e) { std::fill(g + b, g + e, T(0)); });
   }
   return s.grad;
@@ -178,7 +178,7 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
     // Every consumer of this node's output was recorded after it, so has run already: nothing
     // reads or adds to the output's gradient from here on.
     Slot& done = slots_[node->output];
-    if (!retain_intermediate_grads_ && done.grad_is_tapes) {
+    if (!retain_intermediate_grads_ && done.tape_owns_grad) {
       free_grads_.emplace_back(done.shape.numel(), done.grad);
       // Bounded, so that a graph of many sizes never matched cannot make each lookup a long scan;
       // a buffer dropped here simply stays unused in the arena until clear().

@@ -190,7 +190,7 @@ class Tape {
     T* grad = nullptr;
     Shape shape;
     bool requires_grad = false;
-    bool grad_is_tapes = false;  // grad came from ensure_grad (not a leaf's, not the caller's seed)
+    bool tape_owns_grad = false;  // grad came from ensure_grad: not a leaf's, not the caller's upstream
     bool grad_released = false;  // taken back after its node ran (retain_intermediate_grads(false))
   };
   struct Node {

@@ -150,7 +150,7 @@ TEST_CASE("tape: every backward closure is served the same workspace, only while
 }
 
 TEST_CASE("tape: retain_intermediate_grads(false) gives the same parameter gradients in less memory", "[tape]") {
-  // A chain of 12 tanh layers with fan-out at every matmul (small_graph's shape, stacked): each
+  // A chain of 12 GELU layers with fan-out at every matmul (small_graph's shape, stacked): each
   // value's gradient is dead once its op's backward has run, so the tape may reuse it.
   Rng rng(3);
   Parameter<double> x("x", Tensor<double>::randn({16, 24}, rng));

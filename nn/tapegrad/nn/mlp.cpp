@@ -123,7 +123,7 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
                 T* da = tape.template workspace<T>(rows * H);
                 T* dh = tape.template workspace<T>(rows * width);
                 // Row-local, one region as in the forward: da = dout W_proj, dh = act'(h) da
-                // (written, not added: dh is this node's scratch, so it needs no zero-fill),
+                // (written, not added: dh is this closure's workspace, so it needs no zero-fill),
                 // dx += dh W_fc.
                 parallel_for(rows, row_work, [&](int64_t r0, int64_t r1) {
                   const int64_t n = r1 - r0;
