@@ -99,6 +99,36 @@ void BM_attention(benchmark::State& st) {
 }
 BENCHMARK(BM_attention)->RangeMultiplier(2)->Range(32, 512)->ArgName("T")->UseRealTime()->Unit(benchmark::kMillisecond);
 
+// The attention core alone (the six head products and the causal softmax, forward + backward),
+// one batch-split worker's share of the toy step (6 sequences x 4 heads, T = 64) on one thread,
+// heads of range(0) features; range(1): 0 the float head kernels (attention_head_kernels.h), 1
+// the GEMM path they replaced. FLOPs: the full T x T products, as the model counts them.
+void BM_attention_core(benchmark::State& st) {
+  set_num_threads(1);
+  const int64_t HS = st.range(0), NH = 4, C = NH * HS, B = 6, T = 64;
+  const nn::AttentionDims d{B, T, C, NH};
+  const Tensor<float> qkv = param("qkv", {B, T, 3 * C}, 1).value, dy = param("dy", {B, T, C}, 2).value;
+  std::vector<float> att(static_cast<size_t>(B * NH * T * T)), y(static_cast<size_t>(B * T * C)),
+      dqkv(static_cast<size_t>(B * T * 3 * C));
+  std::vector<float> scratch(static_cast<size_t>(std::max<int64_t>(
+      {nn::attention_core_scratch<float>(d, false), nn::attention_core_scratch<float>(d, true), T * T})));
+  const bool gemm_path = st.range(1) != 0;
+  for (auto _ : st) {
+    if (gemm_path) {
+      nn::attention_core_forward_reference(att.data(), y.data(), qkv.data(), d);
+      nn::attention_core_backward_reference(dqkv.data(), scratch.data(), dy.data(), qkv.data(), att.data(), d);
+    } else {
+      nn::attention_core_forward(att.data(), y.data(), qkv.data(), d, scratch.data());
+      nn::attention_core_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), att.data(), d);
+    }
+    benchmark::DoNotOptimize(dqkv.data());
+  }
+  const double flops = 6.0 * 2.0 * B * NH * T * T * HS;
+  st.counters["FLOPS"] = benchmark::Counter(flops * st.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_attention_core)->ArgsProduct({{16, 32, 64}, {0, 1}})->ArgNames({"HS", "gemm_path"})->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
 // The same with QK-norm (range(1): 0 RMSNorm, 1 LayerNorm): its cost over BM_attention at equal T
 // is the gather/normalise/scatter of q and k, forward and backward. FLOPs counted as above.
 void BM_attention_qk_norm(benchmark::State& st) {

@@ -275,8 +275,11 @@ TEST_CASE("sampling: temperature 0 and top-k 1 are greedy; top-p keeps the nucle
 
 TEST_CASE("sampling: the KV cache draws the tokens recomputing the window draws, across the context", "[train][kv_cache]") {
   const auto tok = text::CharTokenizer::train("the quick brown fox jumps over the lazy dog");
+  // Heads of 8 (the full pass through the GEMM path) and of 16 (through the float head kernels,
+  // nn/attention_head_kernels.h, while the cache's steps take the GEMM path).
+  const int64_t dim = GENERATE(16, 32);
   nn::DecoderConfig c;
-  c.vocab_size = tok.vocab_size(), c.context = 24, c.n_layer = 2, c.n_head = 2, c.dim = 16;
+  c.vocab_size = tok.vocab_size(), c.context = 24, c.n_layer = 2, c.n_head = 2, c.dim = dim;
   c.init_std = 0.3;  // logits far apart: a draw that differs would be a bug, not a near tie
   nn::Decoder<float> model(c, 7);
   for (const double temperature : {0.0, 1.0}) {
@@ -284,7 +287,7 @@ TEST_CASE("sampling: the KV cache draws the tokens recomputing the window draws,
     Rng a(3), b(3);
     const auto cached = generate(model, tok, "the lazy", 40, {.temperature = temperature}, a);
     const auto recomputed = generate(model, tok, "the lazy", 40, {.temperature = temperature, .kv_cache = false}, b);
-    INFO("temperature " << temperature);
+    INFO("dim " << dim << ", temperature " << temperature);
     CHECK(cached == recomputed);
     CHECK(cached.size() == 40);
   }

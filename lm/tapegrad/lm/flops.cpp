@@ -10,6 +10,7 @@
 #include "tapegrad/error.h"
 #include "tapegrad/gemm.h"
 #include "tapegrad/lm/batch_parallel.h"
+#include "tapegrad/nn/attention_head_kernels.h"
 #include "tapegrad/nn/mlp.h"
 #include "tapegrad/parallel.h"
 #include "tapegrad/threads.h"
@@ -81,6 +82,8 @@ namespace {
 struct GemmBuffers {
   std::vector<float> a, b, out, ha, hb, hc;
   int64_t tile = 0;
+  std::vector<float> head;  // with the head kernels: one head's operands, results and scratch per thread
+  int64_t head_tile = 0;
 };
 
 GemmBuffers buffers_for(const std::vector<StepGemm>& gemms, int64_t T, int64_t HS) {
@@ -93,6 +96,11 @@ GemmBuffers buffers_for(const std::vector<StepGemm>& gemms, int64_t T, int64_t H
   b.out.resize(static_cast<size_t>(most));
   b.tile = T * std::max(T, HS);
   b.ha.assign(static_cast<size_t>(threads * b.tile), 0.5f), b.hb = b.ha, b.hc = b.ha;
+  if (nn::head_kernels_support(HS)) {
+    // q, k, v, dy, y, dq, dk, dv (T x HS each), P, S, dP (T x T each), the kernels' scratch.
+    b.head_tile = 8 * T * HS + 3 * T * T + nn::head_forward_scratch(T, HS);
+    b.head.assign(static_cast<size_t>(threads * b.head_tile), 0.5f);
+  }
   return b;
 }
 
@@ -109,6 +117,13 @@ void run_step_gemms(const std::vector<StepGemm>& gemms, const nn::DecoderConfig&
   }
   for (int64_t l = 0; l < c.n_layer; ++l)
     parallel_for(batch * c.n_head, 2 * 6 * T * T * HS, [&](int64_t bh0, int64_t bh1) {
+      if (buf.head_tile > 0) {  // the float step runs the six products through the head kernels
+        float* h = buf.head.data() + omp_get_thread_num() * buf.head_tile;
+        float *q = h, *k = q + T * HS, *v = k + T * HS, *dy = v + T * HS, *y = dy + T * HS, *dq = y + T * HS, *dk = dq + T * HS,
+              *dv = dk + T * HS, *P = dv + T * HS, *S = P + T * T, *dP = S + T * T, *scratch = dP + T * T;
+        for (int64_t bh = bh0; bh < bh1; ++bh) nn::head_products(S, y, dP, dq, dk, dv, q, k, v, dy, P, HS, T, HS, 1.f, scratch);
+        return;
+      }
       const int64_t t = omp_get_thread_num() * buf.tile;
       for (int64_t bh = bh0; bh < bh1; ++bh)
         for (const StepGemm& s : gemms) {

@@ -38,7 +38,9 @@ enum class StepSplit { kBatch, kOp };
 
 // The GEMM limit of a training step: GFLOP/s of exactly step_gemms, called the way the step calls
 // them with the current threads — for kOp the head products one per thread inside a parallel_for
-// and the rest split over the threads by tapegrad::gemm; for kBatch each thread runs its share of
+// (through the float head kernels, nn/attention_head_kernels.h, where the step runs them: their
+// causal blocks only, the FLOPs still counted as the full products above) and the rest split over
+// the threads by tapegrad::gemm; for kBatch each thread runs its share of
 // the batch's GEMMs single-threaded, all at once. A step's model FLOP/s over this is the fraction
 // of the GEMM limit it reaches. Repeats the step's GEMMs for `seconds` (after one warm-up round)
 // and takes the median round, as bench_step takes the median step.

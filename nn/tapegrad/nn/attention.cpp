@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "tapegrad/gemm.h"
+#include "tapegrad/nn/attention_head_kernels.h"
 #include "tapegrad/nn/causal_softmax.h"
 #include "tapegrad/nn/norm_affine.h"
 #include "tapegrad/parallel.h"
@@ -94,8 +96,10 @@ void qk_norm_cache_backward(const QKNormCache<T>& c, T* dqkv, T* const* din, int
 
 }  // namespace
 
+// The GEMM path: per (batch, head), the six products through tapegrad::gemm. The float path
+// runs attention_head_kernels.h instead where it takes the head size; this stays the reference.
 template <typename T>
-T attention_core_forward(T* att, T* y, const T* qkv, const AttentionDims& d) {
+T attention_core_forward_reference(T* att, T* y, const T* qkv, const AttentionDims& d) {
   const int64_t Tn = d.T, HS = d.HS(), ld = 3 * d.C;
   const T scale = T(1) / std::sqrt(static_cast<T>(HS));
   T global_max = -std::numeric_limits<T>::infinity();
@@ -116,7 +120,8 @@ T attention_core_forward(T* att, T* y, const T* qkv, const AttentionDims& d) {
 }
 
 template <typename T>
-void attention_core_backward(T* dqkv, T* scratch, const T* dy, const T* qkv, const T* att, const AttentionDims& d) {
+void attention_core_backward_reference(T* dqkv, T* scratch, const T* dy, const T* qkv, const T* att,
+                                       const AttentionDims& d) {
   const int64_t Tn = d.T, HS = d.HS(), ld = 3 * d.C;
   const T scale = T(1) / std::sqrt(static_cast<T>(HS));
   parallel_for(d.B * d.NH, 2 * Tn * Tn * HS, [&](int64_t bh0, int64_t bh1) {
@@ -131,6 +136,61 @@ void attention_core_backward(T* dqkv, T* scratch, const T* dy, const T* qkv, con
       gemm<T>(Trans::kYes, Trans::kNo, Tn, HS, Tn, scale, dP, Tn, qkv + o.q, ld, T(0), dqkv + o.k, ld);
     }
   });
+}
+
+template <typename T>
+bool attention_uses_head_kernels(const AttentionDims& d) {
+  return std::is_same_v<T, float> && head_kernels_support(d.HS());
+}
+
+template <typename T>
+int64_t attention_core_scratch(const AttentionDims& d, bool backward) {
+  if (!attention_uses_head_kernels<T>(d)) return backward ? num_threads() * d.T * d.T : 0;
+  return num_threads() * (backward ? head_backward_scratch(d.T, d.HS()) : head_forward_scratch(d.T, d.HS()));
+}
+
+template <typename T>
+T attention_core_forward(T* att, T* y, const T* qkv, const AttentionDims& d, T* scratch) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (attention_uses_head_kernels<T>(d)) {
+      const int64_t Tn = d.T, HS = d.HS(), ld = 3 * d.C, per_thread = head_forward_scratch(Tn, HS);
+      const float scale = 1.f / std::sqrt(static_cast<float>(HS));
+      float global_max = -std::numeric_limits<float>::infinity();
+      parallel_for(d.B * d.NH, Tn * Tn * HS, [&](int64_t bh0, int64_t bh1) {
+        float thread_max = -std::numeric_limits<float>::infinity();
+        float* mine = scratch + omp_get_thread_num() * per_thread;
+        for (int64_t bh = bh0; bh < bh1; ++bh) {
+          const HeadPtrs o = head_offsets(d, bh / d.NH, bh % d.NH);
+          thread_max = std::max(thread_max, head_forward(att + bh * Tn * Tn, y + o.y, d.C, qkv + o.q, qkv + o.k,
+                                                         qkv + o.v, ld, Tn, HS, scale, mine));
+        }
+#pragma omp critical(tapegrad_attention_max)
+        global_max = std::max(global_max, thread_max);
+      });
+      return global_max;
+    }
+  }
+  return attention_core_forward_reference(att, y, qkv, d);
+}
+
+template <typename T>
+void attention_core_backward(T* dqkv, T* scratch, const T* dy, const T* qkv, const T* att, const AttentionDims& d) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (attention_uses_head_kernels<T>(d)) {
+      const int64_t Tn = d.T, HS = d.HS(), ld = 3 * d.C, per_thread = head_backward_scratch(Tn, HS);
+      const float scale = 1.f / std::sqrt(static_cast<float>(HS));
+      parallel_for(d.B * d.NH, 2 * Tn * Tn * HS, [&](int64_t bh0, int64_t bh1) {
+        float* mine = scratch + omp_get_thread_num() * per_thread;
+        for (int64_t bh = bh0; bh < bh1; ++bh) {
+          const HeadPtrs o = head_offsets(d, bh / d.NH, bh % d.NH);
+          head_backward(dqkv + o.q, dqkv + o.k, dqkv + o.v, dy + o.y, d.C, qkv + o.q, qkv + o.k, qkv + o.v, ld,
+                        att + bh * Tn * Tn, Tn, HS, scale, mine);
+        }
+      });
+      return;
+    }
+  }
+  attention_core_backward_reference(dqkv, scratch, dy, qkv, att, d);
 }
 
 namespace {
@@ -231,7 +291,7 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
                    qk_weights ? q_weight_at + 1 : -1};
     }
   }
-  const T mx = attention_core_forward(att, y, qkv, d);
+  const T mx = attention_core_forward(att, y, qkv, d, tape.template scratch<T>(attention_core_scratch<T>(d, false)));
   if (max_logit) *max_logit = mx;
   linear_forward(out.data(), y, w_proj.data(), bp, rows, d.C, d.C);
   if (!out.requires_grad()) return out;
@@ -242,9 +302,9 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
                qk_cache](const T* dout, T* const* din) {
                 T* dy = tape.template workspace<T>(rows * d.C);
                 T* dqkv = tape.template workspace<T>(rows * 3 * d.C);
-                T* dP = tape.template workspace<T>(num_threads() * d.T * d.T);  // a tile per thread number
+                T* core = tape.template workspace<T>(attention_core_scratch<T>(d, true));  // a tile per thread number
                 linear_backward(dy, din[2], has_bias ? din[4] : nullptr, dout, y, wp, rows, d.C, d.C, /*accumulate_dx=*/false);
-                attention_core_backward(dqkv, dP, dy, qkv, att, d);
+                attention_core_backward(dqkv, core, dy, qkv, att, d);
                 if (qk_cache)
                   qk_norm_cache_backward(*qk_cache, dqkv, din, rows, d.C, d.HS(), tape.template workspace<T>(2 * rows * d.C),
                                          tape.template workspace<T>(norm_backward_scratch(d.HS())));
@@ -340,12 +400,15 @@ std::string CausalSelfAttention<T>::options_repr() const {
              options_.qk_norm.is_none() ? "" : ", qk_norm=" + to_string(options_.qk_norm));
 }
 
-template float attention_core_forward<float>(float*, float*, const float*, const AttentionDims&);
-template double attention_core_forward<double>(double*, double*, const double*, const AttentionDims&);
-template void attention_core_backward<float>(float*, float*, const float*, const float*, const float*,
-                                             const AttentionDims&);
-template void attention_core_backward<double>(double*, double*, const double*, const double*, const double*,
-                                              const AttentionDims&);
+#define TAPEGRAD_ATTENTION_CORE(T)                                                                            \
+  template T attention_core_forward<T>(T*, T*, const T*, const AttentionDims&, T*);                          \
+  template void attention_core_backward<T>(T*, T*, const T*, const T*, const T*, const AttentionDims&);      \
+  template T attention_core_forward_reference<T>(T*, T*, const T*, const AttentionDims&);                    \
+  template void attention_core_backward_reference<T>(T*, T*, const T*, const T*, const T*, const AttentionDims&); \
+  template int64_t attention_core_scratch<T>(const AttentionDims&, bool);
+TAPEGRAD_ATTENTION_CORE(float)
+TAPEGRAD_ATTENTION_CORE(double)
+#undef TAPEGRAD_ATTENTION_CORE
 template Var<float> causal_self_attention(Var<float>, Var<float>, Var<float>, Var<float>, Var<float>, int64_t, float*,
                                           const QKNormInputs<float>&);
 template Var<double> causal_self_attention(Var<double>, Var<double>, Var<double>, Var<double>, Var<double>, int64_t,

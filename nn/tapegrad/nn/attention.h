@@ -30,13 +30,26 @@ struct AttentionDims {
 
 // The attention core for all (batch, head) pairs, given qkv (B, T, 3C). Writes the probabilities
 // P (B, NH, T, T; zero above the diagonal) and y (B, T, C). Returns the largest logit S_ij over
-// every visible (i, j) — a stability statistic that costs nothing extra here.
+// every visible (i, j) — a stability statistic that costs nothing extra here. `scratch` holds
+// attention_core_scratch(d, false) elements.
 template <typename T>
-T attention_core_forward(T* att, T* y, const T* qkv, const AttentionDims& d);
+T attention_core_forward(T* att, T* y, const T* qkv, const AttentionDims& d, T* scratch);
 // Backward of the core: dqkv (B, T, 3C) is *overwritten* (every element belongs to exactly one
-// head's q, k or v slice); scratch holds num_threads() * T * T elements.
+// head's q, k or v slice); scratch holds attention_core_scratch(d, true) elements.
 template <typename T>
 void attention_core_backward(T* dqkv, T* scratch, const T* dy, const T* qkv, const T* att, const AttentionDims& d);
+// Elements of scratch the core needs for the current thread count (a tile per thread number).
+template <typename T>
+int64_t attention_core_scratch(const AttentionDims& d, bool backward);
+
+// The same through tapegrad::gemm, one head after another: the path for double and for head
+// sizes attention_head_kernels.h does not take, and the reference the float kernels are tested
+// against. The backward's scratch: num_threads() * T * T elements.
+template <typename T>
+T attention_core_forward_reference(T* att, T* y, const T* qkv, const AttentionDims& d);
+template <typename T>
+void attention_core_backward_reference(T* dqkv, T* scratch, const T* dy, const T* qkv, const T* att,
+                                       const AttentionDims& d);
 
 // QK-norm for causal_self_attention: null kernels (the default) turn it off; else the norm's row
 // kernels (norm.h) and its one parameter for q and for k (undefined if the norm has none).

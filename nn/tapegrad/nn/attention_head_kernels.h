@@ -1,0 +1,54 @@
+// The six products of one causal attention head, written for the shapes a toy model has
+// (T of 32-256 positions, heads of 16-64 features), where OpenBLAS loses most of its time:
+//
+//   forward   S = s q k^T          y = P v
+//   backward  dP = dy v^T          dv = P^T dy          dq = s dS k          dk = s dS^T q
+//
+// (the math is derived in attention.cpp). P and dS are zero above the diagonal, so every product
+// either produces only a lower triangle (S, dP) or sums only over one (y, dv, dq, dk): the kernels
+// skip the blocks above the diagonal — about half the multiply-adds of the full T x T products the
+// GEMM path computes — and they need no packing: a head's q, k, v, dy are read in place (row
+// stride 3C or C), k and v transposed once into a small tile for the two "times a transpose"
+// products. A measured reason: a C = 64 step (heads of 16) spent a fifth of each worker's time in
+// the head GEMMs and their softmax, at 64 x 64 x 16 products that OpenBLAS runs at a third of its
+// large-matrix speed (bench/RESULTS.md, fifth session).
+//
+// Register blocking: R output rows x HS/16 sixteen-float vectors of accumulators, each loaded
+// vector reused R times. The vectors are GCC's generic vectors: 16 floats lower to one AVX-512
+// register or two AVX2 ones, the same code on every x86-64, and every result depends on the
+// head's values alone (no peeling by address), so runs are bitwise reproducible.
+//
+// The GEMM path (attention.cpp's reference) stays: it runs the double path gradcheck
+// differentiates, heads whose HS is not a multiple of 16 (or above 64), and it is the reference
+// tests/nn/test_attention_head_kernels.cpp holds these kernels to.
+#pragma once
+
+#include <cstdint>
+
+namespace tapegrad::nn {
+
+// Whether the kernels below take heads of HS features.
+bool head_kernels_support(int64_t HS);
+
+// Floats of per-thread scratch the forward needs (the transposed k tile).
+int64_t head_forward_scratch(int64_t T, int64_t HS);
+// ... and the backward (dP plus the transposed v tile).
+int64_t head_backward_scratch(int64_t T, int64_t HS);
+
+// One head, forward: P (T x T, row-major) = softmax(s q k^T + causal mask), y = P v. q, k, v
+// rows have stride ld_qkv, y rows ld_y. Returns the largest visible logit.
+float head_forward(float* P, float* y, int64_t ld_y, const float* q, const float* k, const float* v, int64_t ld_qkv,
+                   int64_t T, int64_t HS, float s, float* scratch);
+
+// One head, backward: overwrites dq, dk, dv (rows of stride ld_qkv) from dy (stride ld_y) and the
+// forward's P.
+void head_backward(float* dq, float* dk, float* dv, const float* dy, int64_t ld_y, const float* q, const float* k,
+                   const float* v, int64_t ld_qkv, const float* P, int64_t T, int64_t HS, float s, float* scratch);
+
+// The six products alone, as the step runs them (no softmax): what the step's GEMM limit
+// (lm/flops.h) times for a head when the step runs these kernels. P must be lower triangular.
+void head_products(float* S, float* y, float* dP, float* dq, float* dk, float* dv, const float* q, const float* k,
+                   const float* v, const float* dy, const float* P, int64_t ld, int64_t T, int64_t HS, float s,
+                   float* scratch);
+
+}  // namespace tapegrad::nn
