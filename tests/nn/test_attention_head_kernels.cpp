@@ -82,7 +82,10 @@ TEST_CASE("attention head kernels: agree with the GEMM path and with float64", "
   INFO("B" << B << " T" << Tn << " C" << C << " NH" << NH << ", " << threads << " threads");
   set_num_threads(threads);
   const AttentionDims d{B, Tn, C, NH};
-  REQUIRE(head_kernels_support(d.HS()));
+  if (!head_kernels_support(d.HS())) {
+    WARN("this build has no AVX: the float core runs the GEMM path, and these kernels are unused");
+    return;
+  }
   const std::vector<float> qkv = normal<float>(B * Tn * 3 * C, 1, 1.5), dy = normal<float>(B * Tn * C, 2, 1.0);
   const CoreRun<float> fast = run_core<float>(d, qkv, dy, false);
   const CoreRun<float> gemm = run_core<float>(d, qkv, dy, true);
@@ -118,7 +121,9 @@ TEST_CASE("attention head kernels: results do not depend on where the data sits"
 }
 
 TEST_CASE("attention head kernels: the float path takes heads of 16 to 64 features in steps of 16", "[nn][attention]") {
+#if defined(__AVX__)
   for (const int64_t HS : {16, 32, 48, 64}) CHECK(head_kernels_support(HS));
+#endif
   for (const int64_t HS : {0, 1, 8, 24, 80, 128}) CHECK_FALSE(head_kernels_support(HS));
   CHECK(attention_core_scratch<double>({1, 64, 64, 4}, false) == 0);  // double: the GEMM path
 }

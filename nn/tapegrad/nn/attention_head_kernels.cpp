@@ -4,15 +4,22 @@
 
 #include "tapegrad/nn/causal_softmax.h"
 
-// Without AVX-512, GCC warns that passing a 64-byte vector by value changes the ABI; these
-// functions are internal to this file (an anonymous namespace), so no ABI is crossed.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 namespace tapegrad::nn {
 
 namespace {
 
-constexpr int64_t kW = 16;  // floats per vector
+// One vector of floats as wide as the machine's registers: GCC lowers a generic vector wider than
+// the hardware's to scalar code (a 16-float vector on AVX2 ran 4-15x slower than the GEMM path).
+#if defined(__AVX512F__)
+constexpr int kW = 16;
+constexpr int kAccVecs = 16;  // accumulators a block may hold: half of the 32 registers
+#elif defined(__AVX__)
+constexpr int kW = 8;
+constexpr int kAccVecs = 8;   // of 16
+#else
+constexpr int kW = 4;  // SSE: correct, but slower than OpenBLAS's run-time-chosen AVX kernels
+constexpr int kAccVecs = 8;   // (1.3-1.5x the GEMM path's time), so not used: see head_kernels_support
+#endif
 using Vec = float __attribute__((vector_size(kW * sizeof(float))));
 
 inline Vec load(const float* p) {
@@ -22,13 +29,10 @@ inline Vec load(const float* p) {
 }
 inline void store(float* p, const Vec& v) { __builtin_memcpy(p, &v, sizeof v); }
 
-// Accumulator vectors one block may hold: 16 of AVX-512's 32 registers, 8 of AVX2's 16 (a Vec
-// is two of those), leaving room for the loaded operands.
-#if defined(__AVX512F__)
-constexpr int kAccVecs = 16;
-#else
-constexpr int kAccVecs = 4;
-#endif
+// Heads are taken in multiples of 16 features (head_kernels_support), the same rule on every
+// machine; NV16 of them are NV16 * kVecsPer16 vectors.
+constexpr int kVecsPer16 = 16 / kW;
+
 // Rows per block for heads of NV vectors.
 template <int NV>
 constexpr int rows_per_block() {
@@ -37,21 +41,22 @@ constexpr int rows_per_block() {
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-// dst (HS x Tp) = src^T for src's T rows of HS (stride ld); columns T..Tp zero. In 16 x 16 tiles
+// dst (HS x Tp) = src^T for src's T rows of HS (stride ld); columns T..Tp zero. In kW x kW tiles
 // held in registers: the transpose of a block matrix [[A, B], [C, D]] is [[A^T, C^T], [B^T, D^T]],
 // so swapping the off-diagonal s x s blocks of every 2s x 2s block, for s = 8, 4, 2, 1 (in any
-// order: the swaps commute), transposes the tile. Rows i and i + s (i & s == 0) exchange their
+// order: the swaps commute; s < kW), transposes the tile. Rows i and i + s (i & s == 0) exchange their
 // columns c & s != 0 of row i with columns c & s == 0 of row i + s: one two-source shuffle each.
 // A scalar copy was an eighth of a head's time (perf).
 using Lanes = int32_t __attribute__((vector_size(kW * sizeof(int32_t))));
+constexpr int kLevels = kW == 16 ? 4 : kW == 8 ? 3 : 2;  // log2(kW)
 struct SwapMasks {
-  Lanes upper[4], lower[4];  // for s = 1, 2, 4, 8
+  Lanes upper[kLevels], lower[kLevels];  // for s = 1, 2, 4, ...
   SwapMasks() {
-    for (int level = 0; level < 4; ++level) {
+    for (int level = 0; level < kLevels; ++level) {
       const int s = 1 << level;
       for (int c = 0; c < kW; ++c) {
-        upper[level][c] = (c & s) == 0 ? c : static_cast<int>(kW) + c - s;  // row i: keeps c & s == 0, takes row i + s's
-        lower[level][c] = (c & s) == 0 ? c + s : static_cast<int>(kW) + c;  // row i + s: takes row i's, keeps its own
+        upper[level][c] = (c & s) == 0 ? c : kW + c - s;  // row i: keeps c & s == 0, takes row i + s's
+        lower[level][c] = (c & s) == 0 ? c + s : kW + c;  // row i + s: takes row i's, keeps its own
       }
     }
   }
@@ -60,19 +65,21 @@ const SwapMasks kSwap;
 
 template <int kLevel>
 inline void swap_blocks(Vec (&r)[kW]) {
-  constexpr int s = 1 << kLevel;
+  if constexpr (kLevel < kLevels) {
+    constexpr int s = 1 << kLevel;
 #pragma GCC unroll 16
-  for (int i = 0; i < kW; ++i) {
-    if (i & s) continue;
-    const Vec a = r[i], b = r[i + s];
-    r[i] = __builtin_shuffle(a, b, kSwap.upper[kLevel]);
-    r[i + s] = __builtin_shuffle(a, b, kSwap.lower[kLevel]);
+    for (int i = 0; i < kW; ++i) {
+      if (i & s) continue;
+      const Vec a = r[i], b = r[i + s];
+      r[i] = __builtin_shuffle(a, b, kSwap.upper[kLevel]);
+      r[i + s] = __builtin_shuffle(a, b, kSwap.lower[kLevel]);
+    }
   }
 }
 
 void transpose_pad(float* dst, const float* src, int64_t ld, int64_t T, int64_t HS, int64_t Tp) {
   for (int64_t j0 = 0; j0 < Tp; j0 += kW) {
-    const int64_t rows = std::min(kW, T - j0);
+    const int64_t rows = std::min<int64_t>(kW, T - j0);
     for (int64_t d0 = 0; d0 < HS; d0 += kW) {
       Vec r[kW];
 #pragma GCC unroll 16
@@ -97,7 +104,7 @@ void transpose_pad(float* dst, const float* src, int64_t ld, int64_t T, int64_t 
   }
 }
 
-// C_ij = alpha sum_d A_id Bt_dj (C is T x T), for every j inside the 16-column vectors that reach
+// C_ij = alpha sum_d A_id Bt_dj (C is T x T), for every j inside the kW-column vectors that reach
 // the diagonal of row block i0 .. i0+R-1; vectors wholly above it are not computed (the causal
 // softmax reads only j <= i). Rows past T are computed from row T-1 and dropped.
 template <int R>
@@ -112,7 +119,7 @@ void lower_nt(float* C, int64_t T, const float* A, int64_t lda, const float* Bt,
         const Vec b = load(Bt + d * Tp + j0);
         for (int r = 0; r < R; ++r) acc[r] += a[r][d] * b;
       }
-      const int64_t n = std::min(kW, T - j0);
+      const int64_t n = std::min<int64_t>(kW, T - j0);
       for (int r = 0; r < R && i0 + r < T; ++r) {
         const Vec c = alpha * acc[r];
         if (n == kW) store(C + (i0 + r) * T + j0, c);
@@ -167,20 +174,20 @@ void lower_tn(float* Out, int64_t ldo, const float* L, int64_t T, const float* B
 // The row blocks of the two lower_nt products: as wide as the widest NN/TN block.
 constexpr int kNtRows = rows_per_block<1>();
 
-// Runs f.template operator()<NV>() for HS = 16 NV.
+// Runs f.template operator()<NV>() for a head of HS = 16, 32, 48 or 64 features: NV vectors.
 template <typename F>
 void with_vectors(int64_t HS, F&& f) {
-  switch (HS / kW) {
-    case 1: f.template operator()<1>(); break;
-    case 2: f.template operator()<2>(); break;
-    case 3: f.template operator()<3>(); break;
-    default: f.template operator()<4>(); break;
+  switch (HS / 16) {
+    case 1: f.template operator()<kVecsPer16>(); break;
+    case 2: f.template operator()<2 * kVecsPer16>(); break;
+    case 3: f.template operator()<3 * kVecsPer16>(); break;
+    default: f.template operator()<4 * kVecsPer16>(); break;
   }
 }
 
 }  // namespace
 
-bool head_kernels_support(int64_t HS) { return HS > 0 && HS % kW == 0 && HS <= 4 * kW; }
+bool head_kernels_support(int64_t HS) { return kW >= 8 && HS > 0 && HS % 16 == 0 && HS <= 64; }
 
 int64_t head_forward_scratch(int64_t T, int64_t HS) { return HS * round_up(T, kW); }
 int64_t head_backward_scratch(int64_t T, int64_t HS) { return T * T + HS * round_up(T, kW); }

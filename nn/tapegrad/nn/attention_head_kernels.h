@@ -10,13 +10,14 @@
 // GEMM path computes — and they need no packing: a head's q, k, v, dy are read in place (row
 // stride 3C or C), k and v transposed once into a small tile for the two "times a transpose"
 // products. A measured reason: a C = 64 step (heads of 16) spent a fifth of each worker's time in
-// the head GEMMs and their softmax, at 64 x 64 x 16 products that OpenBLAS runs at a third of its
-// large-matrix speed (bench/RESULTS.md, fifth session).
+// the head GEMMs and their softmax — 64 x 64 x 16 products, each an OpenBLAS call that packs its
+// operands for the little work it then does (bench/RESULTS.md, fifth session).
 //
-// Register blocking: R output rows x HS/16 sixteen-float vectors of accumulators, each loaded
-// vector reused R times. The vectors are GCC's generic vectors: 16 floats lower to one AVX-512
-// register or two AVX2 ones, the same code on every x86-64, and every result depends on the
-// head's values alone (no peeling by address), so runs are bitwise reproducible.
+// Register blocking: R output rows x HS/kW vectors of accumulators (kW floats per vector: 16 with
+// AVX-512, 8 with AVX, 4 otherwise — GCC's generic vectors at the register's width), each loaded
+// vector reused R times. Every output element is one sum over d (or j) in index order, whatever
+// the blocking and the vector width, and no step depends on an address (no peeling), so results
+// are bitwise the same run to run.
 //
 // The GEMM path (attention.cpp's reference) stays: it runs the double path gradcheck
 // differentiates, heads whose HS is not a multiple of 16 (or above 64), and it is the reference
@@ -27,7 +28,8 @@
 
 namespace tapegrad::nn {
 
-// Whether the kernels below take heads of HS features.
+// Whether the kernels below take heads of HS features: 16, 32, 48 or 64, in a build for AVX or
+// AVX-512 (TAPEGRAD_NATIVE on such a CPU; without AVX the GEMM path is faster).
 bool head_kernels_support(int64_t HS);
 
 // Floats of per-thread scratch the forward needs (the transposed k tile).
