@@ -94,8 +94,12 @@ TEST_CASE("train: a small model overfits one batch to near-zero loss", "[train]"
 }
 
 TEST_CASE("train: same seed and threads, bitwise-identical losses; another seed differs", "[train]") {
-  auto a = make_trainer(tiny_config()), b = make_trainer(tiny_config());
-  TrainConfig other = tiny_config();
+  // Heads of 8 (the attention core's GEMM path) and of 16 (its float head kernels).
+  TrainConfig base = tiny_config();
+  base.dim = GENERATE(16, 32);
+  INFO("dim " << base.dim);
+  auto a = make_trainer(base), b = make_trainer(base);
+  TrainConfig other = base;
   other.seed = 7;
   auto c = make_trainer(other);
   for (int i = 0; i < 10; ++i) {
