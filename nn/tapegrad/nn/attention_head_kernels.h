@@ -47,8 +47,10 @@ float head_forward(float* P, float* y, int64_t ld_y, const float* q, const float
 void head_backward(float* dq, float* dk, float* dv, const float* dy, int64_t ld_y, const float* q, const float* k,
                    const float* v, int64_t ld_qkv, const float* P, int64_t T, int64_t HS, float s, float* scratch);
 
-// The six products alone, as the step runs them (no softmax): what the step's GEMM limit
-// (lm/flops.h) times for a head when the step runs these kernels. P must be lower triangular.
+// The six products alone, as the step runs them (no softmax), P standing in for both P and dS:
+// what the step's GEMM limit (lm/flops.h) times for a head when the step runs these kernels. Their
+// work depends on T and HS only; the results are the products only if P is lower triangular (the
+// limit passes any values and discards them).
 void head_products(float* S, float* y, float* dP, float* dq, float* dk, float* dv, const float* q, const float* k,
                    const float* v, const float* dy, const float* P, int64_t ld, int64_t T, int64_t HS, float s,
                    float* scratch);
