@@ -2,7 +2,8 @@
 # Installs, with apt, whatever tapegrad needs that this Debian/Ubuntu machine lacks. Idempotent:
 # when everything is present it only asks dpkg (well under a second) and installs nothing.
 #   scripts/install-deps.sh            build and lab dependencies
-#   scripts/install-deps.sh --test     also PyTorch (python3-torch): the golden tests compare against it
+#   scripts/install-deps.sh --test     also PyTorch (python3-torch): the golden tests compare against it;
+#                                      and clang (clang, libomp-dev): every source must compile with it too
 #   scripts/install-deps.sh --bench    also PyTorch, for bench/compare_pytorch.sh
 set -euo pipefail
 
@@ -15,6 +16,7 @@ packages=(
   libopenmpi-dev openmpi-bin     # data-parallel training and distributed sweeps (optional at build time)
 )
 [[ "${1:-}" == "--bench" || "${1:-}" == "--test" ]] && packages+=(python3-torch)
+[[ "${1:-}" == "--test" ]] && packages+=(clang libomp-dev)
 
 missing=()
 for p in "${packages[@]}"; do

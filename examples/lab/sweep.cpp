@@ -404,7 +404,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
     if (static_cast<int>(k % ranks) == rank) mine.push_back(todo[k]);
 
   if (!mine.empty()) {
-    const auto [tokenizer, data] = load_sweep_data(o);
+    const SweepData shared = load_sweep_data(o);  // named, not a structured binding: clang 14 cannot capture those
     const int per_rank_cores = std::max(1, (o.base.threads > 0 ? o.base.threads : num_cores()) /
                                                (comm ? comm->local_size() : 1));
     const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(mine.size())));
@@ -418,7 +418,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
         for (size_t k; (k = next++) < mine.size() && !stop();) {
           const RunSpec& spec = specs[mine[k]];
           std::string curve;
-          const auto rec = run_one(o, spec, tokenizer, data, threads, curve, stop);
+          const auto rec = run_one(o, spec, shared.tokenizer, shared.data, threads, curve, stop);
           if (!rec) return;
           // The curve first, then the record: a recorded run always has its curve file.
           io::write_file_atomic(o.out + "/curves/" + spec.id() + ".csv", join(curve_columns(spec.depth, o.base.sharpness_every > 0)) + "\n" + curve);

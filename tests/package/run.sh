@@ -20,7 +20,11 @@ awk '/<!-- readme-example: examples\/custom_op.cpp -->/ {found = 1; next}
 cmp -s "$work/src/readme_custom_op.cpp" "$root/examples/custom_op.cpp" ||
   { diff "$work/src/readme_custom_op.cpp" "$root/examples/custom_op.cpp" | head -20;
     echo "FAIL: the README's custom-op example differs from examples/custom_op.cpp"; exit 1; }
-cmake -S "$work/src" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+# The consumer uses the compiler tapegrad was built with: the static libraries carry that
+# compiler's OpenMP runtime calls (libgomp for GCC, libomp for clang).
+cxx="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt")"
+cmake -S "$work/src" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release \
+  ${cxx:+-DCMAKE_CXX_COMPILER="$cxx"} >/dev/null
 cmake --build "$work/build" >/dev/null
 "$work/build/consumer"
 "$work/build/consumer_lm"

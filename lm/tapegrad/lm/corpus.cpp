@@ -41,6 +41,10 @@ const Words kZhPlaces = {"公园", "学校", "商店", "河边", "图书馆", "�
 const Words kZhActs = {"打乒乓球", "看书", "买苹果", "写信", "唱歌", "画画", "跑步", "喝茶"};
 const Words kZhFeel = {"很高兴", "有点累", "非常忙", "很安静"};
 
+// Draws: every random choice is its own declaration, so the text is the same under every compiler.
+// (Several draws inside one expression run in an order the language leaves open: GCC evaluated
+// them last to first, clang first to last, and the corpus differed. Where a sentence draws several
+// words, they are declared last word first: the order GCC used when the corpus was pinned.)
 class TaleWriter {
  public:
   explicit TaleWriter(uint64_t seed) : rng_(seed) {}
@@ -93,13 +97,15 @@ class TaleWriter {
       case 1: {
         const Verb& v = kTransitive[pick_index(kTransitive.size())];
         const Noun& t = kThings[pick_index(kThings.size())];
-        return std::string(pick(kTimes)) + ", " + std::string(hero_) + " " + std::string(v.past) + " the " +
-               std::string(pick(kAdjectives)) + " " + std::string(t.one) + " " + std::string(pick(kPlaces)) + ".";
+        const std::string_view place = pick(kPlaces), adjective = pick(kAdjectives), time = pick(kTimes);  // see draws
+        return std::string(time) + ", " + std::string(hero_) + " " + std::string(v.past) + " the " +
+               std::string(adjective) + " " + std::string(t.one) + " " + std::string(place) + ".";
       }
       case 2: {
         const Verb& v = kVerbs[pick_index(kVerbs.size())];
+        const std::string_view adverb = pick(kAdverbs), reply = kVerbs[pick_index(kVerbs.size())].past;  // see draws
         return "When the " + std::string(kAnimals[animal_].one) + " " + std::string(v.past) + ", " + std::string(hero_) +
-               " " + std::string(kVerbs[pick_index(kVerbs.size())].past) + " " + std::string(pick(kAdverbs)) + ".";
+               " " + std::string(reply) + " " + std::string(adverb) + ".";
       }
       default: {
         const Noun& t = kThings[pick_index(kThings.size())];
@@ -116,15 +122,22 @@ class TaleWriter {
     switch (rng_.below(3)) {
       case 0: return "\"Where is the " + std::string(t.one) + "?\" asked " + std::string(other) + ".";
       case 1: return "\"The " + std::string(kAnimals[animal_].one) + " is " + std::string(pick(kPlaces)) + ",\" said " + std::string(hero_) + ".";
-      default: return "\"I " + std::string(kTransitive[pick_index(kTransitive.size())].past) + " it " + std::string(pick(kAdverbs)) + ",\" said " + std::string(other) + ".";
+      default: {
+        const std::string_view adverb = pick(kAdverbs), done = kTransitive[pick_index(kTransitive.size())].past;  // see draws
+        return "\"I " + std::string(done) + " it " + std::string(adverb) + ",\" said " + std::string(other) + ".";
+      }
     }
   }
 
   std::string chinese() {
     if (rng_.below(8) == 0) return "乒乓球拍卖完了。";
     const std::string_view who = pick(kZhNames);
-    if (rng_.below(3) == 0) return std::string(who) + std::string(pick(kZhTimes)) + std::string(pick(kZhFeel)) + "。";
-    return std::string(who) + std::string(pick(kZhTimes)) + "在" + std::string(pick(kZhPlaces)) + std::string(pick(kZhActs)) + "。";
+    if (rng_.below(3) == 0) {
+      const std::string_view feeling = pick(kZhFeel), when = pick(kZhTimes);  // see draws
+      return std::string(who) + std::string(when) + std::string(feeling) + "。";
+    }
+    const std::string_view act = pick(kZhActs), place = pick(kZhPlaces), when = pick(kZhTimes);  // see draws
+    return std::string(who) + std::string(when) + "在" + std::string(place) + std::string(act) + "。";
   }
 
   std::string arithmetic() {

@@ -1,6 +1,7 @@
 #include "tapegrad/nn/attention_head_kernels.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "tapegrad/nn/causal_softmax.h"
 
@@ -47,32 +48,31 @@ int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 // order: the swaps commute; s < kW), transposes the tile. Rows i and i + s (i & s == 0) exchange their
 // columns c & s != 0 of row i with columns c & s == 0 of row i + s: one two-source shuffle each.
 // A scalar copy was an eighth of a head's time (perf).
-using Lanes = int32_t __attribute__((vector_size(kW * sizeof(int32_t))));
+// The two shuffles' lane indices are constants built from the lane numbers, so they are written
+// with __builtin_shufflevector (GCC >= 12 and clang; GCC's __builtin_shuffle is GCC-only).
 constexpr int kLevels = kW == 16 ? 4 : kW == 8 ? 3 : 2;  // log2(kW)
-struct SwapMasks {
-  Lanes upper[kLevels], lower[kLevels];  // for s = 1, 2, 4, ...
-  SwapMasks() {
-    for (int level = 0; level < kLevels; ++level) {
-      const int s = 1 << level;
-      for (int c = 0; c < kW; ++c) {
-        upper[level][c] = (c & s) == 0 ? c : kW + c - s;  // row i: keeps c & s == 0, takes row i + s's
-        lower[level][c] = (c & s) == 0 ? c + s : kW + c;  // row i + s: takes row i's, keeps its own
-      }
-    }
-  }
-};
-const SwapMasks kSwap;
+
+// Row i: keeps its columns c & s == 0 and takes row i + s's. Row i + s: takes row i's, keeps its own.
+template <int s, int... c>
+inline Vec upper_half_swap(const Vec& a, const Vec& b, std::integer_sequence<int, c...>) {
+  return __builtin_shufflevector(a, b, ((c & s) == 0 ? c : kW + c - s)...);
+}
+template <int s, int... c>
+inline Vec lower_half_swap(const Vec& a, const Vec& b, std::integer_sequence<int, c...>) {
+  return __builtin_shufflevector(a, b, ((c & s) == 0 ? c + s : kW + c)...);
+}
 
 template <int kLevel>
 inline void swap_blocks(Vec (&r)[kW]) {
   if constexpr (kLevel < kLevels) {
     constexpr int s = 1 << kLevel;
+    constexpr auto lanes = std::make_integer_sequence<int, kW>{};
 #pragma GCC unroll 16
     for (int i = 0; i < kW; ++i) {
       if (i & s) continue;
       const Vec a = r[i], b = r[i + s];
-      r[i] = __builtin_shuffle(a, b, kSwap.upper[kLevel]);
-      r[i + s] = __builtin_shuffle(a, b, kSwap.lower[kLevel]);
+      r[i] = upper_half_swap<s>(a, b, lanes);
+      r[i + s] = lower_half_swap<s>(a, b, lanes);
     }
   }
 }

@@ -27,7 +27,7 @@ TEST_CASE("gradcheck: embedding", "[op][gradcheck]") {
                                     std::tuple{5, 3, std::vector<int32_t>{4, 0, 4, 2, 4, 1}});
   require_gradcheck(gradcheck(
       "embedding",
-      [&](Tape<double>&, std::span<const Var<double>> in) {
+      [&ids = ids](Tape<double>&, std::span<const Var<double>> in) {
         return embedding(in[0], ids, {static_cast<int64_t>(ids.size())});
       },
       {randn({V, C}, 70)}));

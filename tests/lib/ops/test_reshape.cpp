@@ -33,7 +33,7 @@ TEST_CASE("gradcheck: transpose", "[op][gradcheck]") {
       GENERATE(std::tuple{Shape{3, 1}, 0, 1}, std::tuple{Shape{2, 3, 4}, 0, 2}, std::tuple{Shape{2, 5, 3, 2}, 1, 2},
                std::tuple{Shape{1, 2, 3, 4}, -1, 0});
   require_gradcheck(gradcheck(
-      "transpose", [&](Tape<double>&, std::span<const Var<double>> in) { return transpose(in[0], d0, d1); },
+      "transpose", [&, d0 = d0, d1 = d1](Tape<double>&, std::span<const Var<double>> in) { return transpose(in[0], d0, d1); },
       {randn(shape, 61)}));
 }
 
