@@ -4,7 +4,9 @@
 //   build/examples/eval_lm --checkpoint runs/demo --data some.txt --dump-grads grads.safetensors
 //
 // The loss covers the whole file: non-overlapping windows of ctx tokens, each predicting its next
-// tokens (the final partial window included), weighted by tokens. --dump-grads takes the first
+// tokens (the final partial window included), weighted by tokens. It is the cross-entropy alone,
+// and the perplexity its exp; a model trained with a z-loss also gets that penalty and log Z's
+// mean printed beside it, under their own names. --dump-grads takes the first
 // --batch windows as the batch; their token ids are stored in the file's metadata ("ids",
 // "targets", as JSON) with the loss, so the same batch can be fed to PyTorch.
 #include <CLI/CLI.hpp>
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
     const int64_t ctx = m.model->config().context, n = static_cast<int64_t>(tokens.size());
     check(n >= 2, "'", data, "' holds ", n, " token(s); at least 2 are needed to predict one");
     Tape<float> tape;
-    double total = 0;
+    double ce = 0, penalty = 0, log_z = 0;  // token-weighted sums
     int64_t predicted = 0, windows = 0;
     for (int64_t start = 0; start + 1 < n; start += ctx) {
       const int64_t T = std::min(ctx, n - 1 - start);
@@ -54,14 +56,19 @@ int main(int argc, char** argv) {
       const std::span<const int32_t> targets(tokens.data() + start + 1, static_cast<size_t>(T));
       tape.clear();
       auto guard = tape.no_grad();
-      total += m.model->forward(tape, ids, 1, T, targets).loss.value()[0] * static_cast<double>(T);
+      const CrossEntropyTerms t = m.model->forward(tape, ids, 1, T, targets).terms;
+      const auto w = static_cast<double>(T);
+      ce += t.cross_entropy * w, penalty += t.z_loss * w, log_z += t.log_z_mean * w;
       predicted += T;
       ++windows;
     }
-    const double loss = total / static_cast<double>(predicted);
+    const double tokens_done = static_cast<double>(predicted), loss = ce / tokens_done;
     std::printf("loss %.4f  perplexity %.3f  (%lld tokens predicted in %lld windows of up to %lld)\n", loss,
                 std::exp(loss), static_cast<long long>(predicted), static_cast<long long>(windows),
                 static_cast<long long>(ctx));
+    if (m.model->config().z_loss > 0)
+      std::printf("z-loss %.6f (coefficient %g, not part of the loss)  mean log Z %.4f\n", penalty / tokens_done,
+                  m.model->config().z_loss, log_z / tokens_done);
 
     if (!dump.empty()) {
       const int64_t B = batch > 0 ? batch : m.config.batch;
@@ -79,12 +86,17 @@ int main(int argc, char** argv) {
       tape.backward(out.loss);
       io::NamedTensors<float> grads;
       for (auto& [name, p] : m.model->named_parameters()) grads.emplace_back(name, p->grad.view());
+      // The gradients are of the objective (cross-entropy + z-loss), which "objective" holds;
+      // "loss" is the cross-entropy alone, as everywhere else.
+      const auto text = [](double v) { return nlohmann::json(v).dump(); };  // every digit: reads back exactly
       io::save_safetensors<float>(dump, grads,
-                                  {{"loss", std::to_string(out.loss.value()[0])},
+                                  {{"loss", text(out.terms.cross_entropy)}, {"z_loss", text(out.terms.z_loss)},
+                                   {"objective", text(out.loss.value()[0])},
                                    {"batch", std::to_string(B)}, {"ctx", std::to_string(ctx)},
                                    {"ids", nlohmann::json(ids).dump()}, {"targets", nlohmann::json(targets).dump()}});
-      std::printf("gradients of the loss %.6f on a (%lld, %lld) batch written to %s\n", out.loss.value()[0],
-                  static_cast<long long>(B), static_cast<long long>(ctx), dump.c_str());
+      std::printf("gradients of the objective %.6f (loss %.6f + z-loss %.6f) on a (%lld, %lld) batch written to %s\n",
+                  out.loss.value()[0], out.terms.cross_entropy, out.terms.z_loss, static_cast<long long>(B),
+                  static_cast<long long>(ctx), dump.c_str());
     }
     return 0;
   });

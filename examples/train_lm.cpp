@@ -40,7 +40,8 @@ namespace {
 
 // One metrics.jsonl line; with --instrument also the per-layer statistics (see instrument.h).
 nlohmann::json step_line(const StepResult& s, double flops, const StepStats* stats) {
-  nlohmann::json j = {{"step", s.step},           {"loss", s.loss},       {"lr", s.lr},
+  nlohmann::json j = {{"step", s.step},           {"loss", s.loss},       {"z_loss", s.z_loss},
+                      {"log_z_mean", s.log_z_mean}, {"log_z_min", s.log_z_min}, {"lr", s.lr},
                       {"grad_norm", s.grad_norm}, {"step_ms", s.step_ms}, {"tokens_per_s", s.tokens_per_s},
                       {"gflops_per_s", flops / (s.step_ms / 1000.0) / 1e9}};
   if (s.comm_ms > 0) j["comm_ms"] = s.comm_ms;

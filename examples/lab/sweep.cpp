@@ -57,7 +57,7 @@ std::string join(const std::vector<std::string>& v) {
 const std::vector<std::string> kCurvePrefix = {"run_id", "norm", "placement", "lr", "seed", "depth", "warmup",
                                                "step", "loss", "lr_now", "grad_norm", "update_ratio",
                                                "logit_mean", "logit_max", "final_residual_rms", "val_loss",
-                                               "train_eval_loss"};
+                                               "train_eval_loss", "z_loss", "log_z_mean", "log_z_min"};
 const std::vector<std::string> kLayerFields = {"residual_rms", "norm_out_rms", "max_logit", "grad_norm", "update_ratio"};
 
 }  // namespace
@@ -176,7 +176,8 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
   rec.final_train_loss = rec.final_val_loss = kNaN;
   rec.min_train_loss = rec.min_val_loss = std::numeric_limits<double>::infinity();
   double ms = 0;
-  const std::string prefix = join({spec.id(), spec.norm, spec.placement, num(spec.lr), std::to_string(spec.seed),
+  // The lr column in the id's text: exact, so the row reads back to the same id.
+  const std::string prefix = join({spec.id(), spec.norm, spec.placement, setting_text(spec.lr), std::to_string(spec.seed),
                                    std::to_string(spec.depth), std::to_string(spec.warmup)});
   while (trainer.step() < c.steps) {
     if (stop()) return std::nullopt;
@@ -205,7 +206,8 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
     }
     std::vector<std::string> row{prefix,         std::to_string(r.step), num(r.loss),        num(r.lr),
                                  num(r.grad_norm), num(s.update_ratio),  num(s.logit_mean),  num(s.logit_max),
-                                 num(s.final_residual_rms), num(val),    num(train)};
+                                 num(s.final_residual_rms), num(val),    num(train),
+                                 num(r.z_loss), num(r.log_z_mean), num(r.log_z_min)};
     if (c.sharpness_every > 0) {
       lm::Sharpness h;
       h.value = h.threshold = h.preconditioned = h.preconditioned_threshold = kNaN;
@@ -240,7 +242,8 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
 
 std::string csv_row(const RunRecord& r) {
   const RunSpec& s = r.spec;
-  return join({s.id(), s.norm, s.placement, num(s.lr), std::to_string(s.seed), std::to_string(s.depth),
+  // lr as the id writes it (every digit it needs): reading the row back gives the same bits, so the same id.
+  return join({s.id(), s.norm, s.placement, setting_text(s.lr), std::to_string(s.seed), std::to_string(s.depth),
                std::to_string(s.warmup), std::to_string(r.steps), std::to_string(r.steps_done), num(r.initial_loss),
                num(r.final_train_loss), num(r.min_train_loss), num(r.final_val_loss), num(r.min_val_loss),
                r.diverged ? "1" : "0", std::to_string(r.divergence_step), r.divergence_cause, r.divergence_quantity,
@@ -444,18 +447,31 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
 
   all = recorded_runs(o.out);
   write_runs_csv(o.out, all);
-  // curves.csv: every recorded run's curve, padded to the deepest run's columns.
+  // curves.csv: every recorded run's curve under the deepest run's columns. Each file's cells are
+  // placed by its own header, so a curve written before a column existed leaves that column empty.
   int64_t max_depth = 0;
   for (const auto& [id, r] : all) max_depth = std::max(max_depth, r.spec.depth);
-  std::string curves = join(curve_columns(max_depth, o.base.sharpness_every > 0)) + "\n";
+  const std::vector<std::string> columns = curve_columns(max_depth, o.base.sharpness_every > 0);
+  std::string curves = join(columns) + "\n";
   for (const auto& [id, r] : all) {
     const std::string path = o.out + "/curves/" + id + ".csv";
     if (!fs::exists(path)) continue;
     std::istringstream in(io::read_file(path));
     std::string line;
-    std::getline(in, line);  // header
-    const std::string pad((max_depth - r.spec.depth) * static_cast<int64_t>(kLayerFields.size()), ',');
-    while (std::getline(in, line)) curves += line + pad + "\n";
+    std::getline(in, line);
+    const std::vector<std::string> header = split(line);
+    std::vector<int> source(columns.size(), -1);  // column k of curves.csv is the file's column source[k]
+    for (size_t k = 0; k < columns.size(); ++k)
+      if (const auto it = std::find(header.begin(), header.end(), columns[k]); it != header.end())
+        source[k] = static_cast<int>(it - header.begin());
+    for (int n = 2; std::getline(in, line); ++n) {
+      const std::vector<std::string> f = split(line);
+      check(f.size() == header.size(), path, ":", n, ": ", f.size(), " fields, expected ", header.size());
+      std::vector<std::string> row(columns.size());
+      for (size_t k = 0; k < columns.size(); ++k)
+        if (source[k] >= 0) row[k] = f[static_cast<size_t>(source[k])];
+      curves += join(row) + "\n";
+    }
   }
   io::write_file_atomic(o.out + "/curves.csv", curves);
 

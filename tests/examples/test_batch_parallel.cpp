@@ -54,14 +54,18 @@ TEST_CASE("batch parallel: the split step's loss, gradients and statistics are t
   set_num_threads(2);
   lm::BatchParallelStep<double> step(model, params);
   nn::DecoderProbe split;
-  double split_loss = 0;
+  CrossEntropyTerms split_terms;
   for (int repeat = 0; repeat < 2; ++repeat) {  // a second step: the workers' buffers start from zero again
     for (auto* p : params) p->zero_grad();
-    split_loss = step.forward_backward(ids, targets, B, Tn, &split);
+    split_terms = step.forward_backward(ids, targets, B, Tn, &split);
   }
   set_num_threads(0);
   CHECK(step.workers() == 2);
-  CHECK_THAT(split_loss, Catch::Matchers::WithinRel(loss, 1e-14));
+  CHECK_THAT(split_terms.cross_entropy, Catch::Matchers::WithinRel(loss, 1e-14));
+  // log Z: the mean weighted by the shares, the minimum over both.
+  CHECK_THAT(split_terms.log_z_mean, Catch::Matchers::WithinRel(out.terms.log_z_mean, 1e-12));
+  CHECK_THAT(split_terms.log_z_min, Catch::Matchers::WithinRel(out.terms.log_z_min, 1e-12));
+  CHECK(out.terms.log_z_min < out.terms.log_z_mean);
   for (size_t i = 0; i < params.size(); ++i) {
     INFO(params[i]->name);
     CHECK_THAT(params[i]->grad.view(), AllClose<double>(expect[i], 1e-13, 1e-12));
@@ -85,7 +89,7 @@ TEST_CASE("batch parallel: bitwise repeatable for a thread count; no more worker
     std::vector<float> result;
     for (int s = 0; s < 3; ++s) {  // the workers' private buffers must be zeroed between steps
       for (auto* p : params) p->zero_grad();
-      result.push_back(static_cast<float>(step.forward_backward(tokens(B * 6, 10 + s), tokens(B * 6, 20 + s), B, 6)));
+      result.push_back(static_cast<float>(step.forward_backward(tokens(B * 6, 10 + s), tokens(B * 6, 20 + s), B, 6).cross_entropy));
     }
     for (auto* p : params) result.insert(result.end(), p->grad.data(), p->grad.data() + p->numel());
     const int workers = step.workers();
@@ -115,7 +119,7 @@ TEST_CASE("batch parallel: an error in one worker reaches the caller, and the st
   // abandoned pass is left in the workers' buffers.
   const auto grads = [&](lm::BatchParallelStep<float>& s) {
     for (auto* p : params) p->zero_grad();
-    std::vector<float> g{static_cast<float>(s.forward_backward(ids, targets, 4, 6))};
+    std::vector<float> g{static_cast<float>(s.forward_backward(ids, targets, 4, 6).cross_entropy)};
     for (auto* p : params) g.insert(g.end(), p->grad.data(), p->grad.data() + p->numel());
     return g;
   };
@@ -132,7 +136,7 @@ TEST_CASE("batch parallel: a team smaller than the workers still computes every 
   const auto ids = tokens(4 * 6, 1), targets = tokens(4 * 6, 2);
   const auto grads = [&](lm::BatchParallelStep<float>& s, std::span<const int32_t> i, std::span<const int32_t> t) {
     for (auto* p : params) p->zero_grad();
-    std::vector<float> g{static_cast<float>(s.forward_backward(i, t, 4, 6))};
+    std::vector<float> g{static_cast<float>(s.forward_backward(i, t, 4, 6).cross_entropy)};
     for (auto* p : params) g.insert(g.end(), p->grad.data(), p->grad.data() + p->numel());
     return g;
   };

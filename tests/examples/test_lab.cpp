@@ -424,6 +424,71 @@ TEST_CASE("lab: stable means trained — a run stalled near its initial loss is 
   CHECK(t.groups[0].largest_stable_lr == 1e-3);
 }
 
+TEST_CASE("lab: a run's row reads back to its own id, whatever digits its lr needs", "[lab]") {
+  // The id holds the lr's exact text; the lr column once held 7 digits, so 1.0000004e-3 wrote a
+  // row that could not be read again ("does not match its columns") and broke the folder for good.
+  const fs::path out = fresh("lr_digits");
+  fs::create_directories(out);
+  for (double lr : {1.0000004e-3, 0.000333333333, 1e-3, 3e-2, 0.1 + 0.2}) {
+    INFO("lr " << lr);
+    RunRecord r;
+    r.spec = {"none", "pre", lr, 1, 1, 30, {}};
+    r.steps = r.steps_done = 4;
+    write_runs((out / "runs.csv").string(), {r});
+    const auto back = read_runs((out / "runs.csv").string());
+    REQUIRE(back.size() == 1);
+    CHECK(back[0].spec.lr == lr);
+    CHECK(back[0].spec.id() == r.spec.id());
+  }
+  fs::remove_all(out);
+}
+
+TEST_CASE("lab: curves.csv places each run's cells by its file's own header", "[lab]") {
+  // A curve written before the log Z columns existed leaves them empty instead of shifting the
+  // per-layer columns under the wrong names.
+  const fs::path out = fresh("old_curve");
+  SweepOptions o = tiny_sweep(out.string());
+  o.norms = {"none"};
+  run_sweep(o, [](const RunRecord&, bool, int, int) {});
+  const fs::path file = *fs::directory_iterator(out / "curves");
+  std::string text = io::read_file(file.string());
+  const auto lines = [](const std::string& t) {
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream in(t);
+    for (std::string line; std::getline(in, line);) {
+      std::vector<std::string> f;
+      std::istringstream cells(line);
+      for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
+      if (!line.empty() && line.back() == ',') f.emplace_back();
+      rows.push_back(f);
+    }
+    return rows;
+  };
+  const auto now = lines(io::read_file((out / "curves.csv").string()));
+  // Drop the three log-Z-era columns (z_loss, log_z_mean, log_z_min: 17, 18, 19) as an old writer would have.
+  auto old = lines(text);
+  std::string rewritten;
+  for (auto& row : old) {
+    row.erase(row.begin() + 17, row.begin() + 20);
+    for (size_t k = 0; k < row.size(); ++k) rewritten += (k ? "," : "") + row[k];
+    rewritten += "\n";
+  }
+  io::write_file_atomic(file.string(), rewritten);
+  run_sweep(o, [](const RunRecord&, bool, int, int) {});  // continued: curves.csv assembled again
+  const auto then = lines(io::read_file((out / "curves.csv").string()));
+  REQUIRE(then.size() == now.size());
+  REQUIRE(now.size() > 1);
+  CHECK(then[0] == now[0]);
+  for (size_t i = 1; i < now.size(); ++i) {
+    for (size_t k = 0; k < now[i].size(); ++k) {
+      INFO("row " << i << " column " << now[0][k]);
+      if (k >= 17 && k < 20) CHECK(then[i][k].empty());
+      else CHECK(then[i][k] == now[i][k]);
+    }
+  }
+  fs::remove_all(out);
+}
+
 TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
   CHECK(kRunColumns == std::vector<std::string>{
                            "run_id", "norm", "placement", "lr", "seed", "depth", "warmup", "steps", "steps_done",
@@ -432,22 +497,22 @@ TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
                            "tokens_per_s", "peak_residual_rms", "final_residual_rms", "peak_max_logit", "wall_s",
                            "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit", "settings"});
   const auto c = curve_columns(2);
-  CHECK(c.size() == 17 + 2 * 5);
+  CHECK(c.size() == 20 + 2 * 5);
   CHECK(c[7] == "step");
-  CHECK(c[17] == "residual_rms_0");
+  CHECK(c[20] == "residual_rms_0");
   CHECK(c.back() == "update_ratio_1");
   const fs::path out = fresh("csv");
   const auto runs = run_sweep(tiny_sweep(out.string()), [](const RunRecord&, bool, int, int) {});
   const std::string curves = io::read_file(out.string() + "/curves.csv");
   CHECK(curves.substr(0, curves.find('\n')) ==
         "run_id,norm,placement,lr,seed,depth,warmup,step,loss,lr_now,grad_norm,update_ratio,logit_mean,logit_max,"
-        "final_residual_rms,val_loss,train_eval_loss,residual_rms_0,norm_out_rms_0,max_logit_0,grad_norm_0,"
+        "final_residual_rms,val_loss,train_eval_loss,z_loss,log_z_mean,log_z_min,residual_rms_0,norm_out_rms_0,max_logit_0,grad_norm_0,"
         "update_ratio_0,residual_rms_1,norm_out_rms_1,max_logit_1,grad_norm_1,update_ratio_1");
   CHECK(std::count(curves.begin(), curves.end(), '\n') == 1 + 2 * 8);  // header + 2 runs x 8 steps
   fs::remove_all(out);
   // With sharpness measurements, their four columns follow the run's own.
   const auto cs = curve_columns(2, true);
-  CHECK(std::vector<std::string>(cs.begin() + 17, cs.begin() + 21) ==
+  CHECK(std::vector<std::string>(cs.begin() + 20, cs.begin() + 24) ==
         std::vector<std::string>{"sharpness", "sharpness_threshold", "precond_sharpness", "precond_threshold"});
 }
 

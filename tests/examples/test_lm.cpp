@@ -11,6 +11,7 @@
 #include "support.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/sha256.h"
+#include "tapegrad/ops/cross_entropy.h"
 #include "tapegrad/optim/adamw.h"
 #include "tapegrad/text/char_tokenizer.h"
 #include "tapegrad/text/utf8.h"
@@ -108,6 +109,33 @@ TEST_CASE("train: same seed and threads, bitwise-identical losses; another seed 
     if (i == 9) CHECK(c->train_step().loss != la);
     else c->train_step();
   }
+}
+
+TEST_CASE("train: with a z-loss, every reported loss is the cross-entropy; the penalty and log Z apart", "[train]") {
+  TrainConfig c = tiny_config();
+  c.z_loss = 0.01;
+  auto t = make_trainer(c);
+  StepResult r;
+  for (int i = 0; i < 3; ++i) r = t->train_step();
+  // The penalty is c mean(lse^2) >= c mean(lse)^2 (Jensen), and nothing of it is in the loss.
+  CHECK(r.z_loss > 0);
+  CHECK(r.z_loss >= 0.01 * r.log_z_mean * r.log_z_mean);
+  CHECK(r.log_z_min <= r.log_z_mean);
+  // Evaluation: the cross-entropy of the same logits, computed again by the op without a z-loss.
+  std::vector<int32_t> ids, targets;
+  BatchSampler s(t->data().val, c.batch, c.ctx, 99);
+  s.next(ids, targets);
+  const double reported = t->loss_on(ids, targets, c.batch, c.ctx);
+  Tape<float> tape;
+  auto guard = tape.no_grad();
+  const auto out = t->model().forward(tape, ids, c.batch, c.ctx, targets);
+  const float plain = cross_entropy(out.logits, targets, 0.0).value()[0];
+  CHECK(reported == plain);
+  CHECK(out.loss.value()[0] > plain + 0.5 * out.terms.z_loss);  // the objective carries the penalty
+  // Without a z-loss the step's loss is the objective itself, bit for bit (what every earlier run logged).
+  auto z0 = make_trainer(tiny_config());
+  const StepResult r0 = z0->train_step();
+  CHECK(r0.z_loss == 0.0);
 }
 
 TEST_CASE("checkpoint: resume gives bitwise the losses of an uninterrupted run", "[train]") {

@@ -38,9 +38,10 @@ def main():
         missing = set(dict(model.named_parameters())) - set(state)
         assert not missing, f"tapegrad checkpoint lacks {missing}"
         model.load_state_dict(state, strict=True)
-        _, loss = model(ids, targets)
-        loss.backward()
-        return loss.item(), {name: p.grad.double().numpy() for name, p in model.named_parameters()}
+        logits, objective = model(ids, targets)
+        objective.backward()
+        ce = torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+        return (ce.item(), objective.item()), {name: p.grad.double().numpy() for name, p in model.named_parameters()}
 
     # The reference in double, so the comparison's own error stays negligible. PyTorch's float32
     # run of the same batch measures how much float32 rounding the gradient itself carries: a
@@ -48,9 +49,9 @@ def main():
     # off by 1e-4 relative in any float32 implementation (PyTorch's own: 1.45e-4 on one such
     # case), so the bound is 1e-4 or ten times PyTorch's own float32 error, whichever is larger.
     # A wrong backward is off by O(1), far above either.
-    loss, reference = run(torch.float64)
+    (loss, objective), reference = run(torch.float64)
     _, float32 = run(torch.float32)
-    tg_loss = float(meta["loss"])
+    tg_loss, tg_objective = float(meta["loss"]), float(meta["objective"])
     worst = 0.0
     for name, g_t in reference.items():
         g_tg = grads[name].astype("float64")
@@ -62,11 +63,14 @@ def main():
             print(f"FAIL: gradient of {name}: relative difference {err:.2e}, allowed {bound:.2e} "
                   f"(1e-4, or 10x PyTorch's own float32 error)")
             sys.exit(1)
+    # "loss" is the cross-entropy alone; the gradients are of the objective (+ z-loss, if any).
     rel_loss = abs(loss - tg_loss) / abs(loss)
-    if rel_loss > 1e-5:
-        print(f"FAIL: loss {tg_loss} (tapegrad) vs {loss} (PyTorch)")
+    rel_objective = abs(objective - tg_objective) / abs(objective)
+    if rel_loss > 1e-5 or rel_objective > 1e-5:
+        print(f"FAIL: loss {tg_loss} / objective {tg_objective} (tapegrad) vs {loss} / {objective} (PyTorch)")
         sys.exit(1)
-    print(f"OK: {config['norm']}/{config['placement']}: loss {tg_loss:.6f} vs {loss:.6f} (rel {rel_loss:.1e}); "
+    print(f"OK: {config['norm']}/{config['placement']}: loss {tg_loss:.6f} vs {loss:.6f} (rel {rel_loss:.1e}), "
+          f"objective {tg_objective:.6f} vs {objective:.6f}; "
           f"{len(grads)} gradients, worst relative difference {worst:.1e}")
 
 

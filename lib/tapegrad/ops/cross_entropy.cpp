@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "tapegrad/parallel.h"
 #include "tapegrad/vmath.h"
@@ -21,8 +22,8 @@ namespace tapegrad {
 constexpr int64_t kMaxStackV = 4096;
 
 template <typename T>
-double cross_entropy_forward(T* lse, const T* logits, const int32_t* targets, int64_t N, int64_t V,
-                             double z_loss) {
+CrossEntropyTerms cross_entropy_forward(T* lse, const T* logits, const int32_t* targets, int64_t N, int64_t V,
+                                        double z_loss) {
   parallel_for(N, 3 * V, [&](int64_t r0, int64_t r1) {
     T buf[kMaxStackV];
     for (int64_t i = r0; i < r1; ++i) {
@@ -37,12 +38,15 @@ double cross_entropy_forward(T* lse, const T* logits, const int32_t* targets, in
       lse[i] = mx + std::log(total);
     }
   });
-  double loss = 0;
+  double ce = 0, sq = 0, sum = 0, mn = std::numeric_limits<double>::infinity();
   for (int64_t i = 0; i < N; ++i) {
     const double l = lse[i];
-    loss += l - logits[i * V + targets[i]] + z_loss * l * l;
+    ce += l - logits[i * V + targets[i]];
+    sq += l * l, sum += l;
+    if (!(l >= mn)) mn = l;  // NaN propagates
   }
-  return loss / static_cast<double>(N);
+  const double n = static_cast<double>(N);
+  return {.cross_entropy = ce / n, .z_loss = z_loss > 0 ? z_loss * sq / n : 0.0, .log_z_mean = sum / n, .log_z_min = mn};
 }
 
 template <typename T>
@@ -66,7 +70,7 @@ void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int
 }
 
 template <typename T>
-Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets, double z_loss) {
+Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets, double z_loss, CrossEntropyTerms* terms) {
   check(std::isfinite(z_loss) && z_loss >= 0, "cross_entropy: z_loss must be a finite number >= 0, got ", z_loss);
   const Shape s = logits.shape();
   check(s.rank() >= 1 && s.last() > 0, "cross_entropy: logits need a non-empty last dim, got ", s);
@@ -81,7 +85,9 @@ Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets, double z_l
   Tape<T>& tape = logits.tape();
   Var<T> loss = tape.make_output("cross_entropy", Shape{}, {logits});
   T* lse = tape.template scratch<T>(N);
-  loss.data()[0] = static_cast<T>(cross_entropy_forward(lse, logits.data(), targets.data(), N, V, z_loss));
+  const CrossEntropyTerms parts = cross_entropy_forward(lse, logits.data(), targets.data(), N, V, z_loss);
+  loss.data()[0] = static_cast<T>(parts.objective());
+  if (terms) *terms = parts;
   tape.record("cross_entropy", {logits}, loss,
               [z = logits.data(), lse, t = targets.data(), N, V, c = static_cast<T>(z_loss)](const T* dloss, T* const* dz) {
                 cross_entropy_backward(dz[0], z, lse, t, N, V, dloss[0] / static_cast<T>(N), c);
@@ -89,13 +95,14 @@ Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets, double z_l
   return loss;
 }
 
-template double cross_entropy_forward<float>(float*, const float*, const int32_t*, int64_t, int64_t, double);
-template double cross_entropy_forward<double>(double*, const double*, const int32_t*, int64_t, int64_t, double);
+template CrossEntropyTerms cross_entropy_forward<float>(float*, const float*, const int32_t*, int64_t, int64_t, double);
+template CrossEntropyTerms cross_entropy_forward<double>(double*, const double*, const int32_t*, int64_t, int64_t,
+                                                         double);
 template void cross_entropy_backward<float>(float*, const float*, const float*, const int32_t*, int64_t,
                                             int64_t, float, float);
 template void cross_entropy_backward<double>(double*, const double*, const double*, const int32_t*,
                                              int64_t, int64_t, double, double);
-template Var<float> cross_entropy(Var<float>, std::span<const int32_t>, double);
-template Var<double> cross_entropy(Var<double>, std::span<const int32_t>, double);
+template Var<float> cross_entropy(Var<float>, std::span<const int32_t>, double, CrossEntropyTerms*);
+template Var<double> cross_entropy(Var<double>, std::span<const int32_t>, double, CrossEntropyTerms*);
 
 }  // namespace tapegrad

@@ -13,19 +13,32 @@
 
 namespace tapegrad {
 
+// The parts of the value cross_entropy returns. The objective that is differentiated is
+// cross_entropy + z_loss; only cross_entropy is a loss of the model (what validation loss and
+// perplexity mean). log Z_i = logsumexp(z_i) is what the z-loss acts on: its mean and minimum
+// over the rows show output-logit drift (Wortsman et al. 2023: log Z running very negative).
+struct CrossEntropyTerms {
+  double cross_entropy = 0;  // (1/N) sum_i [lse_i - z_i[t_i]]
+  double z_loss = 0;         // (1/N) sum_i c lse_i^2, the penalty (0 without a z-loss)
+  double log_z_mean = 0, log_z_min = 0;
+  double objective() const { return cross_entropy + z_loss; }
+};
+
 // Kernels. forward writes each row's logsumexp to `lse` (the only cache backward needs) and
-// returns the mean loss, accumulated in double in row order. backward adds
+// returns the terms, each accumulated in double in row order. backward adds
 // scale * ((1 + 2 z_loss lse) softmax(z) - onehot(t)) to dz.
 template <typename T>
-double cross_entropy_forward(T* lse, const T* logits, const int32_t* targets, int64_t N, int64_t V,
-                             double z_loss = 0);
+CrossEntropyTerms cross_entropy_forward(T* lse, const T* logits, const int32_t* targets, int64_t N, int64_t V,
+                                        double z_loss = 0);
 template <typename T>
 void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int32_t* targets, int64_t N,
                             int64_t V, T scale, T z_loss = 0);
 
 // `targets` must stay alive until backward() has run (the tape keeps a pointer, not a copy).
 // z_loss >= 0 is the coefficient of the z-loss term (1e-4 in PaLM); 0 leaves plain cross-entropy.
+// The returned value is the objective; `terms`, if given, receives its parts.
 template <typename T>
-Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets, double z_loss = 0);
+Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets, double z_loss = 0,
+                     CrossEntropyTerms* terms = nullptr);
 
 }  // namespace tapegrad

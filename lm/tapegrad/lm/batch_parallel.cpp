@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 
 #include "tapegrad/threads.h"
 
@@ -35,7 +36,7 @@ void BatchParallelStep<T>::ensure_workers(int n) {
 }
 
 template <typename T>
-double BatchParallelStep<T>::forward_backward(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B,
+CrossEntropyTerms BatchParallelStep<T>::forward_backward(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B,
                                               int64_t Tn, nn::DecoderProbe* probe) {
   check(B > 0 && Tn > 0 && static_cast<int64_t>(ids.size()) == B * Tn && targets.size() == ids.size(),
         "BatchParallelStep: ", ids.size(), " ids and ", targets.size(), " targets for a batch of ", B, " x ", Tn);
@@ -57,7 +58,9 @@ double BatchParallelStep<T>::forward_backward(std::span<const int32_t> ids, std:
       if (k > 0) w.grads.zero();
       auto out = model_.forward(w.tape, part(ids), s.end - s.begin, Tn, part(targets),
                                 probe ? &probes_[static_cast<size_t>(k)] : nullptr);
-      w.loss = out.loss.value()[0];
+      w.terms = out.terms;
+      w.terms.cross_entropy = static_cast<T>(out.terms.cross_entropy);  // without a z-loss: the taped value
+      w.terms.z_loss = static_cast<T>(out.terms.z_loss);
       const T seed = static_cast<T>(s.end - s.begin) / static_cast<T>(B);  // d loss / d (this share's mean loss)
       w.tape.backward(out.loss, TensorView<const T>(&seed, out.loss.shape()));
     } catch (...) {
@@ -79,14 +82,19 @@ double BatchParallelStep<T>::forward_backward(std::span<const int32_t> ids, std:
     w.error = nullptr;
   }
   if (error) std::rethrow_exception(error);
-  double loss = 0;
-  for (int k = 0; k < n; ++k) loss += weights_[static_cast<size_t>(k)] * workers_[static_cast<size_t>(k)]->loss;
+  CrossEntropyTerms terms{.log_z_min = std::numeric_limits<double>::infinity()};
+  for (int k = 0; k < n; ++k) {
+    const double wk = weights_[static_cast<size_t>(k)];
+    const CrossEntropyTerms& t = workers_[static_cast<size_t>(k)]->terms;
+    terms.cross_entropy += wk * t.cross_entropy, terms.z_loss += wk * t.z_loss, terms.log_z_mean += wk * t.log_z_mean;
+    if (!(t.log_z_min >= terms.log_z_min)) terms.log_z_min = t.log_z_min;  // NaN propagates
+  }
   for (int k = 1; k < n; ++k) workers_[static_cast<size_t>(k)]->grads.add_into_params();
   if (probe) {
     const auto used = static_cast<size_t>(n);
     nn::combine_probes(std::span<const nn::DecoderProbe>(probes_.data(), used), std::span(weights_.data(), used), *probe);
   }
-  return loss;
+  return terms;
 }
 
 template class BatchParallelStep<float>;

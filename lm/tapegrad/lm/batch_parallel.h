@@ -39,10 +39,12 @@ class BatchParallelStep {
  public:
   BatchParallelStep(nn::Decoder<T>& model, std::vector<Parameter<T>*> params);
 
-  // Forward and backward of the batch (B, T): adds d(mean loss)/d(p) into every parameter's
-  // .grad and returns the mean loss. Uses min(num_threads(), B) workers; `probe`, if given,
-  // receives the whole batch's statistics (nn::combine_probes).
-  double forward_backward(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t Tn,
+  // Forward and backward of the batch (B, T): adds d(mean objective)/d(p) into every parameter's
+  // .grad and returns the batch's loss terms (cross-entropy and z-loss as the tape's precision T
+  // holds them, weighted means over the workers; log Z's mean and minimum). Uses
+  // min(num_threads(), B) workers; `probe`, if given, receives the whole batch's statistics
+  // (nn::combine_probes).
+  CrossEntropyTerms forward_backward(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t Tn,
                           nn::DecoderProbe* probe = nullptr);
 
   // Workers used by the last step, and worker k's tape (its part of the last step; profiling).
@@ -53,7 +55,7 @@ class BatchParallelStep {
   struct Worker {
     Tape<T> tape;
     ParamGrads<T> grads;  // unused by worker 0: it adds straight into the parameters
-    double loss = 0;
+    CrossEntropyTerms terms;
     std::exception_ptr error;
   };
   void ensure_workers(int n);

@@ -55,6 +55,10 @@ void Communicator::allreduce_sum(double* data, int64_t n) const {
   if (size_ > 1) mpi_check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
 }
 
+void Communicator::allreduce_min(double* data, int64_t n) const {
+  if (size_ > 1) mpi_check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+}
+
 void Communicator::barrier() const {
   if (size_ > 1) MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -71,6 +75,7 @@ Communicator::~Communicator() = default;
 bool Communicator::built_with_mpi() { return false; }
 void Communicator::allreduce_sum(float*, int64_t) const {}
 void Communicator::allreduce_sum(double*, int64_t) const {}
+void Communicator::allreduce_min(double*, int64_t) const {}
 void Communicator::barrier() const {}
 void Communicator::abort(int status) const { std::exit(status); }
 

@@ -30,6 +30,7 @@ class Communicator {
   // In-place sums over all ranks.
   void allreduce_sum(float* data, int64_t n) const;
   void allreduce_sum(double* data, int64_t n) const;
+  void allreduce_min(double* data, int64_t n) const;  // in-place minima
   void barrier() const;
   // Ends every rank (after an error on one of them, the others would wait forever).
   [[noreturn]] void abort(int status) const;

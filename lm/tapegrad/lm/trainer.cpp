@@ -53,7 +53,7 @@ Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenize
   schedule_ = {config_.lr, config_.min_lr, config_.warmup, config_.steps};
   if (config_.instrument) instrument_ = std::make_unique<Instrument>(*model_);
   if (comm_) {
-    int64_t n = 2;  // loss, stop flag
+    int64_t n = 4;  // loss, stop flag, z-loss, mean log Z
     for (const Parameter<float>* p : params_) n += p->numel();
     flat_.resize(static_cast<size_t>(n));
   }
@@ -68,15 +68,21 @@ StepResult Trainer::train_step(bool request_stop) {
   const std::span<const int32_t> targets(targets_.data() + rank * B * T, static_cast<size_t>(B * T));
   optimizer_->zero_grad();
   StepResult r;
-  r.loss = batch_parallel_->forward_backward(ids, targets, B, T, instrument_ ? instrument_->probe() : nullptr);
+  const CrossEntropyTerms terms =
+      batch_parallel_->forward_backward(ids, targets, B, T, instrument_ ? instrument_->probe() : nullptr);
+  r.loss = terms.cross_entropy, r.z_loss = terms.z_loss;
+  r.log_z_mean = terms.log_z_mean, r.log_z_min = terms.log_z_min;
   r.stop = request_stop;
-  if (comm_) {  // one allreduce: every gradient, the loss and the stop flag
+  if (comm_) {  // one allreduce: every gradient, the loss terms and the stop flag
     float* f = flat_.data();
     for (const Parameter<float>* p : params_) f = std::copy_n(p->grad.data(), p->numel(), f);
     f[0] = static_cast<float>(r.loss);
     f[1] = request_stop ? 1.f : 0.f;
+    f[2] = static_cast<float>(r.z_loss);
+    f[3] = static_cast<float>(r.log_z_mean);
     const auto c0 = std::chrono::steady_clock::now();
     comm_->allreduce_sum(flat_.data(), static_cast<int64_t>(flat_.size()));
+    comm_->allreduce_min(&r.log_z_min, 1);
     r.comm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
     const float inv = 1.f / static_cast<float>(ranks);
     const float* g = flat_.data();
@@ -87,11 +93,13 @@ StepResult Trainer::train_step(bool request_stop) {
     }
     r.loss = static_cast<double>(g[0]) / static_cast<double>(ranks);
     r.stop = g[1] > 0;
+    r.z_loss = static_cast<double>(g[2]) / static_cast<double>(ranks);
+    r.log_z_mean = static_cast<double>(g[3]) / static_cast<double>(ranks);
   }
   if (instrument_) instrument_->after_backward();
   r.grad_norm = last_grad_norm_ = grad_norm<float>(params_);
   r.lr = schedule_.at(step_);
-  r.finite = std::isfinite(r.loss) && std::isfinite(r.grad_norm);
+  r.finite = std::isfinite(r.loss) && std::isfinite(r.z_loss) && std::isfinite(r.grad_norm);
   if (r.finite) {  // never write NaN/Inf into the weights
     if (instrument_) instrument_->before_update();
     optimizer_->step(r.lr, clip_factor(r.grad_norm, config_.clip));  // clipping folded into the update
@@ -106,7 +114,9 @@ StepResult Trainer::train_step(bool request_stop) {
 double Trainer::loss_on(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T) {
   tape_.clear();
   auto guard = tape_.no_grad();
-  return model_->forward(tape_, ids, B, T, targets).loss.value()[0];
+  const auto out = model_->forward(tape_, ids, B, T, targets);
+  // As the tape's float holds it, like the training step's loss: without a z-loss, the taped value.
+  return static_cast<float>(out.terms.cross_entropy);
 }
 
 double Trainer::mean_loss(std::span<const int32_t> split, uint64_t seed) {

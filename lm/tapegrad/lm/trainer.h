@@ -7,9 +7,9 @@
 //
 // Data parallelism (a Communicator of N > 1 ranks): every rank holds the whole model and draws
 // the same global batch of `batch` sequences; rank r trains on sequences [r B/N, (r+1) B/N).
-// Each step copies every gradient, the local loss and a stop flag into one flat buffer and sums
-// it with a single allreduce; divided by N, those are the gradients and the loss of the global
-// batch (the mean over equal slices is the mean over the batch). Clipping, the optimizer step and
+// Each step copies every gradient, the local loss terms and a stop flag into one flat buffer and
+// sums it with one allreduce (log Z's minimum takes a second, of one number); divided by N, those
+// are the gradients and the loss of the global batch (the mean over equal slices is the mean over the batch). Clipping, the optimizer step and
 // everything after see exactly what one process would — up to the order of float additions — so
 // the replicas stay identical without ever exchanging weights.
 #pragma once
@@ -32,12 +32,16 @@ namespace tapegrad::lm {
 
 struct StepResult {
   int64_t step = 0;  // the step just taken, from 1
-  double loss = 0, lr = 0, grad_norm = 0, step_ms = 0, tokens_per_s = 0;
+  double loss = 0;   // the batch's cross-entropy (the objective is loss + z_loss)
+  double z_loss = 0;  // the z-loss penalty of the batch (0 without --z-loss)
+  double log_z_mean = 0, log_z_min = 0;  // log Z of the LM head over the batch's tokens
+  double lr = 0, grad_norm = 0, step_ms = 0, tokens_per_s = 0;
   bool finite = true;  // false: NaN/Inf in the loss or the gradients; the update was skipped
   bool stop = false;   // some rank asked to stop after this step (see train_step)
   double comm_ms = 0;  // time in the step's allreduce (data-parallel runs)
 };
 
+// Cross-entropy alone (the z-loss penalty is not a loss of the model), as eval_lm reports it.
 struct EvalResult {
   double val_loss = 0, train_loss = 0;
 };
@@ -55,7 +59,7 @@ class Trainer {
   // evaluation (a fixed seed), so successive evaluations — and runs with other norms — compare
   // on identical text.
   EvalResult evaluate();
-  // Mean loss of the model on the given batch, without recording a backward pass.
+  // Mean cross-entropy of the model on the given batch, without recording a backward pass.
   double loss_on(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T);
 
   int64_t step() const { return step_; }

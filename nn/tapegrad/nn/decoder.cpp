@@ -76,7 +76,7 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
     probe->logit_mean = sum / static_cast<double>(z.numel());
     probe->logit_max = mx;
   }
-  if (!targets.empty()) out.loss = cross_entropy(out.logits, targets, config_.z_loss);
+  if (!targets.empty()) out.loss = cross_entropy(out.logits, targets, config_.z_loss, &out.terms);
   return out;
 }
 

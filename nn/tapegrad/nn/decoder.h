@@ -1,6 +1,7 @@
 // Decoder: a tiny GPT. Token embedding + learned position embedding, n_layer DecoderBlocks, a
 // final norm, and an LM head (tied to the token embedding by default). forward() returns the
-// logits and, given targets, the mean cross-entropy loss (fused log-softmax).
+// logits and, given targets, the training objective: the mean cross-entropy (fused log-softmax)
+// plus the z-loss penalty when the config asks for one, with both parts reported apart.
 //
 // Initialisation (GPT-2, as in nanoGPT), from Rng(seed): each module's reset_parameters, visited
 // in registration order, with the options DecoderConfig gives them — every Linear and Embedding
@@ -22,6 +23,7 @@
 #include "tapegrad/nn/embedding.h"
 #include "tapegrad/nn/kv_cache.h"
 #include "tapegrad/nn/linear.h"
+#include "tapegrad/ops/cross_entropy.h"
 
 namespace tapegrad::nn {
 
@@ -43,7 +45,8 @@ class Decoder : public Module<T> {
 
   struct Output {
     Var<T> logits;  // (B, T, V)
-    Var<T> loss;    // scalar; undefined without targets
+    Var<T> loss;    // scalar, the training objective (cross-entropy + z-loss); undefined without targets
+    CrossEntropyTerms terms;  // its parts: the cross-entropy alone is the model's loss (with targets)
   };
   // ids and targets: B*T token ids, row-major (B, T); they must outlive backward(). `probe`, if
   // given, receives the statistics of this pass. With `cache` (kv_cache.h; B = 1, no targets,

@@ -63,6 +63,32 @@ TEST_CASE("cross_entropy: the z-loss adds z * logsumexp^2 per row, and its gradi
   REQUIRE_THROWS_WITH(cross_entropy(tape.param(z), t, -1.0), "cross_entropy: z_loss must be a finite number >= 0, got -1");
 }
 
+TEST_CASE("cross_entropy: the terms report the cross-entropy, the penalty and log Z apart", "[op]") {
+  // Two rows, V = 2. Row 0: z = [0, ln 3], Z = 4, target 0: CE ln 4. Row 1: z = [ln 2, -ln 2],
+  // Z = 2 + 1/2 = 5/2, target 1: CE ln(5/2) + ln 2 = ln 5. With c = 0.1:
+  //   cross_entropy = (ln 4 + ln 5) / 2,  z_loss = 0.1 (ln^2 4 + ln^2 2.5) / 2,
+  //   log Z mean = (ln 4 + ln 2.5) / 2 = ln 10 / 2,  min = ln 2.5; the value is their sum.
+  Tape<double> tape;
+  const std::vector<int32_t> t{0, 1};
+  const Tensor<double> z = Tensor<double>::from({0, std::log(3.0), std::log(2.0), -std::log(2.0)}, {2, 2});
+  const double l4 = std::log(4.0), l25 = std::log(2.5);
+  CrossEntropyTerms terms;
+  const Var<double> loss = cross_entropy(tape.constant(z.view()), t, 0.1, &terms);
+  CHECK_THAT(terms.cross_entropy, Catch::Matchers::WithinRel((l4 + std::log(5.0)) / 2, 1e-14));
+  CHECK_THAT(terms.z_loss, Catch::Matchers::WithinRel(0.1 * (l4 * l4 + l25 * l25) / 2, 1e-14));
+  CHECK_THAT(terms.log_z_mean, Catch::Matchers::WithinRel(std::log(10.0) / 2, 1e-14));
+  CHECK_THAT(terms.log_z_min, Catch::Matchers::WithinRel(l25, 1e-14));
+  CHECK_THAT(loss.value()[0], Catch::Matchers::WithinRel(terms.objective(), 1e-15));
+  // The perplexity is exp of the cross-entropy alone: sqrt(4 * 5) here, not exp(objective).
+  CHECK_THAT(std::exp(terms.cross_entropy), Catch::Matchers::WithinRel(std::sqrt(20.0), 1e-14));
+  // Without a z-loss the penalty is exactly 0 and the value is the cross-entropy's bits.
+  CrossEntropyTerms plain;
+  const Var<double> ce = cross_entropy(tape.constant(z.view()), t, 0.0, &plain);
+  CHECK(plain.z_loss == 0.0);
+  CHECK(ce.value()[0] == plain.cross_entropy);
+  CHECK(plain.cross_entropy == terms.cross_entropy);
+}
+
 TEST_CASE("gradcheck: cross_entropy with z-loss", "[op][gradcheck]") {
   const std::vector<int32_t> t{3, 0, 5, 5, 1, 2};
   require_gradcheck(gradcheck(
