@@ -125,31 +125,45 @@ CLI::Validator in_range(double low, double high) {
       cat("[", low, ", ", high, "]"));
 }
 
+// A whole number as people write one in decimal: an optional '-' (when `sign`), then digits,
+// without leading zeros. Returns an error message, or "" when `v` is one. CLI11 alone reads
+// "010" as octal 8 and "0x10" as hex, and strtoll saturates "+99999999999999999999" to 2^63 - 1.
+std::string decimal_whole_number(const std::string& v, bool sign) {
+  const size_t start = sign && !v.empty() && v[0] == '-' ? 1 : 0;
+  const std::string digits = v.substr(start);
+  const bool ok = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
+                  (digits.size() == 1 || digits[0] != '0');
+  return ok ? std::string()
+            : cat("must be a whole number in decimal (", sign ? "an optional '-', then " : "",
+                  "digits without leading zeros), got '", v.substr(0, 40), v.size() > 40 ? "...'" : "'");
+}
+
 CLI::Validator unsigned_integer() {
   return CLI::Validator(
       [](std::string& v) -> std::string {
-        const bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
-        // 2^64 - 1 has 20 digits; compare as text so nothing wraps.
-        const std::string max = "18446744073709551615";
-        const bool fits = digits && (v.size() < max.size() || (v.size() == max.size() && v <= max));
-        return fits ? std::string() : "must be a whole number in [0, 2^64 - 1], got " + v.substr(0, 40);
+        if (std::string e = decimal_whole_number(v, true); !e.empty()) return e;  // "-1": the range says why
+        uint64_t x = 0;
+        const auto [end, err] = std::from_chars(v.data(), v.data() + v.size(), x);
+        return err == std::errc() ? std::string() : "must be a whole number in [0, 2^64 - 1], got " + v.substr(0, 40);
       },
       "UINT64");
 }
 
-void refuse_out_of_range_integers(CLI::App& app) {
-  const CLI::Validator in_int64(
+void require_decimal_integers(CLI::App& app) {
+  const CLI::Validator int64(
       [](std::string& v) -> std::string {
+        if (std::string e = decimal_whole_number(v, true); !e.empty()) return e;
         int64_t x = 0;
         const auto [end, err] = std::from_chars(v.data(), v.data() + v.size(), x);
-        // Only the overflow is ours: other malformed text is CLI11's to report.
-        return err == std::errc::result_out_of_range
-                   ? "must be a whole number in [-2^63, 2^63 - 1], got " + v.substr(0, 40)
-                   : std::string();
+        return err == std::errc() ? std::string() : "must be a whole number in [-2^63, 2^63 - 1], got " + v.substr(0, 40);
       },
-      "", "int64 range");
-  for (CLI::Option* o : app.get_options())
-    if (o->get_type_name().rfind("INT", 0) == 0) o->check(in_int64);
+      "", "decimal int64");
+  const CLI::Validator uint64 = unsigned_integer();
+  for (CLI::Option* o : app.get_options()) {
+    const std::string type = o->get_type_name();
+    if (type.rfind("INT", 0) == 0) o->check(int64);
+    else if (type.rfind("UINT", 0) == 0) o->check(uint64);
+  }
 }
 
 CLI::Validator positive() { return number_at_least(0, true, "positive"); }
@@ -177,7 +191,7 @@ int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
     return 1;
   };
   app.formatter(std::make_shared<HelpFormatter>());
-  refuse_out_of_range_integers(app);
+  require_decimal_integers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -38,13 +38,15 @@ void use_json_config(CLI::App& app);
 CLI::Validator positive();
 CLI::Validator non_negative();
 CLI::Validator in_range(double low, double high);
-// A seed: digits only, at most 2^64 - 1 (no "-1" wrapping to 2^64 - 1, no saturation).
+// A seed: decimal digits only, at most 2^64 - 1 (no "-1" wrapping to 2^64 - 1, no saturation).
 CLI::Validator unsigned_integer();
 
-// CLI11 converts an integer flag's text with strtoll and does not look at ERANGE, so
-// "--dim 99999999999999999999" would quietly become 2^63 - 1. This refuses, on every option of
-// `app` whose type is INT, a whole number outside the signed 64-bit range, naming the text.
-// run_cli applies it to every program's App before parsing.
-void refuse_out_of_range_integers(CLI::App& app);
+// Whole-number flags are decimal, and range-checked on the text typed: on every option of `app`
+// whose type is INT or UINT, "010" (octal to CLI11), "0x10", "+5" and numbers outside the type's
+// range are refused naming the text. run_cli applies it to every program's App before parsing.
+void require_decimal_integers(CLI::App& app);
+// The check itself: "" when `v` is decimal digits without leading zeros (after a '-' if `sign`),
+// otherwise the message.
+std::string decimal_whole_number(const std::string& v, bool sign);
 
 }  // namespace tapegrad::cli

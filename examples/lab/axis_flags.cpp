@@ -20,7 +20,7 @@ std::string canonical(const lm::TrainConfig& base, const std::string& key, const
   lm::TrainConfig c = base;
   CLI::App one;
   cli::add_train_flags(one, c);
-  cli::refuse_out_of_range_integers(one);
+  cli::require_decimal_integers(one);
   std::vector<std::string> args = boolean ? std::vector<std::string>{"--" + key + "=" + text}
                                           : std::vector<std::string>{"--" + key, text};
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector

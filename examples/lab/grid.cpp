@@ -1,5 +1,7 @@
 #include "grid.h"
 
+#include "cli.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -7,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "cli.h"
 #include "sweep.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/json.h"
@@ -187,6 +190,8 @@ nlohmann::json setting_value(const std::string& key, const std::string& text) {
     uint64_t u = 0;
     int64_t i = 0;
     const char* end = text.data() + text.size();
+    const std::string form = cli::decimal_whole_number(text, !is_unsigned);  // "010" is not 10, nor 8
+    check(form.empty(), "--", key, " ", shown, ": ", form);
     const auto r = is_unsigned ? std::from_chars(text.data(), end, u) : std::from_chars(text.data(), end, i);
     check(r.ec == std::errc() && r.ptr == end, "--", key, " ", shown, ": must be a whole number",
           is_unsigned ? " in [0, 2^64 - 1]" : "");

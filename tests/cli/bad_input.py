@@ -196,7 +196,7 @@ def cases(f):
     return [
         (T, ["--bogus"], 2, "The following argument was not expected: --bogus", "unknown flag"),
         (T, ["--steps"], 2, "--steps: 1 required", "missing value"),
-        (T, ["--steps", "abc"], 2, "Could not convert: --steps = abc", "value of the wrong type"),
+        (T, ["--steps", "abc"], 2, "--steps: must be a whole number in decimal (an optional '-', then digits without leading zeros), got 'abc'", "value of the wrong type"),
         (T, ["--steps", "0"], 2, "--steps must be positive, got 0", "zero steps"),
         (T, ["--batch", "-3"], 2, "--batch must be positive, got -3", "negative batch"),
         (T, ["--dim", "0"], 2, "--dim must be positive, got 0", "zero size"),
@@ -307,6 +307,24 @@ def cases(f):
          "an integer flag past 2^63 (once saturated to 2^63 - 1)"),
         ("compare_norms", ["--steps", "8", "-99999999999999999999"], 2,
          "--steps: must be a whole number in [-2^63, 2^63 - 1], got -99999999999999999999", "a swept integer past -2^63"),
+        (T, ["--steps", "010"], 2, "--steps: must be a whole number in decimal (an optional '-', then digits without leading zeros), got '010'",
+         "an integer with a leading zero (octal 8 to CLI11)"),
+        (T, ["--dim", "0x10"], 2, "--dim: must be a whole number in decimal", "a hexadecimal integer"),
+        (T, ["--stop-after", "+99999999999999999999"], 2, "got '+99999999999999999999'",
+         "a '+' sign past 2^63 (once saturated)"),
+        (T, ["--seed", "010"], 2, "--seed: must be a whole number in decimal (an optional '-', then digits without leading zeros), got '010'", "a seed with a leading zero"),
+        ("sample_lm", ["--checkpoint", f["ckpt"], "--tokens", "0xffffffffffffffffffff"], 2,
+         "--tokens: must be a whole number in decimal", "a hexadecimal token count past 2^64"),
+        ("compare_norms", ["--dim", "16", "020"], 2, "--dim: must be a whole number in decimal",
+         "a swept integer with a leading zero (once dim 16 twice)"),
+        ("seed_walkthrough", ["--seed", "-1"], 2, "--seed: must be a whole number in [0, 2^64 - 1], got -1",
+         "a negative walkthrough seed"),
+        ("custom_op", [], 1, "custom_op: error: TAPEGRAD_BUFFER_OFFSET: 'abc'", "a bad buffer offset in the environment",
+         {"TAPEGRAD_BUFFER_OFFSET": "abc"}),
+        ("spiral_mlp", [], 1, "spiral_mlp: error: TAPEGRAD_BUFFER_OFFSET: 'abc'", "a bad buffer offset, spiral_mlp",
+         {"TAPEGRAD_BUFFER_OFFSET": "abc"}),
+        ("seed_walkthrough", [], 1, "error: TAPEGRAD_BUFFER_OFFSET: 'abc'", "a bad buffer offset, seed_walkthrough",
+         {"TAPEGRAD_BUFFER_OFFSET": "abc"}),
         (T, ["--norm", "dyt", "--dyt-alpha", "0"], 2, "--dyt-alpha must be in (0, 100], got 0", "DyT alpha of 0 (tanh(0 x) = 0)"),
         (T, ["--allow-data-change"], 2, "--allow-data-change applies to --resume only", "a resume-only flag on a new run"),
         ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "4", "--eval-iters", "1", "--no-plot", "--out",
@@ -326,13 +344,14 @@ def main():
         rows = cases(fixtures(tmp, bin_dir))
         if markdown:
             print("| case | example | exit | message (excerpt) |\n|---|---|---|---|")
-            for prog, args, status, fragment, what in rows:
+            for prog, args, status, fragment, what, *_ in rows:
                 shown = " ".join(a if not a.startswith(tmp) else "…/" + os.path.basename(a) for a in args)
                 print(f"| {what} | `{prog} {shown}` | {status} | {fragment} |")
             return 0
         failures = 0
-        for prog, args, status, fragment, what in rows:
-            r = subprocess.run([os.path.join(bin_dir, prog)] + args, capture_output=True, text=True, timeout=120)
+        for prog, args, status, fragment, what, *env in rows:  # a sixth element: variables for the environment
+            r = subprocess.run([os.path.join(bin_dir, prog)] + args, capture_output=True, text=True, timeout=120,
+                               env=dict(os.environ, **(env[0] if env else {})))
             lines = [l for l in r.stderr.splitlines() if l.strip()]
             problems = []
             if r.returncode != status:
