@@ -1,5 +1,5 @@
 // A custom op with two inputs, end to end: define it with CustomOp, prove its gradients with
-// gradcheck (every variant), train with it. The README shows this file as written, and a test
+// gradcheck (every variant), train with it. docs/engine.md shows this file as written, and a test
 // builds it against an installed tapegrad (find_package).
 //
 // The op: a softmax over each row with a learned inverse temperature beta,

@@ -6,7 +6,7 @@ files), a message that names the problem, exactly one line on stderr, and no sig
 (no "terminate called", "Aborted", "Segmentation fault", sanitizer report, or stack trace).
 
     bad_input.py BIN_DIR               # run every case (CTest does this)
-    bad_input.py BIN_DIR --markdown    # print the table for the README
+    bad_input.py BIN_DIR --markdown    # print the table for docs/reliability.md
 """
 import hashlib
 import json
