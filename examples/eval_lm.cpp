@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "cli.h"
 #include "tapegrad/checked.h"
@@ -36,6 +37,14 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "threads (0: one per core)")->check(non_negative());
   return run_cli(app, argc, argv, [&] {
     set_num_threads(threads);
+    if (!dump.empty()) {  // never onto what this run reads: the checkpoint's own files
+      namespace fs = std::filesystem;
+      std::error_code ec;
+      const fs::path folder = fs::weakly_canonical(dir, ec), target = fs::weakly_canonical(dump, ec).parent_path();
+      if (!folder.empty() && target == folder)
+        throw UsageError(cat("--dump-grads '", dump, "' is inside the checkpoint folder '", dir,
+                             "' this program reads; write the gradients elsewhere"));
+    }
     LoadedModel m = load_model(dir);
     const std::string text = io::read_file(data);
     check(!text.empty(), "'", data, "' is empty");

@@ -75,7 +75,7 @@ echo "NaN run: stopped with '$(grep -o 'diverged at step [0-9]*' "$work/err_nan"
 # start, so leftovers never pile up, and a run that ends cleanly leaves none.
 out="$work/kills"
 "$bin/train_lm" --layers 1 --heads 2 --dim 16 --ctx 16 --batch 2 --eval-every 0 --threads 1 --steps 2 --out "$out" 2> /dev/null
-temps() { find "$out" -name '.*.tmp.*' -o -name '.write-test.*' -o -name '*.new' | wc -l; }
+temps() { find "$out" -name '.*.tapegrad-tmp.*' -o -name '.tapegrad-write-test.*' -o -name '*.new' | wc -l; }
 most=0 seen=0
 for i in $(seq 20); do
   "$bin/train_lm" --resume "$out" --steps 100000000 --checkpoint-every 1 2> /dev/null & pid=$!

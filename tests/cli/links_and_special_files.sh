@@ -18,9 +18,22 @@ grep -q "metrics.jsonl': it is a symbolic link" log || { cat log; fail "no clear
 [[ "$(cat victim)" == "precious" ]] || fail "the victim behind metrics.jsonl was modified"
 
 mkdir run2 && ln -s "$work/victim" run2/config.json
-"$bin_dir/train_lm" "${tiny[@]}" --out run2 > log 2>&1 || { cat log; fail "train_lm failed with a config.json link"; }
-[[ "$(cat victim)" == "precious" ]] || fail "the victim behind config.json was modified"
-[[ -f run2/config.json && ! -L run2/config.json ]] || fail "config.json should have replaced the link with a file"
+if "$bin_dir/train_lm" "${tiny[@]}" --out run2 > log 2>&1; then fail "train_lm replaced a config.json link"; fi
+grep -q "config.json': it is a symbolic link, not a regular file" log || { cat log; fail "no clear error for a config.json link"; }
+[[ "$(cat victim)" == "precious" && -L run2/config.json ]] || fail "the config.json link or its victim was touched"
+
+# Outputs never replace a device: --dump-grads onto a character device is refused, the device kept.
+for _ in $(seq 20); do echo "the quick brown fox jumps over the lazy dog."; done > text.txt
+"$bin_dir/train_lm" "${tiny[@]}" --data text.txt --out run5 > log 2>&1 || { cat log; fail "train_lm"; }
+mknod chardev c 1 3 2>/dev/null || ln -s /dev/null chardev  # /dev/null's numbers; a link to it without mknod rights
+if "$bin_dir/eval_lm" --checkpoint run5 --data text.txt --dump-grads chardev --batch 1 > log 2>&1; then
+  fail "eval_lm wrote its gradients over a device"; fi
+grep -Eq "chardev': it is a (character device|symbolic link), not a regular file" log || { cat log; fail "no clear error for a device"; }
+[[ -c chardev || -L chardev ]] || fail "the device was replaced"
+# ... nor a file of the checkpoint it reads.
+if "$bin_dir/eval_lm" --checkpoint run5 --data text.txt --dump-grads run5/model.safetensors --batch 1 > log 2>&1; then
+  fail "eval_lm wrote over its checkpoint's weights"; fi
+grep -q "is inside the checkpoint folder" log || { cat log; fail "no clear error for --dump-grads into the checkpoint"; }
 
 mkfifo fifo
 status=0

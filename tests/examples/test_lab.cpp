@@ -290,7 +290,11 @@ TEST_CASE("lab: swept values are checked, exact and file-name safe, in flags and
   CHECK(setting_value("beta2", "0.95") == 0.95);
   CHECK(setting_value("tie-head", "false") == false);
   REQUIRE_THROWS_WITH(setting_value("qk-norm", "../x"), "--qk-norm '../x': a swept value must be 1 to 64 of [A-Za-z0-9.+-]");
-  REQUIRE_THROWS_WITH(setting_value("dim", "6.5"), "--dim '6.5': must be a whole number");
+  REQUIRE_THROWS_WITH(setting_value("dim", "6.5"), "--dim '6.5': must be a whole number in decimal (an optional '-', "
+                                                    "then digits without leading zeros), got '6.5'");
+  // Read one way only: "020" is neither 20 nor octal 16, "+5" no number a flag would take.
+  REQUIRE_THROWS_WITH(setting_value("dim", "020"), Catch::Contains("--dim '020': must be a whole number in decimal"));
+  REQUIRE_THROWS_WITH(setting_value("seed", "+5"), Catch::Contains("--seed '+5': must be a whole number in decimal"));
   REQUIRE_THROWS_WITH(setting_value("beta2", "nan"), "--beta2 'nan': must be a finite number");
   // Every training setting is classified: an axis, or one the folder fixes (grid.h). A new
   // TrainConfig field must be placed in one of the lists.

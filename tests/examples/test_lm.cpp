@@ -273,17 +273,23 @@ TEST_CASE("run lock: the folder's new writer removes what killed writers left ha
   fs::create_directories(dir / "curves");
   const auto touch = [&](const fs::path& p) { io::write_file_atomic(p.string(), "x"); };
   // Left by write_file_atomic and the write probe of killed processes (mkostemp's six characters):
-  const std::vector<fs::path> stale = {dir / ".model.safetensors.tmp.Ab12Cd", dir / ".write-test.zZ09yY",
-                                       dir / "curves" / ".none_pre.csv.tmp.q1w2e3"};
-  // Not theirs: a user's files, and names that only look alike.
+  const std::vector<fs::path> stale = {dir / ".model.safetensors.tapegrad-tmp.Ab12Cd",
+                                       dir / ".tapegrad-write-test.zZ09yY",
+                                       dir / "curves" / ".none_pre.csv.tapegrad-tmp.q1w2e3"};
+  // Not theirs: a user's files, names that only look alike, and anything deeper than one level.
+  fs::create_directories(dir / "src" / "deep");
   const std::vector<fs::path> kept = {dir / "model.safetensors", dir / "notes.tmp.abcdef", dir / ".x.tmp.abc",
-                                      dir / ".config.json.tmp.abcdefg", dir / "curves" / "run.csv"};
+                                      dir / ".config.json.tmp.abcdefg", dir / "curves" / "run.csv",
+                                      dir / ".write-test.Ab12Cd", dir / "curves" / ".draft.tmp.backup",
+                                      dir / "src" / "deep" / ".main.c.tmp.orig00",
+                                      dir / "src" / "deep" / ".main.c.tapegrad-tmp.orig00",
+                                      dir / ".a.tapegrad-tmp.ab-_12"};
   for (const auto& p : stale) touch(p);
   for (const auto& p : kept) touch(p);
-  fs::create_symlink("/etc/passwd", dir / ".link.tmp.AAAAAA");  // removed as a link, its target untouched
+  fs::create_symlink("/etc/passwd", dir / ".link.tapegrad-tmp.AAAAAA");  // removed as a link, its target untouched
   { RunLock lock(dir.string(), /*create=*/false); }
   for (const auto& p : stale) CHECK_FALSE(fs::exists(p));
-  CHECK_FALSE(fs::is_symlink(dir / ".link.tmp.AAAAAA"));
+  CHECK_FALSE(fs::is_symlink(dir / ".link.tapegrad-tmp.AAAAAA"));
   CHECK(fs::exists("/etc/passwd"));
   for (const auto& p : kept) CHECK(fs::exists(p));
   REQUIRE_THROWS_WITH(RunLock((dir / "model.safetensors").string(), false),

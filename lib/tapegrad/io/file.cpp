@@ -4,11 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 #include "tapegrad/error.h"
 
@@ -79,11 +82,23 @@ void write_all(int fd, std::string_view bytes, const std::string& path) {
 }  // namespace
 
 namespace {
-// A new file `dir/.<name>.tmp.XXXXXX` with an unpredictable suffix, created exclusively (mkostemp:
+constexpr std::string_view kTempMarker = ".tapegrad-tmp.", kWriteProbePrefix = ".tapegrad-write-test.";
+
+const char* file_kind(mode_t m) {
+  if (S_ISLNK(m)) return "a symbolic link";
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  return "a special file";
+}
+
+// A new file `dir/.<name>.tapegrad-tmp.XXXXXX` with an unpredictable suffix, created exclusively (mkostemp:
 // O_CREAT | O_EXCL), so a link planted in advance can never be written through. Returns its fd
 // and sets `tmp` to its path.
 int create_temp(const fs::path& dir, const std::string& name, std::string& tmp, const std::string& for_path) {
-  tmp = (dir / ("." + name + ".tmp.XXXXXX")).string();
+  tmp = (dir / ("." + name + std::string(kTempMarker) + "XXXXXX")).string();
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   check(fd >= 0, "cannot write '", for_path, "': ", std::strerror(errno));
   ::fchmod(fd, 0644);
@@ -91,13 +106,23 @@ int create_temp(const fs::path& dir, const std::string& name, std::string& tmp, 
 }
 }  // namespace
 
-// rename() replaces the target path itself — a symbolic link there is replaced, never followed.
 void write_file_atomic(const std::string& path, std::string_view bytes) {
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  // An output replaces a regular file or nothing: a device, FIFO, socket, folder or link there is
+  // someone else's (rename would put a regular file in place of /dev/null, or of a link's name).
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Error(cat("cannot write '", path, "': it is ", file_kind(st.st_mode),
+                    ", not a regular file (outputs replace only regular files; remove it or choose another path)"));
   std::string tmp;
   const int fd = create_temp(dir, target.filename().string(), tmp, path);
-  write_all(fd, bytes, tmp);
+  try {
+    write_all(fd, bytes, path);
+  } catch (...) {
+    ::unlink(tmp.c_str());  // a failed write (a full disk) leaves nothing behind
+    throw;
+  }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     const std::string why = std::strerror(errno);
     ::unlink(tmp.c_str());
@@ -117,14 +142,16 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
 }
 
 namespace {
-// The names create_temp and the write probe give their files: ".<name>.tmp.XXXXXX" and
-// ".write-test.XXXXXX", the X's being mkostemp's six characters.
+// The names create_temp and the write probe give their files: ".<name>.tapegrad-tmp.XXXXXX" and
+// ".tapegrad-write-test.XXXXXX", the X's being mkostemp's six characters [A-Za-z0-9]. The marker
+// keeps a user's ".draft.tmp.backup" or ".write-test.Ab12Cd" out of the pattern.
 bool is_temp_name(const std::string& f) {
-  constexpr size_t kRandom = 6;  // mkostemp's X's
-  const std::string_view probe = ".write-test.", temp = ".tmp.";
-  if (f.size() < 1 + temp.size() + kRandom || f[0] != '.') return false;
+  constexpr size_t kRandom = 6;
+  const std::string_view probe = kWriteProbePrefix, temp = kTempMarker;
+  if (f.size() < 2 + temp.size() + kRandom || f[0] != '.') return false;
   const auto has = [&](std::string_view part, size_t at) { return f.compare(at, part.size(), part) == 0; };
-  return (f.size() == probe.size() + kRandom && has(probe, 0)) || has(temp, f.size() - kRandom - temp.size());
+  const bool random = std::all_of(f.end() - kRandom, f.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+  return random && ((f.size() == probe.size() + kRandom && has(probe, 0)) || has(temp, f.size() - kRandom - temp.size()));
 }
 }  // namespace
 
@@ -134,7 +161,7 @@ int remove_stale_temp_files(const std::string& dir) {
   // Default options: symlinked folders are listed, not entered.
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
-    if (it.depth() > 2) it.disable_recursion_pending();  // run folders are shallow (DIR/curves/x.csv)
+    if (it.depth() >= 1) it.disable_recursion_pending();  // the folder and its own subfolders (DIR/curves/x.csv)
     const std::string name = it->path().filename().string();
     if (is_temp_name(name) && !it->is_directory(ec) && fs::remove(it->path(), ec)) ++removed;
   }
@@ -158,7 +185,7 @@ void ensure_writable_directory(const std::string& dir) {
     fs::create_directories(dir, ec);
     check(!ec, "cannot create output directory '", dir, "': ", ec.message());
   }
-  std::string probe = (fs::path(dir) / ".write-test.XXXXXX").string();
+  std::string probe = (fs::path(dir) / (std::string(kWriteProbePrefix) + "XXXXXX")).string();
   const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
   check(fd >= 0, "output directory '", dir, "' is not writable: ", std::strerror(errno));
   ::close(fd);

@@ -19,8 +19,9 @@ inline constexpr int64_t kMaxFileBytes = int64_t{1} << 30;  // 1 GiB: any corpus
 // (a FIFO or device: never waited on or read without end), larger than max_bytes, unreadable.
 std::string read_file(const std::string& path, int64_t max_bytes = kMaxFileBytes);
 
-// The temporary file has an unpredictable name and is created exclusively; the rename replaces a
-// link at `path` rather than writing through it.
+// `path` replaced whole, through a temporary file with an unpredictable name, created exclusively
+// and renamed over it. Only a regular file (or nothing) at `path` is replaced: a link, device,
+// FIFO, socket or folder there is refused naming it; a failed write removes its temporary file.
 void write_file_atomic(const std::string& path, std::string_view bytes);
 // A log file opened for appending (created if missing; emptied first if `truncate`). A symbolic
 // link or anything but a regular file at `path` is refused, not written through.
@@ -35,7 +36,8 @@ void ensure_writable_directory(const std::string& dir);
 void require_directory(const std::string& dir, const std::string& what);
 
 // Deletes the temporary files that write_file_atomic and ensure_writable_directory leave behind
-// when their process is killed mid-write, in `dir` and its subfolders (links are removed, never
+// when their process is killed mid-write — names of their exact form, with tapegrad's marker
+// (".x.tapegrad-tmp.Ab12Cd") — in `dir` and its immediate subfolders (links are removed, never
 // followed). Only the folder's one writer may call it — the files of a live write look the same.
 // Returns how many were removed.
 int remove_stale_temp_files(const std::string& dir);
