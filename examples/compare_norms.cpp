@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
     ctx.grid = grid_shape(o);
     ctx.command = reproduce_command(o, defaults);
     ctx.this_command = "compare_norms";
-    for (int i = 1; i < argc; ++i) ctx.this_command += std::string(" ") + argv[i];
+    for (int i = 1; i < argc; ++i) ctx.this_command += " " + cli::shell_quote(argv[i]);
     std::string plot_note;
     if (plot) {
       const std::string py = find_python(python);

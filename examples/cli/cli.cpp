@@ -1,11 +1,14 @@
 #include "cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/error.h"
@@ -166,6 +169,16 @@ void require_decimal_integers(CLI::App& app) {
   }
 }
 
+std::string shell_quote(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./:=+,@%-").find(c) != std::string_view::npos;
+  });
+  if (plain) return word;
+  std::string q = "'";
+  for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 CLI::Validator positive() { return number_at_least(0, true, "positive"); }
 CLI::Validator non_negative() { return number_at_least(0, false, "non-negative"); }
 
@@ -174,14 +187,35 @@ void use_json_config(CLI::App& app) {
   app.allow_config_extras(CLI::config_extras_mode::error);
 }
 
+namespace {
+// An error's text as one terminal line: control bytes (a newline in a value, escape sequences read
+// from a file) become \xNN; UTF-8 stays as it is.
+std::string one_line(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", u);
+      out += b;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+}  // namespace
+
 int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& body, const lm::Communicator* comm) {
   const bool root = !comm || comm->root();
   const std::string name = app.get_name();
-  const auto usage = [&](const char* what) {
-    if (root) std::fprintf(stderr, "%s: error: %s (see --help)\n", name.c_str(), what);
+  const auto usage = [&](const std::string& raw) {
+    const std::string what = one_line(raw);
+    if (root) std::fprintf(stderr, "%s: error: %s (see --help)\n", name.c_str(), what.c_str());
     return 2;
   };
-  const auto failure = [&](const std::string& what) {
+  const auto failure = [&](const std::string& raw) {
+    const std::string what = one_line(raw);
     if (comm && comm->distributed()) {
       std::fprintf(stderr, "%s: error [rank %d of %d]: %s\n", name.c_str(), comm->rank(), comm->size(), what.c_str());
       std::fflush(stderr);

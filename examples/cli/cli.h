@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "tapegrad/error.h"
 #include "tapegrad/lm/usage_error.h"
@@ -48,5 +49,9 @@ void require_decimal_integers(CLI::App& app);
 // The check itself: "" when `v` is decimal digits without leading zeros (after a '-' if `sign`),
 // otherwise the message.
 std::string decimal_whole_number(const std::string& v, bool sign);
+
+// `word` as a POSIX shell reads it back verbatim: as is when it holds only [A-Za-z0-9_./:=+,@%-],
+// otherwise in single quotes (a ' inside as '\''). For commands shown to be pasted.
+std::string shell_quote(const std::string& word);
 
 }  // namespace tapegrad::cli

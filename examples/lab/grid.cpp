@@ -228,20 +228,22 @@ std::string grid_shape(const SweepOptions& o) {
 }
 
 std::string reproduce_command(const SweepOptions& o, const SweepOptions& defaults) {
+  // Every value shell-quoted: a path like "my data $(touch X).txt" pastes as that path, not a command.
+  using cli::shell_quote;
   std::string cmd = "compare_norms";
   for (const auto& [key, values] : all_axes(o)) {
     cmd += " --" + key;
-    for (const auto& v : values) cmd += " " + v;
+    for (const auto& v : values) cmd += " " + shell_quote(v);
   }
   const nlohmann::json train = lm::to_json(o.base), was = lm::to_json(defaults.base);
   for (const auto& [key, value] : train.items()) {
     if (!contains(kCoreAxes, key) && !has_axis(o, key) && !contains(kBookkeeping, key) && value != was[key])
-      cmd += " --" + key + " " + (value.is_string() && value.get<std::string>().empty() ? "''" : setting_text(value));
+      cmd += " --" + key + " " + shell_quote(setting_text(value));
   }
   const nlohmann::json sweep = sweep_level(o), sweep_was = sweep_level(defaults);
   for (const auto& [key, value] : sweep.items())
-    if (value != sweep_was[key]) cmd += " --" + key + " " + setting_text(value);
-  return cmd + " --out " + o.out;
+    if (value != sweep_was[key]) cmd += " --" + key + " " + shell_quote(setting_text(value));
+  return cmd + " --out " + shell_quote(o.out);
 }
 
 nlohmann::json grid_json(const SweepOptions& o) {

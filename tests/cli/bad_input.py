@@ -325,6 +325,8 @@ def cases(f):
          {"TAPEGRAD_BUFFER_OFFSET": "abc"}),
         ("seed_walkthrough", [], 1, "error: TAPEGRAD_BUFFER_OFFSET: 'abc'", "a bad buffer offset, seed_walkthrough",
          {"TAPEGRAD_BUFFER_OFFSET": "abc"}),
+        (T, ["--tokenizer", "char\n\x1b[2J"], 2, "char\\x0a\\x1b[2J",
+         "a value with a newline and an escape sequence (printed as \\xNN, on one line)"),
         (T, ["--norm", "dyt", "--dyt-alpha", "0"], 2, "--dyt-alpha must be in (0, 100], got 0", "DyT alpha of 0 (tanh(0 x) = 0)"),
         (T, ["--allow-data-change"], 2, "--allow-data-change applies to --resume only", "a resume-only flag on a new run"),
         ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "4", "--eval-iters", "1", "--no-plot", "--out",
@@ -345,7 +347,8 @@ def main():
         if markdown:
             print("| case | example | exit | message (excerpt) |\n|---|---|---|---|")
             for prog, args, status, fragment, what, *_ in rows:
-                shown = " ".join(a if not a.startswith(tmp) else "…/" + os.path.basename(a) for a in args)
+                shown = " ".join("".join(f"\\x{ord(c):02x}" if ord(c) < 32 else c for c in
+                                         (a if not a.startswith(tmp) else "…/" + os.path.basename(a))) for a in args)
                 print(f"| {what} | `{prog} {shown}` | {status} | {fragment} |")
             return 0
         failures = 0

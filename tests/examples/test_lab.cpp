@@ -5,6 +5,7 @@
 
 #include "tapegrad/lm/corpus.h"
 #include "tapegrad/lm/divergence.h"
+#include "cli.h"
 #include "grid.h"
 #include "report.h"
 #include "support.h"
@@ -491,6 +492,20 @@ TEST_CASE("lab: curves.csv places each run's cells by its file's own header", "[
     }
   }
   fs::remove_all(out);
+}
+
+TEST_CASE("lab: the commands the report shows paste as the values they name", "[lab]") {
+  CHECK(cli::shell_quote("runs/exp7") == "runs/exp7");
+  CHECK(cli::shell_quote("") == "''");
+  CHECK(cli::shell_quote("my data $(touch X).txt") == "'my data $(touch X).txt'");
+  CHECK(cli::shell_quote("it's") == "'it'\\''s'");
+  SweepOptions o, defaults;
+  o.norms = {"none"}, o.lrs = {1e-3}, o.seeds = {1}, o.depths = {1}, o.placements = {"pre"};
+  o.base.data = "/tmp/my data $(touch X).txt";
+  o.out = "out `id`";
+  const std::string cmd = reproduce_command(o, defaults);
+  CHECK_THAT(cmd, Catch::Contains("--data '/tmp/my data $(touch X).txt'"));
+  CHECK_THAT(cmd, Catch::EndsWith("--out 'out `id`'"));
 }
 
 TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {

@@ -1,5 +1,7 @@
 #include "tapegrad/lm/run_lock.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -51,8 +53,11 @@ RunLock::RunLock(const std::string& dir, bool create) {
     const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
     ::close(fd_);
     fd_ = -1;
-    const std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("unknown");
-    throw Error(cat("'", dir, "' is in use by another tapegrad process (pid ", pid.substr(0, pid.find_first_of("\n ")),
+    // The file holds the holder's pid; only its leading digits are shown (it is anyone's file).
+    const std::string text = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+    const std::string digits = text.substr(0, std::min(text.find_first_not_of("0123456789"), size_t{20}));
+    const std::string pid = digits.empty() ? std::string("unknown") : digits;
+    throw Error(cat("'", dir, "' is in use by another tapegrad process (pid ", pid,
                     "): one writer per run folder; wait for it, or give another directory"));
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
