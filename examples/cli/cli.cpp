@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -97,14 +99,13 @@ namespace {
 // once for every numeric check: a comparison with NaN is always false, so a range check alone
 // lets it through (CLI::Range did).
 std::string parse_finite(const std::string& v, double& x) {
-  try {
-    size_t used = 0;
-    x = std::stod(v, &used);
-    if (used != v.size()) return "must be a number, got " + v.substr(0, 40);
-  } catch (const std::exception&) {
-    return "must be a number, got " + v.substr(0, 40);
-  }
-  return std::isfinite(x) ? std::string() : "must be a finite number, got " + v;
+  // strtod, not stod: stod throws on a subnormal such as 5e-324 (ERANGE for underflow), which is a
+  // number; only an overflow to infinity is out of range.
+  char* end = nullptr;
+  errno = 0;
+  x = v.empty() || std::isspace(static_cast<unsigned char>(v[0])) ? 0.0 : std::strtod(v.c_str(), &end);
+  if (v.empty() || end != v.c_str() + v.size()) return "must be a number, got " + v.substr(0, 40);
+  return std::isfinite(x) ? std::string() : "must be a finite number, got " + v.substr(0, 40);
 }
 
 CLI::Validator number_at_least(double low, bool strict, const char* what) {

@@ -327,6 +327,8 @@ def cases(f):
          {"TAPEGRAD_BUFFER_OFFSET": "abc"}),
         (T, ["--tokenizer", "char\n\x1b[2J"], 2, "char\\x0a\\x1b[2J",
          "a value with a newline and an escape sequence (printed as \\xNN, on one line)"),
+        (T, ["--norm", "dyt", "--dyt-alpha", "1e-300"], 2, "--dyt-alpha 1e-300 rounds to 0 in float32",
+         "a DyT alpha that rounds to 0 in float32 (once stored as 0.0)"),
         (T, ["--norm", "dyt", "--dyt-alpha", "0"], 2, "--dyt-alpha must be in (0, 100], got 0", "DyT alpha of 0 (tanh(0 x) = 0)"),
         (T, ["--allow-data-change"], 2, "--allow-data-change applies to --resume only", "a resume-only flag on a new run"),
         ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "4", "--eval-iters", "1", "--no-plot", "--out",

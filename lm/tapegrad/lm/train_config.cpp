@@ -1,6 +1,7 @@
 #include "tapegrad/lm/train_config.h"
 
 #include <cmath>
+#include <limits>
 
 #include "tapegrad/lm/usage_error.h"
 #include "tapegrad/error.h"
@@ -64,6 +65,10 @@ void TrainConfig::validate() const {
   check_flag(clip >= 0, "--clip must be >= 0 (0 disables clipping), got ", clip);
   check_flag(z_loss >= 0 && z_loss <= 1, "--z-loss must be in [0, 1] (0: off; PaLM uses 1e-4), got ", z_loss);
   check_flag(dyt_alpha > 0 && dyt_alpha <= 100, "--dyt-alpha must be in (0, 100], got ", dyt_alpha);
+  // The model holds alpha in float32: a value that rounds to 0 or a subnormal there is refused.
+  check_flag(static_cast<float>(dyt_alpha) >= std::numeric_limits<float>::min(), "--dyt-alpha ", dyt_alpha,
+             " rounds to ", static_cast<float>(dyt_alpha), " in float32, the model's precision: use at least ",
+             std::numeric_limits<float>::min());
   check_flag(threads >= 0, "--threads must be >= 0 (0: one per core), got ", threads);
   check_flag(eval_every >= 0 && checkpoint_every >= 0, "--eval-every and --checkpoint-every must be >= 0");
   check_flag(sharpness_every >= 0, "--sharpness-every must be >= 0 (0: never), got ", sharpness_every);
