@@ -59,7 +59,9 @@ CrossEntropyTerms BatchParallelStep<T>::forward_backward(std::span<const int32_t
       auto out = model_.forward(w.tape, part(ids), s.end - s.begin, Tn, part(targets),
                                 probe ? &probes_[static_cast<size_t>(k)] : nullptr);
       w.terms = out.terms;
-      w.terms.cross_entropy = static_cast<T>(out.terms.cross_entropy);  // without a z-loss: the taped value
+      // As the tape's precision holds them; without a z-loss the cross-entropy is the taped value.
+      w.terms.cross_entropy = out.terms.z_loss == 0 ? static_cast<double>(out.loss.value()[0])
+                                                    : static_cast<double>(static_cast<T>(out.terms.cross_entropy));
       w.terms.z_loss = static_cast<T>(out.terms.z_loss);
       const T seed = static_cast<T>(s.end - s.begin) / static_cast<T>(B);  // d loss / d (this share's mean loss)
       w.tape.backward(out.loss, TensorView<const T>(&seed, out.loss.shape()));
