@@ -19,7 +19,7 @@
 # step). With LayerNorm no run diverged at any coefficient; best validation loss 2.438 (z-loss 0),
 # 2.451 (1e-4), 2.452 (1e-2): a cost of 0.013-0.014, about the seeds' spread (std 0.011-0.018).
 # z-loss acts on log Z as designed: the final mean log Z was 5.5-5.7 without it at lr <= 1e-2,
-# 5.5-5.6 with 1e-4 (barely moved: 1e-4 x 5.6^2 = 0.003 of penalty) and 0.4-1.6 with 1e-2; the
+# 5.5-5.6 with 1e-4 (barely moved: 1e-4 x 5.6^2 = 0.003 of penalty) and 0.2-1.6 with 1e-2; the
 # peak output logit fell from 8.6 to 4.9. Without a norm 6 of 12 runs diverged at every
 # coefficient (every run at lr >= 3e-2), led by the last block's attention logits, and z-loss did
 # not change that. No run drifted towards negative log Z without z-loss (its minimum over tokens
