@@ -68,4 +68,6 @@ TEST_CASE("dyt: the decoder's dyt_alpha reaches every DyT, blocks (peri too) and
   CHECK(alphas == 2 * 4 + 1);  // norm1, norm2, attn_out_norm, mlp_out_norm per block; norm_f
   c.dyt_alpha = 0;
   REQUIRE_THROWS_WITH(Decoder<double>(c, 1), "config: dyt_alpha must be in (0, 100], got 0");
+  c.dyt_alpha = 1e-300;  // inside (0, 100], but 0 once the model holds it in float32
+  REQUIRE_THROWS_WITH(Decoder<double>(c, 1), Catch::Contains("config: dyt_alpha 1e-300 rounds to 0 in float32"));
 }

@@ -21,9 +21,9 @@ void DecoderConfig::validate() const {
   // At most 1: PaLM uses 1e-4; a coefficient near 1 already outweighs the cross-entropy itself.
   check(z_loss >= 0 && z_loss <= 1, "config: z_loss must be in [0, 1], got ", z_loss);
   // tanh(alpha x) needs alpha > 0 (0 would zero every activation); above 100 it is a sign function.
-  check(dyt_alpha > 0 && dyt_alpha <= 100 && static_cast<float>(dyt_alpha) >= std::numeric_limits<float>::min(),
-        "config: dyt_alpha must be in (0, 100] and a normal float32 (>= ", std::numeric_limits<float>::min(), "), got ",
-        dyt_alpha);
+  check(dyt_alpha > 0 && dyt_alpha <= 100, "config: dyt_alpha must be in (0, 100], got ", dyt_alpha);
+  check(static_cast<float>(dyt_alpha) >= std::numeric_limits<float>::min(), "config: dyt_alpha ", dyt_alpha,
+        " rounds to ", static_cast<float>(dyt_alpha), " in float32; at least ", std::numeric_limits<float>::min());
   // Sizes from files are bounded before anything is allocated: every product of them downstream
   // (parameter counts, activations) then stays far inside 64 bits.
   const auto at_most = [](const char* field, int64_t v, int64_t max) {
