@@ -5,6 +5,7 @@
 #   scripts/install-deps.sh --test     also PyTorch (python3-torch): the golden tests compare against it;
 #                                      and clang (clang, libomp-dev): every source must compile with it too
 #   scripts/install-deps.sh --bench    also PyTorch, for bench/compare_pytorch.sh
+#   scripts/install-deps.sh --docs     only doxygen (scripts/api-docs.sh), which --test includes
 set -euo pipefail
 
 packages=(
@@ -16,7 +17,8 @@ packages=(
   libopenmpi-dev openmpi-bin     # data-parallel training and distributed sweeps (optional at build time)
 )
 [[ "${1:-}" == "--bench" || "${1:-}" == "--test" ]] && packages+=(python3-torch)
-[[ "${1:-}" == "--test" ]] && packages+=(clang libomp-dev)
+[[ "${1:-}" == "--test" ]] && packages+=(clang libomp-dev doxygen)
+[[ "${1:-}" == "--docs" ]] && packages=(doxygen)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -22,7 +22,7 @@ namespace tapegrad::vmath {
 // and a range shorter than one block is padded into a local one.
 // A dynamic-size Eigen expression would instead peel elements up to the first aligned address
 // and compute them with the scalar libm function (other last bits), so results would follow the
-// allocator (issue: resume test failing under ASan). tests/lib/test_vmath.cpp places the same
+// allocator. tests/lib/test_vmath.cpp places the same
 // values at every offset of a line and demands identical bits.
 inline constexpr int kBlock = 16;
 using Block = Eigen::Array<float, kBlock, 1>;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # CTest "package: find_package(tapegrad) from an install tree": installs the build tree into a
 # temporary prefix, then configures, builds and runs tests/package as an outside project —
-# including the code blocks of the docs marked "compiled": docs/engine.md's custom-op example (which
-# must also be examples/custom_op.cpp, byte for byte) and the README's ten-line example.
+# including every code block of the docs marked "compiled" (the README's ten-line example,
+# docs/engine.md's custom op, which must also be examples/custom_op.cpp byte for byte, ...).
 set -euo pipefail
 build_dir="$1"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -11,19 +11,39 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 cp -r "$here" "$work/src"
-# The fenced block after a "<!-- compiled: NAME -->" line of a doc, as written there.
-extract() {  # FILE NAME OUT
-  awk -v marker="<!-- compiled: $2 -->" '$0 == marker {found = 1; next}
-       found == 1 && /^```cpp$/ {found = 2; next}
-       found == 2 && /^```$/ {exit}
-       found == 2 {print}' "$1" > "$3"
+# Every fenced block after a "<!-- compiled: NAME -->" line of README.md or docs/*.md, as written
+# there (tests/docs/code_blocks.py checks that every C++ block has such a line):
+#   NAME = a path in the repository (examples/custom_op.cpp): the block must be that file, byte for
+#          byte, and is built as the program named by its stem;
+#   NAME = STEM.cpp: a whole program, built as STEM;
+#   NAME = STEM.inc: a fragment, built inside tests/package/STEM.cpp, which #includes it.
+extract() {  # FILE NAME OUT (a block may be indented, inside a list item: the indent is dropped)
+  awk -v marker="<!-- compiled: $2 -->" '{line = $0; sub(/^ +/, "", line)}
+       line == marker {found = 1; next}
+       found == 1 && line == "```cpp" {found = 2; match($0, /^ */); indent = RLENGTH; next}
+       found == 2 && line == "```" {exit}
+       found == 2 {print substr($0, indent + 1)}' "$1" > "$3"
   [[ -s "$3" ]] || { echo "FAIL: no block marked '$2' in $1"; exit 1; }
 }
-extract "$root/docs/engine.md" examples/custom_op.cpp "$work/src/docs_custom_op.cpp"
-cmp -s "$work/src/docs_custom_op.cpp" "$root/examples/custom_op.cpp" ||
-  { diff "$work/src/docs_custom_op.cpp" "$root/examples/custom_op.cpp" | head -20;
-    echo "FAIL: docs/engine.md's custom-op example differs from examples/custom_op.cpp"; exit 1; }
-extract "$root/README.md" "tests/package readme_quickstart.cpp" "$work/src/readme_quickstart.cpp"
+programs=()
+: > "$work/src/docs_blocks.cmake"
+for page in "$root/README.md" "$root"/docs/*.md; do
+  while IFS= read -r name; do
+    stem="$(basename "${name%.*}")"
+    case "$name" in
+      */*) extract "$page" "$name" "$work/src/$stem.cpp"
+           cmp -s "$work/src/$stem.cpp" "$root/$name" ||
+             { diff "$work/src/$stem.cpp" "$root/$name" | head -20;
+               echo "FAIL: the block marked '$name' in ${page#"$root/"} differs from $name"; exit 1; } ;;
+      *.cpp) extract "$page" "$name" "$work/src/$stem.cpp" ;;
+      *.inc) extract "$page" "$name" "$work/src/$name"
+             [[ -f "$work/src/$stem.cpp" ]] || { echo "FAIL: tests/package/$stem.cpp, which builds $name, is missing"; exit 1; } ;;
+      *) echo "FAIL: ${page#"$root/"}: '<!-- compiled: $name -->' names neither a path, STEM.cpp nor STEM.inc"; exit 1 ;;
+    esac
+    echo "tapegrad_docs_block($stem)" >> "$work/src/docs_blocks.cmake"
+    programs+=("$stem")
+  done < <(sed -n 's/^ *<!-- compiled: \(.*\) -->$/\1/p' "$page")
+done
 # The consumer uses the compiler tapegrad was built with: the static libraries carry that
 # compiler's OpenMP runtime calls (libgomp for GCC, libomp for clang).
 cxx="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt")"
@@ -33,6 +53,6 @@ cmake --build "$work/build" >/dev/null
 "$work/build/consumer"
 "$work/build/consumer_lm"
 "$work/build/consumer_mlp"
-"$work/build/docs_custom_op"
-"$work/build/readme_quickstart"
+for p in "${programs[@]}"; do "$work/build/$p"; done
+echo "built and ran ${#programs[@]} code blocks of the docs: ${programs[*]}"
 echo "OK: package consumers"

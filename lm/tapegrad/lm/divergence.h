@@ -10,8 +10,8 @@
 // Patience, default 10: a spike — the loss jumping and coming back within a few steps, as a
 // LayerNorm run at lr 1e-2 did (3.44 -> 7.97 at step 10, then down) — is the stability signal the
 // literature reports (Wortsman et al. 2023; Chowdhery et al. 2022), not a divergence; a loss that
-// stays above 1.5x its starting value for 10 steps is not coming back at these sizes. patience 1
-// is the old one-step rule.
+// stays above 1.5x its starting value for 10 steps is not coming back at these sizes. Patience 1
+// dates a divergence to the first step above the threshold.
 //
 // Spikes: after warmup, a step whose loss exceeds `spike_factor` (1.3) x the running mean of the
 // loss (an EMA with weight 0.1, frozen while the spike lasts) starts a spike; it counts once the

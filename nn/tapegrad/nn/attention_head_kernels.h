@@ -11,7 +11,7 @@
 // stride 3C or C), k and v transposed once into a small tile for the two "times a transpose"
 // products. A measured reason: a C = 64 step (heads of 16) spent a fifth of each worker's time in
 // the head GEMMs and their softmax — 64 x 64 x 16 products, each an OpenBLAS call that packs its
-// operands for the little work it then does (bench/RESULTS.md, fifth session).
+// operands for the little work it then does (bench_kernels attention_core times both paths).
 //
 // Register blocking: R output rows x HS/kW vectors of accumulators (kW floats per vector: 16 with
 // AVX-512, 8 with AVX, 4 otherwise — GCC's generic vectors at the register's width), each loaded

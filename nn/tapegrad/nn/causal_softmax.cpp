@@ -79,6 +79,14 @@ void store_last(float* row, int64_t at, int64_t width, const Packet& p) {
   std::copy(staged, staged + (width - at), row + at);
 }
 
+// e^x, and exactly 0 where e^x is below float's normal range (x < ln FLT_MIN = -87.34): Eigen's
+// pexp clamps its argument there on some targets (AVX2) and gives ~1e-38 even for x = -inf, where
+// a masked score must get probability 0. Terms this small cannot change a row's sum (>= 1).
+Packet exp_or_zero(const Packet& x) {
+  const Packet low = ei::pset1<Packet>(-87.33654f);
+  return ei::pselect(ei::pcmp_lt(x, low), ei::pzero(x), ei::pexp(x));
+}
+
 // Zeroes row[from, width).
 void zero_rest(float* row, int64_t from, int64_t width) {
   int64_t j = from;
@@ -110,11 +118,11 @@ float causal_softmax_forward(float* P, int64_t rows, int64_t width, int64_t firs
       const Packet m = ei::pset1<Packet>(shift[r]);
       Packet sum = zero;
       for (int64_t j = 0; j < s.last; j += kLanes) {
-        const Packet e = ei::pexp(ei::psub(ei::ploadu<Packet>(row + j), m));
+        const Packet e = exp_or_zero(ei::psub(ei::ploadu<Packet>(row + j), m));
         ei::pstoreu(row + j, e);
         sum = ei::padd(sum, e);
       }
-      const Packet e = ei::pselect(s.keep, ei::pexp(ei::psub(load_last(row, s.last, width), m)), zero);
+      const Packet e = ei::pselect(s.keep, exp_or_zero(ei::psub(load_last(row, s.last, width), m)), zero);
       store_last(row, s.last, width, e);
       scale[r] = 1.f / ei::predux(ei::padd(sum, e));
     }

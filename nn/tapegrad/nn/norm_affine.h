@@ -14,9 +14,8 @@
 // Both visit a thread's rows in groups of kNormRowGroup, one pass over the group per step (the
 // row statistics, then what uses them): one row's steps are a chain of dependent reductions
 // (sum -> mean -> rstd, say) whose latency a core hides only with other rows' independent work in
-// flight. The same arithmetic as row by row, bit for bit; bench_kernels *_fwd_bwd/toy (one batch-
-// split worker's 384 rows): LayerNorm C64 31.4 -> 25.3 us, C128 41.6 -> 33.2 us; RMSNorm C64
-// 17.0 -> 15.2 us, C128 24.1 -> 21.4 us.
+// flight. The same arithmetic as row by row, bit for bit, in 0.8-0.9x its time on one batch-split
+// worker's 384 rows (bench_kernels *_fwd_bwd/toy).
 #pragma once
 
 #include <cstdint>
