@@ -133,6 +133,7 @@ int main(int argc, char** argv) {
     if (comm.rank() == 0) lock.emplace(o.out);
     const std::string resumed = fs::exists(o.out + "/sweep.json") ? " (the grid in " + o.out + "/sweep.json, grown by this command)" : "";
     o = resolve_sweep(o, given);  // before any output: a refused setting is one line
+    verify_sweep_folder(o);       // and a folder whose runs no longer match it
     const auto t0 = std::chrono::steady_clock::now();
     lm::install_stop_handlers();
     const size_t total = expand(o).size();  // checks every combination of settings

@@ -265,7 +265,7 @@ namespace {
 SweepOptions read_grid(const std::string& path, const SweepOptions& like, const std::vector<RunRecord>& recorded) {
   nlohmann::json j;
   try {
-    j = io::parse_json(io::read_file(path), path);
+    j = io::parse_json(io::read_file(path, kMaxGridBytes), path);
   } catch (const Error& e) {
     throw Error(cat(e.what(), "; delete it to adopt this sweep's settings"));
   }

@@ -17,6 +17,7 @@
 
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/json.h"
+#include "tapegrad/io/sha256.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/lm/sharpness.h"
 #include "tapegrad/lm/usage_error.h"
@@ -277,7 +278,7 @@ V cell(const std::vector<std::string>& f, size_t i, const std::string& where) {
 
 std::vector<RunRecord> read_runs(const std::string& path) {
   if (!fs::exists(path)) return {};
-  std::istringstream in(io::read_file(path));
+  std::istringstream in(io::read_file(path, path.ends_with("runs.csv") ? kMaxRunsBytes : kMaxRecordBytes));
   std::string line;
   std::getline(in, line);
   const std::vector<std::string> header = split(line);
@@ -354,13 +355,107 @@ struct SweepData {
   std::shared_ptr<const text::Tokenizer> tokenizer;
   std::shared_ptr<const lm::TokenData> data;
 };
-SweepData load_sweep_data(const SweepOptions& o) {
+SweepData load_sweep_data(const SweepOptions& o, const std::string& text) {
   const std::string what = o.base.data.empty() ? std::string("embedded corpus") : o.base.data;
-  const std::string text = lm::load_text(o.base.data);
   std::shared_ptr<const text::Tokenizer> tokenizer = lm::build_tokenizer(o.base, text, what);
   return {tokenizer, lm::make_token_data(o.base, *tokenizer, text)};
 }
+SweepData load_sweep_data(const SweepOptions& o) { return load_sweep_data(o, lm::load_text(o.base.data)); }
+
+// The text's identity, as sweep.json and every run's proof hold it.
+nlohmann::json data_identity(const SweepOptions& o, const std::string& text) {
+  return {{"source", o.base.data.empty() ? std::string("embedded corpus") : o.base.data},
+          {"bytes", text.size()},
+          {"sha256", io::sha256_hex(text)}};
+}
+std::string describe_data(const nlohmann::json& d) {
+  return cat(d.value("source", std::string("?")), " (", d.value("bytes", int64_t{0}), " bytes, sha256 ",
+             d.value("sha256", std::string("?")).substr(0, 16), "...)");
+}
+
+// What a run trained with, as its proof holds it: the run's settings as train_lm's config.json,
+// less the thread count (a run's bits depend on it, its comparability does not).
+nlohmann::json proof_config(const SweepOptions& o, const RunSpec& spec) {
+  nlohmann::json c = lm::to_json(run_config(o, spec, 1));
+  c.erase("threads");
+  return c;
+}
+
+std::string proof_path(const std::string& out, const std::string& id) { return out + "/records/" + id + ".json"; }
+
+// records/<id>.json, written after the run's curve and record: what it trained with and on, and the
+// SHA-256 of both files, so neither can change (or go missing) without the sweep noticing.
+void write_proof(const SweepOptions& o, const RunSpec& spec, const nlohmann::json& data, const std::string& record,
+                 const std::string& curve) {
+  const nlohmann::json proof = {{"format", 1},
+                                {"config", proof_config(o, spec)},
+                                {"data", data},
+                                {"record_sha256", io::sha256_hex(record)},
+                                {"curve_sha256", io::sha256_hex(curve)}};
+  io::write_file_atomic(proof_path(o.out, spec.id()), proof.dump(1) + "\n");
+}
+
+// Whether the recorded run `spec` counts as done: its record, curve and proof are there and agree.
+// Not done (trained again), with the reason in `why`: a missing or changed curve or record. An
+// Error: the run trained on other data, or with other settings than the grid now gives (an edited
+// sweep.json) — reporting it beside the others would compare unlike runs. A run recorded before
+// proofs existed (no proof, record and curve present) is taken as it is; `legacy` says so.
+bool run_is_done(const SweepOptions& o, const RunSpec& spec, const nlohmann::json& data, std::string& why,
+                 bool& legacy) {
+  const std::string id = spec.id(), record_path = o.out + "/records/" + id + ".csv",
+                    curve_path = o.out + "/curves/" + id + ".csv", proof_file = proof_path(o.out, id);
+  std::error_code ec;
+  legacy = false;
+  for (const std::string& path : {record_path, curve_path, proof_file})
+    check(!fs::is_symlink(path, ec), path, ": a link; a sweep reads and writes only files of its own (remove the link)");
+  if (!fs::is_regular_file(record_path, ec)) return why = "records/" + id + ".csv is missing", false;
+  if (!fs::is_regular_file(curve_path, ec)) return why = "curves/" + id + ".csv is missing", false;
+  if (!fs::exists(proof_file, ec)) return legacy = true, true;
+  const nlohmann::json proof = io::parse_json(io::read_file(proof_file, kMaxRecordBytes), proof_file);
+  check(proof.is_object() && proof.value("format", 0) == 1 && proof.contains("config") && proof["config"].is_object() &&
+            proof.contains("data") && proof["data"].is_object(),
+        proof_file, ": not a run proof of format 1 (delete it and its run's files to train the run again)");
+  if (proof.value("record_sha256", std::string()) != io::sha256_hex(io::read_file(record_path, kMaxRecordBytes)))
+    return why = "records/" + id + ".csv changed after its run wrote it", false;
+  if (proof.value("curve_sha256", std::string()) != io::sha256_hex(io::read_file(curve_path, kMaxCurveBytes)))
+    return why = "curves/" + id + ".csv changed after its run wrote it", false;
+  check(proof["data"].value("sha256", std::string()) == data.value("sha256", std::string()), o.out,
+        ": its runs trained on ", describe_data(proof["data"]), ", this sweep's data is ", describe_data(data),
+        ": a folder's runs share their data, so give the same text, or another --out (", proof_file, ")");
+  const nlohmann::json now = proof_config(o, spec);
+  for (const auto& [key, value] : now.items()) {
+    const nlohmann::json was = proof["config"].contains(key) ? proof["config"][key] : nlohmann::json();
+    check(was == value, proof_file, ": run ", id, " trained with ", key, " = ", io::json_excerpt(was),
+          ", but the grid (", o.out, "/sweep.json) now gives it ", io::json_excerpt(value),
+          ": sweep.json was changed after the runs trained; restore it, or start another --out");
+  }
+  return true;
+}
+
+// A continuation: the folder's text (sweep.json's "data") must be this sweep's.
+void check_stored_data(const SweepOptions& o, const nlohmann::json& data) {
+  const std::string grid_path = o.out + "/sweep.json";
+  std::error_code ec;
+  if (!fs::exists(grid_path, ec)) return;
+  const nlohmann::json stored = io::parse_json(io::read_file(grid_path, kMaxGridBytes), grid_path);
+  if (stored.is_object() && stored.contains("data") && stored["data"].is_object())
+    check(stored["data"].value("sha256", std::string()) == data["sha256"], o.out, ": its runs trained on ",
+          describe_data(stored["data"]), ", this sweep's data is ", describe_data(data),
+          ": a folder's runs share their data, so give the same text, or another --out (", grid_path, ")");
+}
+
 }  // namespace
+
+void verify_sweep_folder(const SweepOptions& o) {
+  const nlohmann::json data = data_identity(o, lm::load_text(o.base.data));
+  check_stored_data(o, data);
+  const std::map<std::string, RunRecord> all = recorded_runs(o.out);
+  for (const RunSpec& spec : expand(o)) {
+    std::string why;
+    bool legacy = false;
+    if (all.count(spec.id())) run_is_done(o, spec, data, why, legacy);
+  }
+}
 
 double sweep_unigram_loss(const SweepOptions& o) {
   const SweepData d = load_sweep_data(o);
@@ -382,32 +477,56 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
                                  const lm::Communicator* comm) {
   const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
   const SweepOptions o = resolve_sweep(asked, every_setting());
+  const std::string text = lm::load_text(o.base.data);
+  const nlohmann::json data = data_identity(o, text);
+  check_stored_data(o, data);
+  const std::string grid_path = o.out + "/sweep.json";
+  std::error_code ec;
   if (rank == 0) {
     io::ensure_writable_directory(o.out);
     io::ensure_writable_directory(o.out + "/curves");
     io::ensure_writable_directory(o.out + "/records");
-    const std::string grid = grid_json(o).dump(2) + "\n", path = o.out + "/sweep.json";
-    std::error_code ec;
-    if (!fs::exists(path, ec) || io::read_file(path) != grid) io::write_file_atomic(path, grid);
+    nlohmann::json g = grid_json(o);
+    g["data"] = data;
+    const std::string grid = g.dump(2) + "\n";
+    if (!fs::exists(grid_path, ec) || io::read_file(grid_path, kMaxGridBytes) != grid) io::write_file_atomic(grid_path, grid);
   }
   if (comm) comm->barrier();
   std::map<std::string, RunRecord> all = recorded_runs(o.out);
 
   const std::vector<RunSpec> specs = expand(o);
   std::vector<size_t> todo;
-  int finished = 0;
+  int finished = 0, legacy_runs = 0;
   const int total = static_cast<int>(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (!all.count(specs[i].id())) todo.push_back(i);
-    else if (rank == 0) on_run(all[specs[i].id()], true, ++finished, total);
+    const std::string id = specs[i].id();
+    std::string why;
+    bool legacy = false;
+    if (all.count(id) && !run_is_done(o, specs[i], data, why, legacy)) {
+      if (rank == 0) std::fprintf(stderr, "%s: %s: training run %s again\n", o.out.c_str(), why.c_str(), id.c_str());
+      all.erase(id);
+    }
+    if (!all.count(id)) {
+      todo.push_back(i);
+      continue;
+    }
+    if (legacy && rank == 0) {  // hashed now, as it is: from here on a change to it is noticed
+      write_proof(o, specs[i], data, io::read_file(o.out + "/records/" + id + ".csv", kMaxRecordBytes),
+                  io::read_file(o.out + "/curves/" + id + ".csv", kMaxCurveBytes));
+      ++legacy_runs;
+    }
+    if (rank == 0) on_run(all[id], true, ++finished, total);
   }
+  if (legacy_runs > 0)
+    std::fprintf(stderr, "%s: %d run(s) recorded before runs carried proofs (records/<id>.json) were taken as they "
+                 "are and hashed now\n", o.out.c_str(), legacy_runs);
   // Runs not yet recorded are dealt round-robin over the ranks; each rank reports its own.
   std::vector<size_t> mine;
   for (size_t k = 0; k < todo.size(); ++k)
     if (static_cast<int>(k % ranks) == rank) mine.push_back(todo[k]);
 
   if (!mine.empty()) {
-    const SweepData shared = load_sweep_data(o);  // named, not a structured binding: clang 14 cannot capture those
+    const SweepData shared = load_sweep_data(o, text);  // named, not a structured binding: clang 14 cannot capture those
     const int per_rank_cores = std::max(1, (o.base.threads > 0 ? o.base.threads : num_cores()) /
                                                (comm ? comm->local_size() : 1));
     const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(mine.size())));
@@ -423,9 +542,12 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
           std::string curve;
           const auto rec = run_one(o, spec, shared.tokenizer, shared.data, threads, curve, stop);
           if (!rec) return;
-          // The curve first, then the record: a recorded run always has its curve file.
-          io::write_file_atomic(o.out + "/curves/" + spec.id() + ".csv", join(curve_columns(spec.depth, o.base.sharpness_every > 0)) + "\n" + curve);
-          io::write_file_atomic(o.out + "/records/" + spec.id() + ".csv", join(kRunColumns) + "\n" + csv_row(*rec) + "\n");
+          // The curve, then the record, then the proof of both: a run is done once its proof is written.
+          const std::string curve_file = join(curve_columns(spec.depth, o.base.sharpness_every > 0)) + "\n" + curve;
+          const std::string record_file = join(kRunColumns) + "\n" + csv_row(*rec) + "\n";
+          io::write_file_atomic(o.out + "/curves/" + spec.id() + ".csv", curve_file);
+          io::write_file_atomic(o.out + "/records/" + spec.id() + ".csv", record_file);
+          write_proof(o, spec, data, record_file, curve_file);
           std::lock_guard<std::mutex> lock(mu);
           all[spec.id()] = *rec;
           if (ranks == 1) write_runs_csv(o.out, all);  // kept current; under MPI rank 0 assembles at the end
@@ -446,6 +568,17 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
   if (rank != 0) return {};
 
   all = recorded_runs(o.out);
+  // runs.csv, curves.csv and the report hold the grid's runs only, each checked against its proof
+  // (a rank's runs were written after this rank's check above).
+  std::map<std::string, const RunSpec*> by_id;
+  for (const auto& spec : specs) by_id[spec.id()] = &spec;
+  for (auto it = all.begin(); it != all.end();) {
+    const auto spec = by_id.find(it->first);
+    std::string why;
+    bool legacy = false;
+    if (spec == by_id.end() || !run_is_done(o, *spec->second, data, why, legacy)) it = all.erase(it);
+    else ++it;
+  }
   write_runs_csv(o.out, all);
   // curves.csv: every recorded run's curve under the deepest run's columns. Each file's cells are
   // placed by its own header, so a curve written before a column existed leaves that column empty.
@@ -455,8 +588,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
   std::string curves = join(columns) + "\n";
   for (const auto& [id, r] : all) {
     const std::string path = o.out + "/curves/" + id + ".csv";
-    if (!fs::exists(path)) continue;
-    std::istringstream in(io::read_file(path));
+    std::istringstream in(io::read_file(path, kMaxCurveBytes));
     std::string line;
     std::getline(in, line);
     const std::vector<std::string> header = split(line);

@@ -10,8 +10,13 @@
 //                      (and machines sharing the directory) never write the same file
 //   runs.csv           one row per finished run (columns: kRunColumns), assembled from records/
 //   curves.csv         all runs' curves concatenated, written at the end of a sweep
-//   sweep.json         the whole grid (grid.h): `compare_norms --out DIR` alone continues it, and
-//                      values given on a later command add to it
+//   records/<id>.json  the run's proof, written last: the settings and data (size, SHA-256) it
+//                      trained with, and the SHA-256 of its curve and record. A run counts as done
+//                      only when all three agree; a missing or changed curve or record means it
+//                      trains again, and a run whose settings or data differ from the grid's now
+//                      (an edited sweep.json, another --data) is an error naming both
+//   sweep.json         the whole grid (grid.h) and the data's identity: `compare_norms --out DIR`
+//                      alone continues it, and values given on a later command add to it
 //
 // Under MPI (`mpirun -np N compare_norms ...`), rank r trains runs r, r + N, ... of those not yet
 // recorded; after a barrier rank 0 assembles runs.csv and curves.csv and writes the report.
@@ -31,6 +36,13 @@
 #include "tapegrad/lm/trainer.h"
 
 namespace tapegrad::lab {
+
+// Largest files the sweep reads back: a record or proof is a line, a curve a line per step (~2 KB);
+// anything larger is refused, naming the file, before it is read.
+inline constexpr int64_t kMaxRecordBytes = int64_t{1} << 20;
+inline constexpr int64_t kMaxRunsBytes = int64_t{256} << 20;
+inline constexpr int64_t kMaxCurveBytes = int64_t{256} << 20;
+inline constexpr int64_t kMaxGridBytes = int64_t{16} << 20;  // sweep.json
 
 struct RunSpec {
   std::string norm, placement;
@@ -101,6 +113,9 @@ std::map<std::string, RunRecord> recorded_runs(const std::string& out);
 // The training settings of one run: the base, the run's axis values, and the lab's bookkeeping.
 lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threads);
 
+// Throws, naming both, if the folder o.out holds runs that trained on other data or with other
+// settings than the grid `o` (resolved) gives them: what run_sweep refuses, checked before any output.
+void verify_sweep_folder(const SweepOptions& o);
 // The unigram loss of the sweep's data (lm::unigram_loss): the bar a run must beat to count as trained.
 double sweep_unigram_loss(const SweepOptions& o);
 

@@ -187,6 +187,35 @@ def fixtures(tmp, bin_dir):
     open(os.path.join(evil, "runs.csv"), "w").write("\n".join([runs[0], ",".join(cols)]) + "\n")
     f["sweep_evil"] = evil
     tampered("ckpt_extra_field", edit_json=lambda m: m["model"].update(dropout=0.1))
+
+    # A sweep folder that must not lie: its data changed after its runs trained; its grid edited
+    # (a base setting, an axis's base value); a curve replaced by a link; a record of 10 GB (sparse).
+    data = write("sweep_text.txt", ("the quick brown fox jumps over the lazy dog. " * 40).encode())
+    base = os.path.join(tmp, "sweep_data")
+    subprocess.run([os.path.join(bin_dir, "compare_norms"), "--norm", "none", "--lr", "1e-3", "--steps", "4",
+                    "--eval-iters", "1", "--no-plot", "--data", data, "--out", base] + TINY[:-4], check=True,
+                   capture_output=True)
+    open(data, "ab").write(b"and one more sentence. ")
+    f["sweep_data"] = base
+    for name, edit in (("sweep_steps_edited", lambda g: g["train"].update(steps=8)),
+                       ("sweep_dim_edited", lambda g: g["axes"].update(dim=[24, 32]))):
+        shutil.copytree(sweep, os.path.join(tmp, name))
+        grid_path = os.path.join(tmp, name, "sweep.json")
+        grid = json.load(open(grid_path))
+        edit(grid)
+        json.dump(grid, open(grid_path, "w"))
+        f[name] = os.path.join(tmp, name)
+    linked = os.path.join(tmp, "sweep_linked_curve")
+    shutil.copytree(sweep, linked)
+    curve = [c for c in os.listdir(os.path.join(linked, "curves"))][0]
+    os.replace(os.path.join(linked, "curves", curve), os.path.join(tmp, "elsewhere.csv"))
+    os.symlink(os.path.join(tmp, "elsewhere.csv"), os.path.join(linked, "curves", curve))
+    f["sweep_linked_curve"] = linked
+    huge = os.path.join(tmp, "sweep_huge_record")
+    shutil.copytree(sweep, huge)
+    record = [r for r in os.listdir(os.path.join(huge, "records")) if r.endswith(".csv")][0]
+    os.truncate(os.path.join(huge, "records", record), 10 ** 10)
+    f["sweep_huge_record"] = huge
     return f
 
 
@@ -334,6 +363,16 @@ def cases(f):
         ("compare_norms", ["--norm", "none", "--lr", "1e-3", "--steps", "4", "--eval-iters", "1", "--no-plot", "--out",
                            f["sweep_evil"]] + TINY[:-4], 1, "runs.csv:2: unknown norm '../../secret'",
          "a records row whose norm is a path"),
+        ("compare_norms", ["--seed", "2", "--out", f["sweep_data"]], 1, "its runs trained on",
+         "continuing a sweep after its --data file changed (the size and SHA-256 of both are named)"),
+        ("compare_norms", ["--out", f["sweep_steps_edited"]], 1, "trained with steps = 4, but the grid",
+         "a sweep.json edited after its runs trained (steps 4 -> 8)"),
+        ("compare_norms", ["--out", f["sweep_dim_edited"]], 1, "trained with dim = 16, but the grid",
+         "a sweep.json whose axis now relabels trained runs (dim [16] -> [24, 32])"),
+        ("compare_norms", ["--out", f["sweep_linked_curve"]], 1, "a link; a sweep reads and writes only files of its own",
+         "a run's curve replaced by a link"),
+        ("compare_norms", ["--out", f["sweep_huge_record"]], 1, "bytes, more than the 1048576-byte limit",
+         "a run record of 10 GB (refused before reading)"),
     ]
 
 

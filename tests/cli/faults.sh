@@ -34,7 +34,7 @@ sweep=(--norm layernorm rmsnorm none --lr 1e-3 3e-3 --seed 1 --layers 1 --heads 
        --steps 3000 --eval-iters 2 --jobs 1 --threads 1 --no-plot --out "$work/sweep")
 "$bin/compare_norms" "${sweep[@]}" > /dev/null 2>&1 &
 pid=$!
-records() { ls "$work/sweep/records" 2>/dev/null | wc -l; }
+records() { find "$work/sweep/records" -name '*.json' 2>/dev/null | wc -l; }  # a run is done once its proof is written
 # Each run is ~3000 steps (~0.35 s here, more under sanitizers) so the kill lands mid-sweep even when
 # polled coarsely; a sweep that still outruns the poll is reported as such, not as lost work.
 for _ in $(seq 1500); do [[ $(records) -ge 2 ]] && break; sleep 0.02; done

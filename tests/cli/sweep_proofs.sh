@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# CTest "lab: a sweep folder reports only runs its proofs vouch for": a run whose record was
+# edited, whose curve was deleted or had a row appended trains again; runs.csv and curves.csv never
+# carry the edited values; a folder written before proofs existed is adopted once, with a message.
+set -euo pipefail
+bin="$1"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+id=layernorm_pre_lr0.001_s1_L1_w30
+run() { "$bin/compare_norms" --norm layernorm --lr 1e-3 --seed 1 --layers 1 --heads 2 --dim 16 --ctx 16 --batch 2 \
+          --steps 4 --evals 1 --eval-iters 1 --threads 1 --no-plot --out D "$@" >/dev/null 2>log; }
+fail() { echo "FAIL: $*"; cat log; exit 1; }
+run
+[[ -f D/records/$id.json ]] || fail "no proof records/$id.json after the run"
+want="$(cut -d, -f13 D/runs.csv | tail -1)"   # final_val_loss
+
+# An edited record trains again, and the edit reaches neither runs.csv nor the report.
+sed -i "2s/,$want,/,1.234,/" D/records/$id.csv
+run
+grep -q "records/$id.csv changed after its run wrote it: training run $id again" log || fail "an edited record was reused"
+! grep -q "1.234" D/runs.csv D/report.md || fail "the edited value was reported"
+[[ "$(cut -d, -f13 D/runs.csv | tail -1)" == "$want" ]] || fail "retrained run gave another loss"
+
+# A deleted curve, then a garbage row appended to one: the run is not done.
+rm D/curves/$id.csv
+run
+grep -q "curves/$id.csv is missing: training run $id again" log || fail "a run without its curve counted as done"
+echo "garbage,row" >> D/curves/$id.csv
+run
+grep -q "curves/$id.csv changed after its run wrote it" log || fail "a damaged curve was reused"
+! grep -q garbage D/curves.csv || fail "a garbage curve row reached curves.csv"
+
+# Untouched: nothing trains again.
+run
+! grep -q "again" log || fail "an intact run trained again"
+
+# A folder from before proofs: adopted as it is, once, and hashed from then on.
+rm D/records/$id.json
+run
+grep -q "1 run(s) recorded before runs carried proofs" log || fail "a folder without proofs was not adopted with a message"
+[[ -f D/records/$id.json ]] || fail "the adopted run got no proof"
+echo "OK: sweep proofs"
