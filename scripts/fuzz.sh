@@ -4,6 +4,7 @@
 #   tokenizer_json   saved tokenizers (char and BPE)
 #   encoders         the BPE and char tokenizers on arbitrary bytes (exact round trips)
 #   checkpoint_json  the model and training configs of checkpoint.json
+#   sweep_records    a sweep folder's run records (records/<id>.csv, runs.csv) and run proofs
 # Crashing inputs land in tests/fuzz/crashes/<target>/ — commit them: ctest replays them.
 #   bash scripts/fuzz.sh [SECONDS] [target ...]
 set -euo pipefail
@@ -11,7 +12,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-600}"
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(safetensors tokenizer_json encoders checkpoint_json)
+((${#targets[@]})) || targets=(safetensors tokenizer_json encoders checkpoint_json sweep_records)
 "$root/scripts/install-deps.sh"
 command -v clang++ >/dev/null || { sudo_=""; [[ $(id -u) -ne 0 ]] && sudo_=sudo; $sudo_ apt-get install -y -qq clang libclang-rt-dev libomp-dev >/dev/null; }
 build="$root/build-fuzz"

@@ -278,7 +278,35 @@ V cell(const std::vector<std::string>& f, size_t i, const std::string& where) {
 
 std::vector<RunRecord> read_runs(const std::string& path) {
   if (!fs::exists(path)) return {};
-  std::istringstream in(io::read_file(path, path.ends_with("runs.csv") ? kMaxRunsBytes : kMaxRecordBytes));
+  return parse_runs(io::read_file(path, path.ends_with("runs.csv") ? kMaxRunsBytes : kMaxRecordBytes), path);
+}
+
+namespace {
+// j[key] as text, or "" when it is absent or not a string (files are read as untrusted).
+std::string text_field(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+}  // namespace
+
+RunProof parse_proof(const std::string& text, const std::string& path) {
+  const nlohmann::json j = io::parse_json(text, path);
+  const auto sha = [&](const char* key) {
+    const std::string h = text_field(j, key);
+    check(h.size() == 64 && h.find_first_not_of("0123456789abcdef") == std::string::npos, path, ": '", key,
+          "' must be a SHA-256 in hex (delete the proof and its run's files to train the run again)");
+    return h;
+  };
+  check(j.is_object() && j.contains("format") && j["format"].is_number_integer() && j["format"] == 1, path,
+        ": not a run proof of format 1 (delete it and its run's files to train the run again)");
+  for (const char* part : {"config", "data"})
+    check(j.contains(part) && j[part].is_object(), path, ": '", part, "' must be an object");
+  RunProof p{j["config"], j["data"], sha("record_sha256"), sha("curve_sha256")};
+  check(text_field(p.data, "sha256").size() == 64, path, ": 'data' must hold the text's sha256");
+  return p;
+}
+
+std::vector<RunRecord> parse_runs(const std::string& text, const std::string& path) {
+  std::istringstream in(text);
   std::string line;
   std::getline(in, line);
   const std::vector<std::string> header = split(line);
@@ -369,8 +397,9 @@ nlohmann::json data_identity(const SweepOptions& o, const std::string& text) {
           {"sha256", io::sha256_hex(text)}};
 }
 std::string describe_data(const nlohmann::json& d) {
-  return cat(d.value("source", std::string("?")), " (", d.value("bytes", int64_t{0}), " bytes, sha256 ",
-             d.value("sha256", std::string("?")).substr(0, 16), "...)");
+  const bool sized = d.is_object() && d.contains("bytes") && d["bytes"].is_number_unsigned();
+  return cat(text_field(d, "source"), " (", sized ? d["bytes"].get<uint64_t>() : 0, " bytes, sha256 ",
+             text_field(d, "sha256").substr(0, 16), "...)");
 }
 
 // What a run trained with, as its proof holds it: the run's settings as train_lm's config.json,
@@ -411,20 +440,17 @@ bool run_is_done(const SweepOptions& o, const RunSpec& spec, const nlohmann::jso
   if (!fs::is_regular_file(record_path, ec)) return why = "records/" + id + ".csv is missing", false;
   if (!fs::is_regular_file(curve_path, ec)) return why = "curves/" + id + ".csv is missing", false;
   if (!fs::exists(proof_file, ec)) return legacy = true, true;
-  const nlohmann::json proof = io::parse_json(io::read_file(proof_file, kMaxRecordBytes), proof_file);
-  check(proof.is_object() && proof.value("format", 0) == 1 && proof.contains("config") && proof["config"].is_object() &&
-            proof.contains("data") && proof["data"].is_object(),
-        proof_file, ": not a run proof of format 1 (delete it and its run's files to train the run again)");
-  if (proof.value("record_sha256", std::string()) != io::sha256_hex(io::read_file(record_path, kMaxRecordBytes)))
+  const RunProof proof = parse_proof(io::read_file(proof_file, kMaxRecordBytes), proof_file);
+  if (proof.record_sha256 != io::sha256_hex(io::read_file(record_path, kMaxRecordBytes)))
     return why = "records/" + id + ".csv changed after its run wrote it", false;
-  if (proof.value("curve_sha256", std::string()) != io::sha256_hex(io::read_file(curve_path, kMaxCurveBytes)))
+  if (proof.curve_sha256 != io::sha256_hex(io::read_file(curve_path, kMaxCurveBytes)))
     return why = "curves/" + id + ".csv changed after its run wrote it", false;
-  check(proof["data"].value("sha256", std::string()) == data.value("sha256", std::string()), o.out,
-        ": its runs trained on ", describe_data(proof["data"]), ", this sweep's data is ", describe_data(data),
+  check(text_field(proof.data, "sha256") == text_field(data, "sha256"), o.out,
+        ": its runs trained on ", describe_data(proof.data), ", this sweep's data is ", describe_data(data),
         ": a folder's runs share their data, so give the same text, or another --out (", proof_file, ")");
   const nlohmann::json now = proof_config(o, spec);
   for (const auto& [key, value] : now.items()) {
-    const nlohmann::json was = proof["config"].contains(key) ? proof["config"][key] : nlohmann::json();
+    const nlohmann::json was = proof.config.contains(key) ? proof.config[key] : nlohmann::json();
     check(was == value, proof_file, ": run ", id, " trained with ", key, " = ", io::json_excerpt(was),
           ", but the grid (", o.out, "/sweep.json) now gives it ", io::json_excerpt(value),
           ": sweep.json was changed after the runs trained; restore it, or start another --out");
@@ -439,7 +465,7 @@ void check_stored_data(const SweepOptions& o, const nlohmann::json& data) {
   if (!fs::exists(grid_path, ec)) return;
   const nlohmann::json stored = io::parse_json(io::read_file(grid_path, kMaxGridBytes), grid_path);
   if (stored.is_object() && stored.contains("data") && stored["data"].is_object())
-    check(stored["data"].value("sha256", std::string()) == data["sha256"], o.out, ": its runs trained on ",
+    check(text_field(stored["data"], "sha256") == text_field(data, "sha256"), o.out, ": its runs trained on ",
           describe_data(stored["data"]), ", this sweep's data is ", describe_data(data),
           ": a folder's runs share their data, so give the same text, or another --out (", grid_path, ")");
 }

@@ -26,6 +26,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -133,6 +134,14 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
 
 // runs.csv I/O. read_runs returns {} for a missing file and names the line of a malformed row.
 std::vector<RunRecord> read_runs(const std::string& path);
+// A run's proof (records/<id>.json, see above), read strictly: an Error names `path`.
+struct RunProof {
+  nlohmann::json config, data;
+  std::string record_sha256, curve_sha256;
+};
+RunProof parse_proof(const std::string& text, const std::string& path);
+// The rows of a runs.csv or record file's text; errors name `path` and the line.
+std::vector<RunRecord> parse_runs(const std::string& text, const std::string& path);
 void write_runs(const std::string& path, const std::vector<RunRecord>& runs);
 std::string csv_row(const RunRecord& r);
 
