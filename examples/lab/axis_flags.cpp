@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "grid.h"
+#include "tapegrad/lm/settings.h"
 #include "tapegrad/lm/usage_error.h"
 #include "train_flags.h"
 
@@ -12,8 +13,13 @@ namespace tapegrad::lab {
 
 namespace {
 
-// The settings compare_norms sets itself (bookkeeping: grid.h), not flags of the sweep.
-const std::set<std::string> kNotFlags = {"min-lr", "eval-every", "checkpoint-every", "instrument"};
+// The settings compare_norms sets itself for each run (lm::SweepRole::kLab), not flags of the sweep.
+std::set<std::string> not_flags() {
+  std::set<std::string> keys;
+  for (const lm::Setting& s : lm::settings())
+    if (s.sweep == lm::SweepRole::kLab) keys.insert(s.key);
+  return keys;
+}
 
 // `text` as train_lm reads it for flag `key` (its checks and conversions), in setting_text's form.
 std::string canonical(const lm::TrainConfig& base, const std::string& key, const std::string& text, bool boolean) {
@@ -42,7 +48,7 @@ std::string canonical(const lm::TrainConfig& base, const std::string& key, const
 }  // namespace
 
 AxisFlags::AxisFlags(CLI::App& app, SweepOptions& o) : app_(app), o_(o) {
-  std::set<std::string> skip(kNotFlags);
+  std::set<std::string> skip = not_flags();
   skip.insert(kCoreAxes.begin(), kCoreAxes.end());
   skip.insert(extra_axis_keys().begin(), extra_axis_keys().end());
   cli::add_train_flags(app, o.base, skip);

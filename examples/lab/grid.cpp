@@ -1,7 +1,5 @@
 #include "grid.h"
 
-#include "cli.h"
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -13,6 +11,7 @@
 #include "sweep.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/json.h"
+#include "tapegrad/lm/settings.h"
 
 namespace tapegrad::lab {
 
@@ -20,10 +19,23 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kCoreAxes = {"placement", "layers", "warmup", "lr", "seed", "norm"};
 
+namespace {
+// The settings of one role in a sweep (lm/settings.h), in the table's order.
+std::vector<std::string> keys_with(lm::SweepRole role) {
+  std::vector<std::string> keys;
+  for (const lm::Setting& s : lm::settings())
+    if (s.sweep == role) keys.push_back(s.key);
+  return keys;
+}
+}  // namespace
+
 const std::vector<std::string>& extra_axis_keys() {
-  static const std::vector<std::string> keys{"heads",  "dim",   "ctx",   "qk-norm", "mlp",          "tie-head",
-                                             "bias",   "dyt-alpha", "optimizer", "batch", "steps", "weight-decay",
-                                             "beta1",  "beta2", "momentum", "clip",  "z-loss"};
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const std::string& key : keys_with(lm::SweepRole::kAxis))
+      if (std::find(kCoreAxes.begin(), kCoreAxes.end(), key) == kCoreAxes.end()) k.push_back(key);
+    return k;
+  }();
   return keys;
 }
 
@@ -41,11 +53,14 @@ bool is_axis(const std::string& key) { return contains(kCoreAxes, key) || contai
 
 namespace {
 
-// Settings the runs of one folder must share (see grid.h), and settings that change nothing a
-// run computes (ignored when comparing).
-const std::vector<std::string> kFixedTrain = {"data", "tokenizer", "vocab-size", "val-fraction", "eval-iters",
-                                              "sharpness-every", "sharpness-iters", "sharpness-batch"};
-const std::vector<std::string> kBookkeeping = {"threads", "eval-every", "checkpoint-every", "instrument", "min-lr"};
+// Settings the runs of one folder must share (see grid.h), and settings the lab sets or that
+// change nothing a run computes (left out when comparing and reproducing).
+std::vector<std::string> fixed_train() { return keys_with(lm::SweepRole::kShared); }
+std::vector<std::string> bookkeeping() {
+  std::vector<std::string> k = keys_with(lm::SweepRole::kLab);
+  for (const std::string& key : keys_with(lm::SweepRole::kFree)) k.push_back(key);
+  return k;
+}
 
 nlohmann::json sweep_level(const SweepOptions& o) {
   return {{"min-lr-ratio", o.min_lr_ratio},
@@ -237,7 +252,7 @@ std::string reproduce_command(const SweepOptions& o, const SweepOptions& default
   }
   const nlohmann::json train = lm::to_json(o.base), was = lm::to_json(defaults.base);
   for (const auto& [key, value] : train.items()) {
-    if (!contains(kCoreAxes, key) && !has_axis(o, key) && !contains(kBookkeeping, key) && value != was[key])
+    if (!contains(kCoreAxes, key) && !has_axis(o, key) && !contains(bookkeeping(), key) && value != was[key])
       cmd += " --" + key + " " + shell_quote(setting_text(value));
   }
   const nlohmann::json sweep = sweep_level(o), sweep_was = sweep_level(defaults);
@@ -249,7 +264,7 @@ std::string reproduce_command(const SweepOptions& o, const SweepOptions& default
 nlohmann::json grid_json(const SweepOptions& o) {
   nlohmann::json train = lm::to_json(o.base);
   for (const auto& k : kCoreAxes) train.erase(k);
-  for (const auto& k : kBookkeeping) train.erase(k);
+  for (const auto& k : bookkeeping()) train.erase(k);
   nlohmann::json axes = nlohmann::json::object();
   for (const auto& [key, values] : all_axes(o)) {
     nlohmann::json list = nlohmann::json::array();
@@ -348,7 +363,7 @@ SweepOptions resolve_sweep(const SweepOptions& o, const std::set<std::string>& g
   };
   // Settings that cannot be axes must agree (when this command gives them).
   const nlohmann::json stored_train = lm::to_json(g.base), asked_train = lm::to_json(o.base);
-  for (const auto& key : kFixedTrain)
+  for (const auto& key : fixed_train())
     if (given.count(key)) refuse_change(key, stored_train[key], asked_train[key]);
   const nlohmann::json stored_sweep = sweep_level(g), asked_sweep = sweep_level(o);
   for (const auto& [key, value] : stored_sweep.items())

@@ -7,6 +7,7 @@
 #include "tapegrad/lm/divergence.h"
 #include "cli.h"
 #include "grid.h"
+#include "tapegrad/lm/settings.h"
 #include "report.h"
 #include "support.h"
 #include "sweep.h"
@@ -297,13 +298,17 @@ TEST_CASE("lab: swept values are checked, exact and file-name safe, in flags and
   REQUIRE_THROWS_WITH(setting_value("dim", "020"), Catch::Contains("--dim '020': must be a whole number in decimal"));
   REQUIRE_THROWS_WITH(setting_value("seed", "+5"), Catch::Contains("--seed '+5': must be a whole number in decimal"));
   REQUIRE_THROWS_WITH(setting_value("beta2", "nan"), "--beta2 'nan': must be a finite number");
-  // Every training setting is classified: an axis, or one the folder fixes (grid.h). A new
-  // TrainConfig field must be placed in one of the lists.
-  const nlohmann::json fields = lm::to_json(lm::TrainConfig{});
-  for (const auto& [key, value] : fields.items()) {
+  // The lab's classes come from the settings table: the core axes are axis rows, and a setting the
+  // lab sets for each run is no flag of a sweep.
+  for (const auto& key : kCoreAxes) {
     INFO(key);
-    CHECK(every_setting().count(key));
+    REQUIRE(lm::find_setting(key) != nullptr);
+    CHECK(lm::find_setting(key)->sweep == lm::SweepRole::kAxis);
+    CHECK(is_axis(key));
   }
+  CHECK(!is_axis("min-lr"));
+  CHECK(!is_axis("data"));
+  CHECK(is_axis("dyt-alpha"));
   // A combination that cannot train is named before anything trains.
   SweepOptions o = tiny_sweep(fresh("combination").string());
   o.axes = {{"dim", {"16", "15"}}};

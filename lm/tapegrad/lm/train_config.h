@@ -1,6 +1,7 @@
 // TrainConfig: every knob of a training run, typed (a norm is an nn::NormKind, parsed once at the
-// boundary). The keys of its JSON (a run's config.json) are the command-line flags of train_lm
-// (`--min-lr` <-> "min-lr"), so a run's config.json fed back with --config reproduces it.
+// boundary). Each field is a row of the settings table (settings.h), which gives its flag and JSON
+// key (`--min-lr` <-> "min-lr"), help, range and role: a run's config.json fed back with --config
+// reproduces it.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -43,7 +44,9 @@ struct TrainConfig {
   // weights and change nothing in the run.
   int64_t sharpness_every = 0, sharpness_iters = 20, sharpness_batch = 0;
 
+  // The model knobs (the settings marked in_model): to a DecoderConfig, and back from one.
   nn::DecoderConfig model(int64_t vocab) const;
+  void take_model(const nn::DecoderConfig& m);
   // Throws an Error naming the flag and value for anything out of range or inconsistent.
   void validate() const;
 };
@@ -53,8 +56,8 @@ nlohmann::json to_json(const TrainConfig& c);
 TrainConfig train_config_from_json(const nlohmann::json& j);
 
 // Checkpoints store the architecture once, as the model's DecoderConfig: their "train" section
-// leaves out the keys the model config owns (layers, heads, dim, ctx, norm, qk-norm, placement,
-// mlp, tie-head, bias), and reading fills them back in from it. A section that still has them
+// leaves out the keys the model config owns (the settings marked in_model), and reading fills
+// them back in from it. A section that still has them
 // (checkpoints written before) is read as it is; the caller checks it against the model config.
 nlohmann::json without_model_fields(nlohmann::json train);
 TrainConfig train_config_from_json(const nlohmann::json& train, const nn::DecoderConfig& model);

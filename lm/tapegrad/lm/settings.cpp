@@ -1,0 +1,193 @@
+#include "tapegrad/lm/settings.h"
+
+#include "tapegrad/error.h"
+#include "tapegrad/io/json_field.h"
+
+namespace tapegrad::lm {
+
+std::string to_string(SettingGroup g) {
+  switch (g) {
+    case SettingGroup::kModel: return "Model";
+    case SettingGroup::kData: return "Data";
+    case SettingGroup::kOptimisation: return "Optimisation";
+    case SettingGroup::kMeasurement: return "Measurement";
+    case SettingGroup::kBookkeeping: return "Bookkeeping";
+  }
+  return "?";
+}
+
+namespace {
+
+using G = SettingGroup;
+using R = SweepRole;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+SettingRange positive() { return {0, kInf, true, false}; }
+SettingRange at_least_zero(std::string note = {}) { return {0, kInf, false, false, std::move(note)}; }
+SettingRange unit_interval_open_above() { return {0, 1, false, true}; }
+
+std::vector<Setting> make_settings() {
+  const double k2_16 = 65536, k2_20 = 1 << 20, k2_24 = 1 << 24, k2_30 = 1 << 30, k2_40 = 1099511627776.0;
+  return {
+      // data: what every run of a sweep folder is compared on
+      {.key = "data", .member = &TrainConfig::data, .group = G::kData,
+       .help = "UTF-8 text file to train on (default: the embedded corpus)", .sweep = R::kShared, .path = true},
+      {.key = "tokenizer", .member = &TrainConfig::tokenizer, .group = G::kData, .help = "char or bpe",
+       .sweep = R::kShared, .choices = {"char", "bpe"}},
+      {.key = "vocab-size", .member = &TrainConfig::vocab_size, .group = G::kData,
+       .help = "BPE vocabulary size (>= 256)", .sweep = R::kShared, .at_most = k2_24},
+      {.key = "val-fraction", .member = &TrainConfig::val_fraction, .group = G::kData,
+       .help = "last fraction of the text held out for validation", .sweep = R::kShared,
+       .range = SettingRange{0, 1, true, true}},
+      // model
+      {.key = "layers", .member = &TrainConfig::layers, .group = G::kModel, .help = "transformer blocks",
+       .in_model = true, .range = positive(), .at_most = 4096},
+      {.key = "heads", .member = &TrainConfig::heads, .group = G::kModel, .help = "attention heads (must divide --dim)",
+       .in_model = true, .range = positive(), .at_most = 4096},
+      {.key = "dim", .member = &TrainConfig::dim, .group = G::kModel, .help = "model width C", .in_model = true,
+       .range = positive(), .at_most = k2_16},
+      {.key = "ctx", .member = &TrainConfig::ctx, .group = G::kModel, .help = "context length T", .in_model = true,
+       .range = positive(), .at_most = k2_20},
+      {.key = "norm", .member = &TrainConfig::norm, .group = G::kModel,
+       .help = "the norm of every block and before the LM head (a registered norm)", .in_model = true},
+      {.key = "qk-norm", .member = &TrainConfig::qk_norm, .group = G::kModel,
+       .help = "normalise q and k per head (" + qk_norm_names() + ")", .in_model = true},
+      {.key = "placement", .member = &TrainConfig::placement, .group = G::kModel,
+       .help = "where the norms sit: " + nn::placement_help(), .in_model = true},
+      {.key = "mlp", .member = &TrainConfig::mlp, .group = G::kModel, .help = "gelu or swiglu", .in_model = true},
+      {.key = "dyt-alpha", .member = &TrainConfig::dyt_alpha, .group = G::kModel,
+       .help = "DyT's initial alpha in tanh(alpha x) (with --norm dyt; other norms ignore it)", .in_model = true,
+       .range = SettingRange{0, 100, true, false}},
+      {.key = "tie-head", .member = &TrainConfig::tie_head, .group = G::kModel,
+       .help = "share the token embedding with the LM head", .in_model = true, .negatable = true},
+      {.key = "bias", .member = &TrainConfig::bias, .group = G::kModel, .help = "biases in the linear layers",
+       .in_model = true, .negatable = true},
+      // optimisation
+      {.key = "optimizer", .member = &TrainConfig::optimizer, .group = G::kOptimisation, .help = "adamw or sgd",
+       .choices = {"adamw", "sgd"}},
+      {.key = "batch", .member = &TrainConfig::batch, .group = G::kOptimisation, .help = "sequences per step B",
+       .range = positive(), .at_most = k2_20},
+      {.key = "steps", .member = &TrainConfig::steps, .group = G::kOptimisation, .help = "training steps",
+       .range = positive(), .at_most = k2_40},
+      {.key = "lr", .member = &TrainConfig::lr, .group = G::kOptimisation, .help = "peak learning rate",
+       .range = positive()},
+      {.key = "min-lr", .member = &TrainConfig::min_lr, .group = G::kOptimisation,
+       .help = "learning rate at the end of the cosine decay", .sweep = R::kLab},
+      {.key = "warmup", .member = &TrainConfig::warmup, .group = G::kOptimisation, .help = "linear warmup steps",
+       .range = at_least_zero(), .at_most = k2_40},
+      {.key = "weight-decay", .member = &TrainConfig::weight_decay, .group = G::kOptimisation,
+       .help = "decoupled weight decay (matrices only)", .range = at_least_zero()},
+      {.key = "beta1", .member = &TrainConfig::beta1, .group = G::kOptimisation, .help = "AdamW beta1",
+       .range = unit_interval_open_above()},
+      {.key = "beta2", .member = &TrainConfig::beta2, .group = G::kOptimisation, .help = "AdamW beta2",
+       .range = unit_interval_open_above()},
+      {.key = "momentum", .member = &TrainConfig::momentum, .group = G::kOptimisation, .help = "SGD momentum",
+       .range = unit_interval_open_above()},
+      {.key = "clip", .member = &TrainConfig::clip, .group = G::kOptimisation,
+       .help = "global gradient-norm clip (0: off)", .range = at_least_zero("(0 disables clipping)")},
+      {.key = "z-loss", .member = &TrainConfig::z_loss, .group = G::kOptimisation,
+       .help = "z-loss coefficient: adds z * logsumexp(logits)^2 per token, keeping output logits from drifting "
+               "(PaLM: 1e-4; 0: off)",
+       .in_model = true, .range = SettingRange{0, 1, false, false, "(0: off; PaLM uses 1e-4)"}},
+      {.key = "seed", .member = &TrainConfig::seed, .group = G::kOptimisation,
+       .help = "seed of the initialisation and the batches"},
+      // measurement: what every run of a sweep folder is measured with
+      {.key = "eval-iters", .member = &TrainConfig::eval_iters, .group = G::kMeasurement,
+       .help = "batches per evaluation", .sweep = R::kShared, .range = positive(), .at_most = k2_30},
+      {.key = "sharpness-every", .member = &TrainConfig::sharpness_every, .group = G::kMeasurement,
+       .help = "measure the loss Hessian's top eigenvalue (and Adam's preconditioned one) every N steps, in float64 "
+               "on a fixed batch (0: never)",
+       .sweep = R::kShared, .range = at_least_zero("(0: never)"), .at_most = k2_40},
+      {.key = "sharpness-iters", .member = &TrainConfig::sharpness_iters, .group = G::kMeasurement,
+       .help = "Lanczos steps per sharpness measurement, at most", .sweep = R::kShared,
+       .range = SettingRange{1, 1000, false, false}},
+      {.key = "sharpness-batch", .member = &TrainConfig::sharpness_batch, .group = G::kMeasurement,
+       .help = "sequences in the sharpness batch (0: --batch)", .sweep = R::kShared,
+       .range = at_least_zero("(0: --batch)"), .at_most = k2_20},
+      // bookkeeping: changes nothing a run computes
+      {.key = "threads", .member = &TrainConfig::threads, .group = G::kBookkeeping, .help = "threads (0: one per core)",
+       .sweep = R::kFree, .range = at_least_zero("(0: one per core)")},
+      {.key = "eval-every", .member = &TrainConfig::eval_every, .group = G::kBookkeeping,
+       .help = "steps between evaluations (0: none)", .sweep = R::kLab, .range = at_least_zero(), .at_most = k2_40},
+      {.key = "checkpoint-every", .member = &TrainConfig::checkpoint_every, .group = G::kBookkeeping,
+       .help = "steps between checkpoints (0: only at the end)", .sweep = R::kLab, .range = at_least_zero(),
+       .at_most = k2_40},
+      {.key = "instrument", .member = &TrainConfig::instrument, .group = G::kBookkeeping,
+       .help = "log per-layer residual/norm RMS, max logit, grad norms", .sweep = R::kLab},
+  };
+}
+
+}  // namespace
+
+const std::vector<Setting>& settings() {
+  static const std::vector<Setting> table = make_settings();
+  return table;
+}
+
+const Setting* find_setting(std::string_view key) {
+  for (const Setting& s : settings())
+    if (s.key == key) return &s;
+  return nullptr;
+}
+
+nlohmann::json setting_json(const Setting& s, const TrainConfig& c) {
+  return std::visit(
+      [&](auto member) -> nlohmann::json {
+        const auto& v = c.*member;
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, nn::NormKind> || std::is_same_v<V, nn::Placement> ||
+                      std::is_same_v<V, nn::MlpKind>)
+          return nn::to_string(v);
+        else
+          return v;
+      },
+      s.member);
+}
+
+void set_setting(const Setting& s, TrainConfig& c, const nlohmann::json& value) {
+  const nlohmann::json j = {{s.key, value}};
+  std::visit(
+      [&](auto member) {
+        auto& out = c.*member;
+        using V = std::decay_t<decltype(out)>;
+        if constexpr (std::is_same_v<V, nn::NormKind> || std::is_same_v<V, nn::Placement> ||
+                      std::is_same_v<V, nn::MlpKind>) {
+          // A typed field stored by name ("layernorm", "post", "swiglu"): parsed once, here.
+          std::string name;
+          io::read_field(j, s.key.c_str(), name, "training config");
+          try {
+            if constexpr (std::is_same_v<V, nn::NormKind>) out = nn::NormKind::parse(name);
+            else if constexpr (std::is_same_v<V, nn::Placement>) out = nn::parse_placement(name);
+            else out = nn::parse_mlp_kind(name);
+          } catch (const Error& e) {
+            throw Error(cat("training config: '", s.key, "': ", e.what()));
+          }
+        } else {
+          io::read_field(j, s.key.c_str(), out, "training config");
+        }
+      },
+      s.member);
+}
+
+std::string settings_markdown() {
+  const TrainConfig defaults;
+  std::string md;
+  for (const SettingGroup g : {SettingGroup::kModel, SettingGroup::kData, SettingGroup::kOptimisation,
+                               SettingGroup::kMeasurement, SettingGroup::kBookkeeping}) {
+    md += cat(md.empty() ? "" : "\n", "| ", to_string(g), " | default | what it sets |\n|---|---|---|\n");
+    for (const Setting& s : settings()) {
+      if (s.group != g) continue;
+      const nlohmann::json v = setting_json(s, defaults);
+      std::string shown = v.is_string() ? v.get<std::string>() : v.dump();
+      if (s.key == "data" && shown.empty()) shown = "the embedded corpus";
+      const std::string flag = s.negatable ? cat("`--", s.key, "` / `--no-", s.key, "`") : cat("`--", s.key, "`");
+      std::string help = s.help;
+      for (size_t at; (at = help.find('|')) != std::string::npos;) help.replace(at, 1, "\\|");
+      for (size_t at; (at = help.find('\n')) != std::string::npos;) help.replace(at, 1, " ");
+      md += cat("| ", flag, " | ", shown, " | ", help, " |\n");
+    }
+  }
+  return md;
+}
+
+}  // namespace tapegrad::lm

@@ -1,0 +1,79 @@
+// The settings table: every field of TrainConfig declared once, with its key (the flag and JSON
+// name), help, group, range and role in a sweep. Everything that lists settings is derived from it:
+// train_lm's flags and --help (examples/cli/train_flags.cpp), config.json both ways, the
+// checkpoint's split between the model config and the training config, validate()'s range
+// checks, and the lab's classes of settings (axes, shared per folder, set by the lab).
+//
+// Adding a setting: a field in TrainConfig and a row in settings.cpp (and, for a model knob, its
+// DecoderConfig field and the two lines of TrainConfig::model / take_model). A test walks
+// TrainConfig's fields and fails for a field without a row.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "tapegrad/lm/train_config.h"
+
+namespace tapegrad::lm {
+
+enum class SettingGroup { kModel, kData, kOptimisation, kMeasurement, kBookkeeping };
+// "Model", "Data", ... (the --help section).
+std::string to_string(SettingGroup g);
+
+// A setting's part in a sweep of the lab (lab/grid.h).
+enum class SweepRole {
+  kAxis,    // may take several values, one run per value
+  kShared,  // one value for every run of a folder: its runs are compared on it (data, measurements)
+  kLab,     // the lab sets it for each run (min-lr from --min-lr-ratio, evaluations, ...): no lab flag
+  kFree,    // changes nothing a run computes (threads): passed through, never compared
+};
+
+// Where the setting lives in TrainConfig.
+using SettingMember =
+    std::variant<std::string TrainConfig::*, int64_t TrainConfig::*, uint64_t TrainConfig::*, int TrainConfig::*,
+                 double TrainConfig::*, bool TrainConfig::*, nn::NormKind TrainConfig::*, nn::Placement TrainConfig::*,
+                 nn::MlpKind TrainConfig::*>;
+
+// A closed or open interval a number must lie in; `note` follows the interval in the message
+// ("--clip must be >= 0 (0 disables clipping), got -1").
+struct SettingRange {
+  double low = -std::numeric_limits<double>::infinity(), high = std::numeric_limits<double>::infinity();
+  bool low_open = false, high_open = false;
+  std::string note{};
+};
+
+struct Setting {
+  std::string key;  // "min-lr": the flag (--min-lr) and the JSON key
+  SettingMember member;
+  SettingGroup group;
+  std::string help;
+  SweepRole sweep = SweepRole::kAxis;
+  bool in_model = false;                 // the checkpoint stores it in the model config, not "train"
+  std::optional<SettingRange> range{};   // numbers: validate() checks it, naming the flag
+  std::optional<double> at_most{};       // integers: a size bound ("--dim 70000 is too large (at most 65536)")
+  std::vector<std::string> choices{};    // names a text setting may take (the enums use their registries)
+  bool negatable = false;                // a bool flag with a --no- form (--tie-head / --no-tie-head)
+  bool path = false;                     // a file path: stored absolute
+};
+
+// Every setting, in --help order.
+const std::vector<Setting>& settings();
+// The setting named `key`, or nullptr.
+const Setting* find_setting(std::string_view key);
+
+// A setting's value in `c` as JSON (names for the typed choices), and set from JSON (strictly: a
+// wrong type or unknown name is an Error naming the key).
+nlohmann::json setting_json(const Setting& s, const TrainConfig& c);
+void set_setting(const Setting& s, TrainConfig& c, const nlohmann::json& value);
+
+// The table as Markdown, one section per group ("| flag | default | what it sets |"), for
+// docs/training.md (a test keeps the page equal to it). Defaults are TrainConfig{}'s.
+std::string settings_markdown();
+
+}  // namespace tapegrad::lm

@@ -1,0 +1,119 @@
+// The settings table (lm/settings.h): every TrainConfig field has exactly one row, and everything
+// derived from the table — JSON both ways, the checkpoint's model/train split, range checks, the
+// flags — agrees with it.
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <utility>
+
+#include "tapegrad/io/file.h"
+#include "tapegrad/lm/settings.h"
+#include "tapegrad/lm/usage_error.h"
+
+using namespace tapegrad;
+
+namespace {
+// The number of fields of an aggregate, by brace-initialising it from ever more values that
+// convert to any field type (no definition needed: only the well-formedness is asked).
+struct AnyField {
+  template <typename T>
+  operator T&() const;
+};
+template <typename T, size_t... I>
+constexpr bool brace_initialisable(std::index_sequence<I...>) {
+  return requires { T{(void(I), AnyField{})...}; };
+}
+template <typename T, size_t N = 0>
+constexpr size_t field_count() {
+  if constexpr (brace_initialisable<T>(std::make_index_sequence<N + 1>{})) return field_count<T, N + 1>();
+  else return N;
+}
+
+struct ThreeFields {
+  int a;
+  std::string b;
+  nn::NormKind c;
+};
+}  // namespace
+
+TEST_CASE("settings: every TrainConfig field has exactly one row in the table", "[settings]") {
+  static_assert(field_count<ThreeFields>() == 3, "the field counter counts");
+  // A field added to TrainConfig without a row makes the counts differ (and one added twice, or a
+  // row pointing at another's field, makes two rows share a member).
+  CHECK(lm::settings().size() == field_count<lm::TrainConfig>());
+  const auto& table = lm::settings();
+  for (size_t i = 0; i < table.size(); ++i)
+    for (size_t j = i + 1; j < table.size(); ++j) {
+      INFO(table[i].key << " and " << table[j].key);
+      CHECK(table[i].member != table[j].member);
+      CHECK(table[i].key != table[j].key);
+    }
+  // The model's config holds the in_model settings and these architecture constants, which are
+  // no training settings: vocab_size (from the tokenizer), mlp_hidden, final_norm, norm_eps,
+  // init_std. A DecoderConfig field beyond them needs a row (in_model) or a place in this list.
+  size_t in_model = 0;
+  for (const auto& s : table) in_model += s.in_model;
+  CHECK(field_count<nn::DecoderConfig>() == in_model + 5);
+}
+
+TEST_CASE("settings: config.json and the checkpoint split are the table's", "[settings]") {
+  lm::TrainConfig c;
+  c.dim = 96, c.heads = 3, c.norm = nn::NormKind::parse("rmsnorm"), c.lr = 3e-3, c.seed = 7, c.tie_head = false;
+  c.placement = nn::Placement::kPeri, c.data = "/x.txt", c.z_loss = 1e-4;
+  const nlohmann::json j = lm::to_json(c);
+  CHECK(j.size() == lm::settings().size());
+  CHECK(j["dim"] == 96);
+  CHECK(j["norm"] == "rmsnorm");
+  CHECK(j["placement"] == "peri");
+  CHECK(j["tie-head"] == false);
+  CHECK(lm::to_json(lm::train_config_from_json(j)) == j);  // both ways, every field
+  // The checkpoint's "train" leaves out the model's settings and gets them back from the model.
+  const nlohmann::json train = lm::without_model_fields(j);
+  for (const auto& s : lm::settings()) CHECK(train.contains(s.key) == !s.in_model);
+  CHECK(lm::to_json(lm::train_config_from_json(train, c.model(65))) == j);
+  REQUIRE_THROWS_WITH(lm::train_config_from_json(nlohmann::json{{"stepz", 3}}), "training config: unknown key 'stepz'");
+  REQUIRE_THROWS_WITH(lm::train_config_from_json(nlohmann::json{{"dim", "wide"}}),
+                      Catch::Contains("field 'dim' must be an integer"));
+}
+
+TEST_CASE("settings: each row's range is checked, naming the flag as the table states it", "[settings]") {
+  const auto refused = [](auto edit) {
+    lm::TrainConfig c;
+    edit(c);
+    try {
+      c.validate();
+    } catch (const lm::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(refused([](auto& c) { c.layers = 0; }) == "--layers must be positive, got 0");
+  CHECK(refused([](auto& c) { c.layers = 5000; }) == "--layers 5000 is too large (at most 4096)");
+  CHECK(refused([](auto& c) { c.beta2 = 1; }) == "--beta2 must be in [0, 1), got 1");
+  CHECK(refused([](auto& c) { c.clip = -1; }) == "--clip must be >= 0 (0 disables clipping), got -1");
+  CHECK(refused([](auto& c) { c.z_loss = 2; }) == "--z-loss must be in [0, 1] (0: off; PaLM uses 1e-4), got 2");
+  CHECK(refused([](auto& c) { c.dyt_alpha = 0; }) == "--dyt-alpha must be in (0, 100], got 0");
+  CHECK(refused([](auto& c) { c.val_fraction = 1; }) == "--val-fraction must be in (0, 1), got 1");
+  CHECK(refused([](auto& c) { c.lr = std::numeric_limits<double>::quiet_NaN(); }) == "--lr must be a finite number, got nan");
+  CHECK(refused([](auto& c) { c.optimizer = "adam"; }) == "--optimizer must be adamw or sgd, got 'adam'");
+  CHECK(refused([](auto& c) { c.sharpness_iters = 0; }) == "--sharpness-iters must be in [1, 1000], got 0");
+  // Relations between rows stay in validate().
+  CHECK(refused([](auto& c) { c.dim = 30; }) == "--heads 4 does not divide --dim 30");
+  CHECK(refused([](auto& c) { c.min_lr = 1; }) == "--min-lr must be in [0, --lr], got 1");
+  CHECK(refused([](auto&) {}) == "accepted");
+}
+
+TEST_CASE("settings: docs/training.md's flag tables are the settings table", "[settings][docs]") {
+  const std::string begin = "<!-- flags: generated from the settings table (lm/settings.cpp); the suite checks it -->";
+  const std::string end = "<!-- end of flags -->";
+  const std::string page = io::read_file(std::string(TAPEGRAD_SOURCE_DIR) + "/docs/training.md");
+  const size_t from = page.find(begin), to = page.find(end);
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  const std::string shown = page.substr(from + begin.size() + 1, to - from - begin.size() - 1);
+  const std::string want = lm::settings_markdown();
+  if (shown != want) {
+    io::write_file_atomic("training_flags.md", want);
+    FAIL("docs/training.md's flag tables differ from the settings table: replace the lines between its two "
+         "'flags' markers with build/tests/training_flags.md, just written");
+  }
+}
