@@ -37,15 +37,25 @@ class ScaleNorm(nn.Module):
         return self.g * x / x.norm(dim=-1, keepdim=True).clamp(min=self.eps)
 
 
-class DyT(nn.Module):  # Zhu et al. 2025, as their reference code; eps unused
-    def __init__(self, dim, eps, alpha_init=0.5):
+class DyT(nn.Module):  # Zhu et al. 2025, as their reference code; eps unused; their LLM recipe has no bias
+    def __init__(self, dim, eps, alpha_init=0.5, bias=True):
         super().__init__()
         self.alpha = nn.Parameter(torch.full((1,), alpha_init))
         self.weight = nn.Parameter(torch.ones(dim))
-        self.bias = nn.Parameter(torch.zeros(dim))
+        self.bias = nn.Parameter(torch.zeros(dim)) if bias else None
 
     def forward(self, x):
-        return self.weight * torch.tanh(self.alpha * x) + self.bias
+        y = self.weight * torch.tanh(self.alpha * x)
+        return y if self.bias is None else y + self.bias
+
+
+class Scale(nn.Module):  # one learned scalar: y = s x (tapegrad's LearnedScale)
+    def __init__(self, init):
+        super().__init__()
+        self.weight = nn.Parameter(torch.full((1,), float(init)))
+
+    def forward(self, x):
+        return self.weight * x
 
 
 # tapegrad's registered norms (nn/tapegrad/nn/norm.cpp), by name. A name missing here is an error,
@@ -54,15 +64,17 @@ NORMS = {
     "layernorm": lambda dim, eps: nn.LayerNorm(dim, eps=eps),
     "rmsnorm": lambda dim, eps: RMSNorm(dim, eps),
     "scalenorm": lambda dim, eps: ScaleNorm(dim, eps),
-    "dyt": lambda dim, eps: DyT(dim, eps),
+    "dyt": lambda dim, eps, beta=True: DyT(dim, eps, bias=beta),
     "none": lambda dim, eps: nn.Identity(),
 }
 
 
-def make_norm(kind, dim, eps):
+def make_norm(kind, dim, eps, c=None):
     if kind not in NORMS:
         raise SystemExit(f"torch_model.py: no PyTorch counterpart for norm '{kind}' (known: {', '.join(NORMS)}); "
                          "add one to NORMS")
+    if kind == "dyt" and c is not None and not c.get("dyt_beta", True):
+        return NORMS[kind](dim, eps, False)
     return NORMS[kind](dim, eps)
 
 
@@ -99,13 +111,13 @@ class Block(nn.Module):
         super().__init__()
         self.placement = c["placement"]
         assert self.placement in ("pre", "post", "peri", "deepnorm"), f"unknown placement {self.placement}"
-        self.norm1 = make_norm(c["norm"], c["dim"], c["norm_eps"])
+        self.norm1 = make_norm(c["norm"], c["dim"], c["norm_eps"], c)
         self.attn = Attention(c["dim"], c["n_head"], c["bias"])
-        self.norm2 = make_norm(c["norm"], c["dim"], c["norm_eps"])
+        self.norm2 = make_norm(c["norm"], c["dim"], c["norm_eps"], c)
         self.mlp = MLP(c["dim"], c["mlp_hidden"] or 4 * c["dim"], c["bias"])
         if self.placement == "peri":  # Peri-LN: the sub-layers' outputs are normalised too
-            self.attn_out_norm = make_norm(c["norm"], c["dim"], c["norm_eps"])
-            self.mlp_out_norm = make_norm(c["norm"], c["dim"], c["norm_eps"])
+            self.attn_out_norm = make_norm(c["norm"], c["dim"], c["norm_eps"], c)
+            self.mlp_out_norm = make_norm(c["norm"], c["dim"], c["norm_eps"], c)
         self.alpha = (2 * c["n_layer"]) ** 0.25  # DeepNet's residual up-weighting
 
     def forward(self, x):
@@ -129,8 +141,16 @@ class Decoder(nn.Module):
         self.c = c
         self.wte = nn.Embedding(c["vocab_size"], c["dim"])
         self.wpe = nn.Embedding(c["context"], c["dim"])
+        # The recipes' embedding treatment: x = s * wte[token] + wpe[position], then a norm.
+        scale = c.get("embed_scale_init", 0) or math.sqrt(c["dim"])
+        self.embed_kind = c.get("embed_scale", "none")
+        self.embed_const = scale if self.embed_kind == "fixed" else 1.0
+        if self.embed_kind == "learned":
+            self.embed_scale = Scale(scale)
+        if c.get("embed_norm", False) and c["norm"] != "none":
+            self.embed_norm = make_norm(c["norm"], c["dim"], c["norm_eps"], c)
         self.blocks = nn.ModuleList(Block(c) for _ in range(c["n_layer"]))
-        self.norm_f = make_norm(c["norm"], c["dim"], c["norm_eps"]) if c["final_norm"] and c["norm"] != "none" else None
+        self.norm_f = make_norm(c["norm"], c["dim"], c["norm_eps"], c) if c["final_norm"] and c["norm"] != "none" else None
         self.lm_head = None if c["tie_head"] else nn.Linear(c["dim"], c["vocab_size"], bias=False)
         # GPT-2 initialisation, as tapegrad's (not the same random numbers: load weights to compare).
         for name, p in self.named_parameters():
@@ -144,7 +164,11 @@ class Decoder(nn.Module):
 
     def forward(self, ids, targets=None):
         T = ids.size(1)
-        x = self.wte(ids) + self.wpe(torch.arange(T, device=ids.device))
+        tokens = self.wte(ids)
+        tokens = self.embed_scale(tokens) if self.embed_kind == "learned" else self.embed_const * tokens
+        x = tokens + self.wpe(torch.arange(T, device=ids.device))
+        if hasattr(self, "embed_norm"):
+            x = self.embed_norm(x)
         for b in self.blocks:
             x = b(x)
         if self.norm_f is not None:

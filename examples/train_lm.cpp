@@ -26,6 +26,7 @@
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/lm/divergence.h"
 #include "tapegrad/lm/flops.h"
+#include "tapegrad/lm/recipes.h"
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/lm/trainer.h"
@@ -109,6 +110,8 @@ int main(int argc, char** argv) {
             trainer->config().steps, " steps; pass --steps N with a larger N to continue it");
     } else {
       if (allow_data_change) throw UsageError("--allow-data-change applies to --resume only");
+      const std::set<std::string> given = given_settings(app);
+      apply_recipe(config, given, given);  // flags given win over the recipe's
       config.validate();
       if (root) lock.emplace(out);
       const std::string what = config.data.empty() ? std::string("embedded corpus") : config.data;

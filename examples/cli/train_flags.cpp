@@ -44,6 +44,8 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
             return add_named_option(app, flag, value, nn::placement_names(), nn::parse_placement, s.help, "TEXT");
           } else if constexpr (std::is_same_v<V, nn::MlpKind>) {
             return add_named_option(app, flag, value, {"gelu", "swiglu"}, nn::parse_mlp_kind, s.help, "TEXT");
+          } else if constexpr (std::is_same_v<V, nn::EmbedScale>) {
+            return add_named_option(app, flag, value, nn::embed_scale_names(), nn::parse_embed_scale, s.help, "TEXT");
           } else if constexpr (std::is_same_v<V, bool>) {
             const std::string names = s.negatable ? flag + ",!--no-" + s.key : flag;
             return app.add_flag(names, value, s.help)->default_str(value ? "true" : "false");
@@ -60,6 +62,13 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
       o->transform([](std::string path) { return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string(); });
     o->group(lm::to_string(s.group));
   }
+}
+
+std::set<std::string> given_settings(const CLI::App& app) {
+  std::set<std::string> given;
+  for (const CLI::Option* o : app.get_options())
+    if (o->count() > 0 && !o->get_lnames().empty()) given.insert(o->get_lnames()[0]);
+  return given;
 }
 
 }  // namespace tapegrad::cli

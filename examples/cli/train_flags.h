@@ -20,6 +20,9 @@ namespace tapegrad::cli {
 // ...) are left out, for programs that define them differently (the lab's sweep axes).
 void add_train_flags(CLI::App& app, lm::TrainConfig& c, const std::set<std::string>& skip = {});
 
+// The settings given on the command line or in --config (flag names without the dashes).
+std::set<std::string> given_settings(const CLI::App& app);
+
 // A --flag taking a registered norm's name: choices, --help text (`help`, then each norm's line)
 // and the default from the registry.
 CLI::Option* add_norm_option(CLI::App& app, const std::string& flag, nn::NormKind& value, const std::string& help);

@@ -18,6 +18,7 @@
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/json.h"
 #include "tapegrad/io/sha256.h"
+#include "tapegrad/lm/recipes.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/lm/sharpness.h"
 #include "tapegrad/lm/usage_error.h"
@@ -158,6 +159,11 @@ lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threa
   c.min_lr = spec.lr * o.min_lr_ratio;
   c.seed = spec.seed, c.layers = spec.depth, c.warmup = spec.warmup;
   c.instrument = true, c.threads = threads, c.eval_every = 0, c.checkpoint_every = 0;
+  // A recipe gives the runs of its target its settings, except those the sweep varies; runs of
+  // other targets keep theirs.
+  std::set<std::string> swept(kCoreAxes.begin(), kCoreAxes.end());
+  for (const auto& [key, values] : o.axes) swept.insert(key);
+  lm::apply_recipe(c, swept, swept, /*other_targets_allowed=*/true);
   return c;
 }
 

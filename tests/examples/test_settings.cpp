@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "tapegrad/io/file.h"
+#include "tapegrad/lm/recipes.h"
 #include "tapegrad/lm/settings.h"
 #include "tapegrad/lm/usage_error.h"
 
@@ -48,11 +49,11 @@ TEST_CASE("settings: every TrainConfig field has exactly one row in the table", 
       CHECK(table[i].key != table[j].key);
     }
   // The model's config holds the in_model settings and these architecture constants, which are
-  // no training settings: vocab_size (from the tokenizer), mlp_hidden, final_norm, norm_eps,
-  // init_std. A DecoderConfig field beyond them needs a row (in_model) or a place in this list.
+  // no training settings: vocab_size (from the tokenizer), mlp_hidden, norm_eps, init_std. A
+  // DecoderConfig field beyond them needs a row (in_model) or a place in this list.
   size_t in_model = 0;
   for (const auto& s : table) in_model += s.in_model;
-  CHECK(field_count<nn::DecoderConfig>() == in_model + 5);
+  CHECK(field_count<nn::DecoderConfig>() == in_model + 4);
 }
 
 TEST_CASE("settings: config.json and the checkpoint split are the table's", "[settings]") {
@@ -116,4 +117,47 @@ TEST_CASE("settings: docs/training.md's flag tables are the settings table", "[s
     FAIL("docs/training.md's flag tables differ from the settings table: replace the lines between its two "
          "'flags' markers with build/tests/training_flags.md, just written");
   }
+}
+
+TEST_CASE("recipes: a recipe sets its target and its settings; flags given win; other targets are named", "[settings][recipes]") {
+  lm::TrainConfig c;
+  c.recipe = "dyt-paper";
+  lm::apply_recipe(c, {"recipe"}, {"recipe"});
+  CHECK(c.norm == nn::NormKind::parse("dyt"));  // the target, when --norm was not given
+  CHECK(c.embed_scale == nn::EmbedScale::kLearned);
+  CHECK(c.embed_scale_init == 0);  // sqrt(dim) at the model
+  CHECK(c.dyt_alpha_attn == 1.0);
+  CHECK(c.dyt_alpha == 1.0);
+  CHECK(!c.dyt_beta);
+  CHECK(c.model(65).embed_scale == nn::EmbedScale::kLearned);
+  // A flag given wins over the recipe.
+  lm::TrainConfig d;
+  d.recipe = "dyt-paper", d.dyt_alpha = 2.0;
+  lm::apply_recipe(d, {"recipe", "dyt-alpha"}, {"recipe", "dyt-alpha"});
+  CHECK(d.dyt_alpha == 2.0);
+  CHECK(d.dyt_alpha_attn == 1.0);
+  // A target given otherwise is refused in a run, and left alone in a sweep.
+  lm::TrainConfig e;
+  e.recipe = "dyt-paper";
+  REQUIRE_THROWS_WITH(lm::apply_recipe(e, {"recipe", "norm"}, {"recipe", "norm"}),
+                      "--recipe dyt-paper is for --norm dyt, got layernorm");
+  lm::apply_recipe(e, {"norm"}, {"norm"}, /*other_targets_allowed=*/true);
+  CHECK(e.embed_scale == nn::EmbedScale::kNone);
+  CHECK(e.dyt_beta);
+  lm::TrainConfig p;
+  p.recipe = "peri-ln-paper";
+  lm::apply_recipe(p, {}, {});
+  CHECK(p.placement == nn::Placement::kPeri);
+  CHECK(p.embed_norm);
+  lm::TrainConfig q;
+  q.recipe = "deepnorm-paper";
+  lm::apply_recipe(q, {}, {});
+  CHECK(q.placement == nn::Placement::kDeepNorm);
+  CHECK(q.embed_scale == nn::EmbedScale::kFixed);
+  CHECK(!q.final_norm);
+  // The width table: the official code's default below 4096, its README's LLaMA 2 settings above.
+  CHECK((lm::dyt_paper_alpha(128) == std::pair{1.0, 1.0}));
+  CHECK((lm::dyt_paper_alpha(4096) == std::pair{0.8, 0.2}));
+  CHECK((lm::dyt_paper_alpha(5120) == std::pair{0.6, 0.15}));
+  CHECK((lm::dyt_paper_alpha(8192) == std::pair{0.2, 0.05}));
 }

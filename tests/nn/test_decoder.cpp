@@ -86,6 +86,55 @@ TEST_CASE("gradcheck: decoder qk-norm", "[nn][gradcheck]") {
   gradcheck_decoder(c, "decoder qk-norm " + to_string(kind), o);
 }
 
+// The published recipes' pieces (lm/recipes.h): the learned embedding scale with DyT's split
+// alpha0 and no beta, the embedding norm, the fixed scale without a final norm. Each inside the
+// whole decoder, so their gradients flow through everything after them.
+TEST_CASE("gradcheck: decoder with the recipes' embedding treatments", "[nn][gradcheck]") {
+  DecoderConfig c = tiny(NormKind::parse("dyt"), Placement::kPre);
+  c.embed_scale = EmbedScale::kLearned, c.embed_scale_init = 1.7, c.dyt_alpha_attn = 1.3, c.dyt_beta = false;
+  gradcheck_decoder(c, "decoder dyt, learned embedding scale, no beta");
+  c = tiny(NormKind::parse("layernorm"), Placement::kPeri);
+  c.embed_norm = true;
+  gradcheck_decoder(c, "decoder peri, embedding norm");
+  c = tiny(NormKind::parse("rmsnorm"), Placement::kDeepNorm);
+  c.embed_scale = EmbedScale::kFixed, c.final_norm = false;
+  gradcheck_decoder(c, "decoder deepnorm, fixed embedding scale, no final norm");
+}
+
+TEST_CASE("decoder: the recipes' pieces are where their papers put them", "[nn]") {
+  DecoderConfig c = tiny(NormKind::parse("dyt"), Placement::kPre);
+  c.embed_scale = EmbedScale::kLearned, c.dyt_alpha = 0.25, c.dyt_alpha_attn = 0.75, c.dyt_beta = false;
+  Decoder<double> model(c, 1);
+  const auto params = model.named_parameters();
+  const auto value = [&](const std::string& name) {
+    for (const auto& [n, p] : params)
+      if (n == name) return p->value[0];
+    FAIL("no parameter " << name);
+    return 0.0;
+  };
+  CHECK(value("embed_scale.weight") == Approx(std::sqrt(6.0)));  // sqrt(dim) when no init is given
+  CHECK(value("blocks.0.norm1.alpha") == 0.75);  // the DyT before attention
+  CHECK(value("blocks.0.norm2.alpha") == 0.25);  // the others: the FFN input's ...
+  CHECK(value("norm_f.alpha") == 0.25);           // ... and the final one
+  for (const auto& [n, p] : params) CHECK((n.find("bias") == std::string::npos || n.find("norm") == std::string::npos));
+  // The embeddings: x = s * wte[token] + wpe[position], row by row.
+  Tape<double> tape;
+  const std::vector<int32_t> ids{3, 1};
+  c.n_layer = 1;
+  DecoderConfig fixed = tiny(NormKind::none(), Placement::kPre);
+  fixed.embed_scale = EmbedScale::kFixed, fixed.embed_scale_init = 3.0;
+  Decoder<double> plain(tiny(NormKind::none(), Placement::kPre), 5), scaled(fixed, 5);  // same seed: same weights
+  const Var<double> a = plain.forward(tape, ids, 1, 2).logits, b = scaled.forward(tape, ids, 1, 2).logits;
+  CHECK(a.value()[0] != b.value()[0]);  // the scale reaches the logits
+  // Older checkpoints' configs, without the recipes' fields, load as the model they described.
+  nlohmann::json j = to_json(tiny(NormKind::parse("layernorm"), Placement::kPre));
+  for (const char* key : {"dyt_alpha_attn", "dyt_beta", "embed_scale", "embed_scale_init", "embed_norm"}) j.erase(key);
+  const DecoderConfig old = decoder_config_from_json(j);
+  CHECK(old == tiny(NormKind::parse("layernorm"), Placement::kPre));
+  j["embed_scale"] = "huge";
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "unknown embedding scale 'huge' (none, fixed or learned)");
+}
+
 TEST_CASE("decoder: GPT-2 initialisation and a loss of ln(V) at init", "[nn]") {
   DecoderConfig c;  // the default: L4 H4 C128, V65, T64
   Decoder<float> model(c, 42);

@@ -2,6 +2,7 @@
 
 #include "tapegrad/error.h"
 #include "tapegrad/io/json_field.h"
+#include "tapegrad/lm/recipes.h"
 
 namespace tapegrad::lm {
 
@@ -62,6 +63,28 @@ std::vector<Setting> make_settings() {
        .help = "share the token embedding with the LM head", .in_model = true, .negatable = true},
       {.key = "bias", .member = &TrainConfig::bias, .group = G::kModel, .help = "biases in the linear layers",
        .in_model = true, .negatable = true},
+      {.key = "recipe", .member = &TrainConfig::recipe, .group = G::kModel,
+       .help = "a published recipe, set as its paper sets it (flags given here win):\n" + recipe_help(),
+       .choices = recipe_names()},
+      {.key = "dyt-alpha-attn", .member = &TrainConfig::dyt_alpha_attn, .group = G::kModel,
+       .help = "the initial alpha of the DyT before attention (0: --dyt-alpha, which then sets the others: the FFN "
+               "input's and the final one)",
+       .in_model = true, .range = SettingRange{0, 100, false, false}},
+      {.key = "dyt-beta", .member = &TrainConfig::dyt_beta, .group = G::kModel,
+       .help = "DyT's additive beta (Zhu et al.'s LLM recipe has none)", .in_model = true, .negatable = true},
+      {.key = "embed-scale", .member = &TrainConfig::embed_scale, .group = G::kModel,
+       .help = "scale the token embeddings: none, fixed (a constant: DeepNet's sqrt(dim)) or learned (a scalar "
+               "parameter: DyT's LLM recipe)",
+       .in_model = true},
+      {.key = "embed-scale-init", .member = &TrainConfig::embed_scale_init, .group = G::kModel,
+       .help = "the embedding scale, or its initial value when learned (0: sqrt(dim))", .in_model = true,
+       .range = SettingRange{0, 1e6, false, false, "(0: sqrt(dim))"}},
+      {.key = "embed-norm", .member = &TrainConfig::embed_norm, .group = G::kModel,
+       .help = "a norm (of --norm's kind) on the embeddings before the first block (Peri-LN's setup)",
+       .in_model = true, .negatable = true},
+      {.key = "final-norm", .member = &TrainConfig::final_norm, .group = G::kModel,
+       .help = "a norm before the LM head (DeepNet's post-norm stack has none)", .in_model = true,
+       .negatable = true},
       // optimisation
       {.key = "optimizer", .member = &TrainConfig::optimizer, .group = G::kOptimisation, .help = "adamw or sgd",
        .choices = {"adamw", "sgd"}},
@@ -136,7 +159,7 @@ nlohmann::json setting_json(const Setting& s, const TrainConfig& c) {
         const auto& v = c.*member;
         using V = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<V, nn::NormKind> || std::is_same_v<V, nn::Placement> ||
-                      std::is_same_v<V, nn::MlpKind>)
+                      std::is_same_v<V, nn::MlpKind> || std::is_same_v<V, nn::EmbedScale>)
           return nn::to_string(v);
         else
           return v;
@@ -151,13 +174,14 @@ void set_setting(const Setting& s, TrainConfig& c, const nlohmann::json& value) 
         auto& out = c.*member;
         using V = std::decay_t<decltype(out)>;
         if constexpr (std::is_same_v<V, nn::NormKind> || std::is_same_v<V, nn::Placement> ||
-                      std::is_same_v<V, nn::MlpKind>) {
+                      std::is_same_v<V, nn::MlpKind> || std::is_same_v<V, nn::EmbedScale>) {
           // A typed field stored by name ("layernorm", "post", "swiglu"): parsed once, here.
           std::string name;
           io::read_field(j, s.key.c_str(), name, "training config");
           try {
             if constexpr (std::is_same_v<V, nn::NormKind>) out = nn::NormKind::parse(name);
             else if constexpr (std::is_same_v<V, nn::Placement>) out = nn::parse_placement(name);
+            else if constexpr (std::is_same_v<V, nn::EmbedScale>) out = nn::parse_embed_scale(name);
             else out = nn::parse_mlp_kind(name);
           } catch (const Error& e) {
             throw Error(cat("training config: '", s.key, "': ", e.what()));

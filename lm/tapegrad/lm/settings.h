@@ -38,7 +38,7 @@ enum class SweepRole {
 using SettingMember =
     std::variant<std::string TrainConfig::*, int64_t TrainConfig::*, uint64_t TrainConfig::*, int TrainConfig::*,
                  double TrainConfig::*, bool TrainConfig::*, nn::NormKind TrainConfig::*, nn::Placement TrainConfig::*,
-                 nn::MlpKind TrainConfig::*>;
+                 nn::MlpKind TrainConfig::*, nn::EmbedScale TrainConfig::*>;
 
 // A closed or open interval a number must lie in; `note` follows the interval in the message
 // ("--clip must be >= 0 (0 disables clipping), got -1").

@@ -18,6 +18,8 @@ nn::DecoderConfig TrainConfig::model(int64_t vocab) const {
   m.context = ctx, m.n_layer = layers, m.n_head = heads, m.dim = dim;
   m.norm = norm, m.qk_norm = qk_norm, m.placement = placement, m.mlp = mlp;
   m.tie_head = tie_head, m.bias = bias, m.z_loss = z_loss, m.dyt_alpha = dyt_alpha;
+  m.dyt_alpha_attn = dyt_alpha_attn, m.dyt_beta = dyt_beta, m.embed_scale = embed_scale;
+  m.embed_scale_init = embed_scale_init, m.embed_norm = embed_norm, m.final_norm = final_norm;
   return m;
 }
 
@@ -25,6 +27,8 @@ void TrainConfig::take_model(const nn::DecoderConfig& m) {
   ctx = m.context, layers = m.n_layer, heads = m.n_head, dim = m.dim;
   norm = m.norm, qk_norm = m.qk_norm, placement = m.placement, mlp = m.mlp;
   tie_head = m.tie_head, bias = m.bias, z_loss = m.z_loss, dyt_alpha = m.dyt_alpha;
+  dyt_alpha_attn = m.dyt_alpha_attn, dyt_beta = m.dyt_beta, embed_scale = m.embed_scale;
+  embed_scale_init = m.embed_scale_init, embed_norm = m.embed_norm, final_norm = m.final_norm;
 }
 
 namespace {
@@ -90,9 +94,10 @@ void TrainConfig::validate() const {
              " is too many tokens per measurement (at most 2^28)");
   check_flag(min_lr >= 0 && min_lr <= lr, "--min-lr must be in [0, --lr], got ", min_lr);
   // The model holds alpha in float32: a value that rounds to 0 or a subnormal there is refused.
-  check_flag(static_cast<float>(dyt_alpha) >= std::numeric_limits<float>::min(), "--dyt-alpha ", dyt_alpha,
-             " rounds to ", static_cast<float>(dyt_alpha), " in float32, the model's precision: use at least ",
-             std::numeric_limits<float>::min());
+  for (const auto& [flag, alpha] : {std::pair{"dyt-alpha", dyt_alpha}, {"dyt-alpha-attn", dyt_alpha_attn}})
+    check_flag(alpha == 0 || static_cast<float>(alpha) >= std::numeric_limits<float>::min(), "--", flag, " ", alpha,
+               " rounds to ", static_cast<float>(alpha), " in float32, the model's precision: use at least ",
+               std::numeric_limits<float>::min());
   check_flag(tokenizer != "bpe" || vocab_size >= 256, "--vocab-size ", vocab_size,
              " is smaller than the 256-byte alphabet of the bpe tokenizer");
   check_flag(qk_norm.can_be_qk_norm(), "--qk-norm ", qk_norm.name(),

@@ -27,6 +27,13 @@ struct TrainConfig {
   bool tie_head = true;
   bool bias = true;
   double dyt_alpha = 0.5;  // DyT's initial alpha (with --norm dyt; Zhu et al. 2025)
+  double dyt_alpha_attn = 0;  // ... of the DyT before attention; 0: dyt_alpha
+  bool dyt_beta = true;
+  nn::EmbedScale embed_scale = nn::EmbedScale::kNone;
+  double embed_scale_init = 0;  // 0: sqrt(dim)
+  bool embed_norm = false;
+  bool final_norm = true;
+  std::string recipe = "none";  // a published recipe (recipes.h): sets the settings above as its paper does
   // optimisation
   std::string optimizer = "adamw";  // adamw | sgd
   int64_t batch = 12, steps = 2000, warmup = 100;

@@ -83,8 +83,10 @@ double rms(TensorView<const T> v) {
 
 template <typename T>
 DecoderBlock<T>::DecoderBlock(BlockOptions o) : options_(o) {
-  const NormSpec norm{.dim = o.dim, .eps = o.norm_eps, .dyt_alpha = o.dyt_alpha};
-  norm1_ = &this->add_module("norm1", make_norm<T>(o.norm, norm));
+  const NormSpec norm{.dim = o.dim, .eps = o.norm_eps, .dyt_alpha = o.dyt_alpha, .dyt_beta = o.dyt_beta};
+  NormSpec attn_norm = norm;
+  if (o.dyt_alpha_attn > 0) attn_norm.dyt_alpha = o.dyt_alpha_attn;
+  norm1_ = &this->add_module("norm1", make_norm<T>(o.norm, attn_norm));
   attn_ = &this->add_module("attn", std::make_unique<CausalSelfAttention<T>>(
                                               AttentionOptions{o.dim, o.n_head, o.bias, o.qk_norm, o.norm_eps,
                                                                o.init_std, o.proj_init_std}));

@@ -44,7 +44,9 @@ struct BlockOptions {
   // (attention's output, the MLP's proj) take proj_init_std.
   double init_std = 0, proj_init_std = 0;
   int64_t n_layer = 1;  // blocks in the model: deepnorm's alpha and beta depend on it
-  double dyt_alpha = 0.5;  // DyT's initial alpha (NormSpec)
+  double dyt_alpha = 0.5;       // DyT's initial alpha (NormSpec) in every norm but norm1
+  double dyt_alpha_attn = 0;    // ... and in norm1, the attention sub-layer's (0: dyt_alpha)
+  bool dyt_beta = true;         // DyT's additive beta (NormSpec)
 };
 
 // What one forward pass looked like inside a block, for the lab's instrumentation. RMS values

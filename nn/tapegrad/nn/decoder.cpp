@@ -4,9 +4,11 @@
 #include <limits>
 #include <numeric>
 
+#include "tapegrad/nn/learned_scale.h"
 #include "tapegrad/ops/add.h"
 #include "tapegrad/ops/cross_entropy.h"
 #include "tapegrad/ops/matmul.h"
+#include "tapegrad/ops/scale.h"
 
 namespace tapegrad::nn {
 
@@ -15,15 +17,24 @@ Decoder<T>::Decoder(DecoderConfig c, uint64_t seed) : config_(c) {
   c.validate();
   wte_ = &this->add_module("wte", std::make_unique<Embedding<T>>(EmbeddingOptions{c.vocab_size, c.dim, c.init_std}));
   wpe_ = &this->add_module("wpe", std::make_unique<Embedding<T>>(EmbeddingOptions{c.context, c.dim, c.init_std}));
+  if (c.embed_scale == EmbedScale::kLearned)
+    embed_scale_ = &this->add_module("embed_scale", std::make_unique<LearnedScale<T>>(embed_scale_value()));
+  const NormSpec other_norm{.dim = c.dim, .eps = c.norm_eps, .dyt_alpha = c.dyt_alpha, .dyt_beta = c.dyt_beta};
+  if (c.embed_norm && !c.norm.is_none()) embed_norm_ = &this->add_module("embed_norm", make_norm<T>(c.norm, other_norm));
   auto& list = this->add_module("blocks", std::make_unique<ModuleList<T>>());
   for (int64_t i = 0; i < c.n_layer; ++i)
     blocks_.push_back(&list.push_back(std::make_unique<DecoderBlock<T>>(c.block_options())));
-  if (c.final_norm && !c.norm.is_none()) norm_f_ = &this->add_module("norm_f", make_norm<T>(c.norm, {.dim = c.dim, .eps = c.norm_eps, .dyt_alpha = c.dyt_alpha}));
+  if (c.final_norm && !c.norm.is_none()) norm_f_ = &this->add_module("norm_f", make_norm<T>(c.norm, other_norm));
   if (!c.tie_head)
     lm_head_ = &this->add_module("lm_head", std::make_unique<Linear<T>>(LinearOptions{c.dim, c.vocab_size, false, c.init_std}));
   positions_.resize(static_cast<size_t>(c.context));
   std::iota(positions_.begin(), positions_.end(), 0);
   init_weights(seed);
+}
+
+template <typename T>
+double Decoder<T>::embed_scale_value() const {
+  return config_.embed_scale_init > 0 ? config_.embed_scale_init : std::sqrt(static_cast<double>(config_.dim));
 }
 
 template <typename T>
@@ -50,8 +61,11 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
         " token ids");
   if (probe) probe->blocks.resize(blocks_.size());  // no allocation once sized
 
-  Var<T> x = add(wte_->forward(tape, ids, {B, Tn}),
-                 wpe_->forward(tape, std::span<const int32_t>(positions_.data() + past, static_cast<size_t>(Tn)), {Tn}));
+  Var<T> tokens = wte_->forward(tape, ids, {B, Tn});
+  if (embed_scale_) tokens = embed_scale_->forward(tokens);
+  else if (config_.embed_scale == EmbedScale::kFixed) tokens = scale(tokens, embed_scale_value());
+  Var<T> x = add(tokens, wpe_->forward(tape, std::span<const int32_t>(positions_.data() + past, static_cast<size_t>(Tn)), {Tn}));
+  if (embed_norm_) x = embed_norm_->forward(x);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     CausalSelfAttention<T>& attn = blocks_[i]->attn();
     if (cache) attn.attach_cache({cache->keys(static_cast<int64_t>(i)), cache->values(static_cast<int64_t>(i)), past,
@@ -85,7 +99,9 @@ std::string Decoder<T>::options_repr() const {
   const auto& c = config_;
   return cat("vocab=", c.vocab_size, ", context=", c.context, ", layers=", c.n_layer, ", heads=", c.n_head,
              ", dim=", c.dim, ", norm=", to_string(c.norm), ", placement=", to_string(c.placement),
-             ", mlp=", to_string(c.mlp), ", tie_head=", c.tie_head ? "true" : "false");
+             ", mlp=", to_string(c.mlp), ", tie_head=", c.tie_head ? "true" : "false",
+             c.embed_scale == EmbedScale::kNone ? "" : cat(", embed_scale=", to_string(c.embed_scale), "(", embed_scale_value(), ")"),
+             c.embed_norm ? ", embed_norm=true" : "", c.final_norm ? "" : ", final_norm=false");
 }
 
 void combine_probes(std::span<const DecoderProbe> parts, std::span<const double> weights, DecoderProbe& out) {

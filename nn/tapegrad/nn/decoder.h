@@ -9,7 +9,10 @@
 // mlp.proj.weight) ~ N(0, (init_std / sqrt(2 n_layer))^2), so the residual stream's variance does
 // not grow with depth at init; biases 0; each norm its own constants.
 //
-// Parameter names: wte.weight, wpe.weight, blocks.{i}.norm1.{weight,bias},
+// Embeddings: x = s * wte[token] + wpe[position], with s = 1, a constant, or a learned scalar
+// (DecoderConfig::embed_scale), then an optional norm on x (embed_norm).
+//
+// Parameter names: wte.weight, wpe.weight, [embed_scale.weight], [embed_norm...], blocks.{i}.norm1.{weight,bias},
 // blocks.{i}.attn.qkv.{weight,bias}, blocks.{i}.attn.proj.{weight,bias}, blocks.{i}.norm2...,
 // blocks.{i}.mlp.fc.{weight,bias}, blocks.{i}.mlp.proj.{weight,bias}, norm_f..., lm_head.weight
 // (untied only). Linear weights are (out, in), as torch.nn.Linear.
@@ -66,9 +69,13 @@ class Decoder : public Module<T> {
   std::string options_repr() const override;
 
  private:
+  double embed_scale_value() const;  // embed_scale_init, or sqrt(dim) when it is 0
+
   DecoderConfig config_;
   Embedding<T>* wte_;
   Embedding<T>* wpe_;
+  UnaryModule<T>* embed_scale_ = nullptr;  // LearnedScale, with EmbedScale::kLearned
+  UnaryModule<T>* embed_norm_ = nullptr;
   std::vector<DecoderBlock<T>*> blocks_;
   UnaryModule<T>* norm_f_ = nullptr;
   Linear<T>* lm_head_ = nullptr;

@@ -8,6 +8,23 @@
 
 namespace tapegrad::nn {
 
+std::string to_string(EmbedScale s) {
+  switch (s) {
+    case EmbedScale::kNone: return "none";
+    case EmbedScale::kFixed: return "fixed";
+    case EmbedScale::kLearned: return "learned";
+  }
+  return "?";
+}
+
+std::vector<std::string> embed_scale_names() { return {"none", "fixed", "learned"}; }
+
+EmbedScale parse_embed_scale(const std::string& name) {
+  for (const EmbedScale s : {EmbedScale::kNone, EmbedScale::kFixed, EmbedScale::kLearned})
+    if (to_string(s) == name) return s;
+  throw Error(cat("unknown embedding scale '", name.substr(0, 64), "' (none, fixed or learned)"));
+}
+
 void DecoderConfig::validate() const {
   check(vocab_size > 0, "config: vocab_size must be positive, got ", vocab_size);
   check(context > 0, "config: context must be positive, got ", context);
@@ -24,6 +41,11 @@ void DecoderConfig::validate() const {
   check(dyt_alpha > 0 && dyt_alpha <= 100, "config: dyt_alpha must be in (0, 100], got ", dyt_alpha);
   check(static_cast<float>(dyt_alpha) >= std::numeric_limits<float>::min(), "config: dyt_alpha ", dyt_alpha,
         " rounds to ", static_cast<float>(dyt_alpha), " in float32; at least ", std::numeric_limits<float>::min());
+  check(dyt_alpha_attn == 0 || (dyt_alpha_attn > 0 && dyt_alpha_attn <= 100 &&
+                                 static_cast<float>(dyt_alpha_attn) >= std::numeric_limits<float>::min()),
+        "config: dyt_alpha_attn must be 0 (dyt_alpha) or in (0, 100], got ", dyt_alpha_attn);
+  check(std::isfinite(embed_scale_init) && embed_scale_init >= 0 && embed_scale_init <= 1e6,
+        "config: embed_scale_init must be in [0, 1e6] (0: sqrt(dim)), got ", embed_scale_init);
   // Sizes from files are bounded before anything is allocated: every product of them downstream
   // (parameter counts, activations) then stays far inside 64 bits.
   const auto at_most = [](const char* field, int64_t v, int64_t max) {
@@ -39,7 +61,7 @@ void DecoderConfig::validate() const {
 // variance does not grow with depth at init.
 BlockOptions DecoderConfig::block_options() const {
   return {dim, n_head, norm, placement, mlp, mlp_hidden, bias, norm_eps, qk_norm, init_std,
-          init_std / std::sqrt(2.0 * static_cast<double>(n_layer)), n_layer, dyt_alpha};
+          init_std / std::sqrt(2.0 * static_cast<double>(n_layer)), n_layer, dyt_alpha, dyt_alpha_attn, dyt_beta};
 }
 
 nlohmann::json to_json(const DecoderConfig& c) {
@@ -48,7 +70,9 @@ nlohmann::json to_json(const DecoderConfig& c) {
           {"placement", to_string(c.placement)}, {"mlp", to_string(c.mlp)}, {"mlp_hidden", c.mlp_hidden},
           {"tie_head", c.tie_head},     {"bias", c.bias},             {"final_norm", c.final_norm},
           {"norm_eps", c.norm_eps},     {"init_std", c.init_std},     {"qk_norm", to_string(c.qk_norm)},
-          {"z_loss", c.z_loss},         {"dyt_alpha", c.dyt_alpha}};
+          {"z_loss", c.z_loss},         {"dyt_alpha", c.dyt_alpha},   {"dyt_alpha_attn", c.dyt_alpha_attn},
+          {"dyt_beta", c.dyt_beta},     {"embed_scale", to_string(c.embed_scale)},
+          {"embed_scale_init", c.embed_scale_init}, {"embed_norm", c.embed_norm}};
 }
 
 namespace {
@@ -81,6 +105,11 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
   read(j, "init_std", c.init_std);
   read(j, "z_loss", c.z_loss);
   read(j, "dyt_alpha", c.dyt_alpha);
+  read(j, "dyt_alpha_attn", c.dyt_alpha_attn);
+  read(j, "dyt_beta", c.dyt_beta);
+  if (j.contains("embed_scale")) read(j, "embed_scale", s), c.embed_scale = parse_embed_scale(s);
+  read(j, "embed_scale_init", c.embed_scale_init);
+  read(j, "embed_norm", c.embed_norm);
   c.validate();
   return c;
 }
@@ -90,7 +119,8 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
 DecoderConfig decoder_config_from_json(const nlohmann::json& j) {
   check(j.is_object(), "config: expected a JSON object, got ", j.type_name());
   const nlohmann::json fields = to_json(DecoderConfig{});  // named: items() would dangle on a temporary
-  const std::set<std::string> added_later = {"qk_norm", "z_loss", "dyt_alpha"};
+  const std::set<std::string> added_later = {"qk_norm",         "z_loss",      "dyt_alpha",  "dyt_alpha_attn", "dyt_beta",
+                                             "embed_scale",     "embed_scale_init", "embed_norm"};
   for (const auto& [key, value] : fields.items())
     check(j.contains(key) || added_later.count(key), "config: missing field '", key, "'");
   return apply(DecoderConfig{}, j);

@@ -3,10 +3,19 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "tapegrad/nn/block.h"
 
 namespace tapegrad::nn {
+
+// A scale on the token embeddings before the blocks: none; fixed (a constant, DeepNet's sqrt(dim)
+// as in torchscale's decoder); learned (one scalar parameter, Zhu et al. 2025's DyT recipe).
+enum class EmbedScale { kNone, kFixed, kLearned };
+std::string to_string(EmbedScale s);
+EmbedScale parse_embed_scale(const std::string& name);  // "none" | "fixed" | "learned"; throws otherwise
+std::vector<std::string> embed_scale_names();
 
 struct DecoderConfig {
   int64_t vocab_size = 65;
@@ -28,6 +37,12 @@ struct DecoderConfig {
   // loss, so it lives here; 0: plain cross-entropy.
   double z_loss = 0;
   double dyt_alpha = 0.5;  // DyT's initial alpha (dyt.h; Zhu et al. 2025 use 0.5 for small models)
+  // Published recipes (off by default; lm/recipes.h sets them as the papers do):
+  double dyt_alpha_attn = 0;  // the initial alpha of the DyT before attention (norm1); 0: dyt_alpha
+  bool dyt_beta = true;       // DyT's additive beta (Zhu et al.'s LLM recipe has none)
+  EmbedScale embed_scale = EmbedScale::kNone;
+  double embed_scale_init = 0;  // the fixed scale, or the learned one's initial value; 0: sqrt(dim)
+  bool embed_norm = false;      // a norm (of `norm`'s kind) on the embeddings (Peri-LN's setup)
 
   // Throws an Error naming the first invalid field and its value.
   void validate() const;
@@ -37,7 +52,8 @@ struct DecoderConfig {
 
 nlohmann::json to_json(const DecoderConfig& config);
 // Strict: a field that is missing, unknown, or of the wrong type is an error naming it — except
-// fields added after the format's first version (qk_norm, z_loss, dyt_alpha), which default as they did before.
+// fields added after the format's first version (qk_norm, z_loss, dyt_alpha and the recipes'
+// fields), which default to the model they were added beside.
 DecoderConfig decoder_config_from_json(const nlohmann::json& j);
 // Lenient: starts from `base` and overrides only the fields present (unknown ones still fail).
 DecoderConfig decoder_config_merge(DecoderConfig base, const nlohmann::json& j);

@@ -96,7 +96,8 @@ DyT<T>::DyT(DyTOptions o) : options_(o) {
 
 template <typename T>
 std::unique_ptr<UnaryModule<T>> DyT<T>::from_spec(const NormSpec& spec) {
-  return std::make_unique<DyT<T>>(DyTOptions{.dim = spec.dim, .alpha_init = spec.dyt_alpha, .bias = spec.bias});
+  return std::make_unique<DyT<T>>(
+      DyTOptions{.dim = spec.dim, .alpha_init = spec.dyt_alpha, .bias = spec.bias && spec.dyt_beta});
 }
 
 template <typename T>

@@ -28,6 +28,7 @@ struct NormSpec {
   bool bias = true;   // an additive bias where the norm has one (QK-norm asks for none: a bias on k
                       // is cancelled by the softmax, so it would never get a gradient)
   double dyt_alpha = 0.5;  // DyT's initial alpha (dyt.h); other norms ignore it
+  bool dyt_beta = true;    // DyT's additive beta (with `bias`); other norms ignore it
 };
 
 // A norm's row kernels, for QK-norm inside the fused attention node: forward normalises n rows of

@@ -1,0 +1,92 @@
+#include "tapegrad/lm/recipes.h"
+
+#include "tapegrad/error.h"
+#include "tapegrad/lm/settings.h"
+#include "tapegrad/lm/usage_error.h"
+
+namespace tapegrad::lm {
+
+std::pair<double, double> dyt_paper_alpha(int64_t dim) {
+  if (dim >= 8192) return {0.2, 0.05};
+  if (dim >= 5120) return {0.6, 0.15};
+  if (dim >= 4096) return {0.8, 0.2};
+  return {1.0, 1.0};
+}
+
+const std::vector<Recipe>& recipes() {
+  static const std::vector<Recipe> list = {
+      {.name = "dyt-paper",
+       .help = "DyT as Zhu et al. 2025 train language models (their LLaMA appendix and official code): a learned "
+               "scalar after the token embedding, initialised to sqrt(dim); the DyT before attention and the others "
+               "with their own alpha0, by width (1.0 and 1.0 below 4096); no beta",
+       .target_key = "norm",
+       .target_value = "dyt",
+       .settings =
+           [](int64_t dim) {
+             const auto [attn, other] = dyt_paper_alpha(dim);
+             return nlohmann::json{{"embed-scale", "learned"}, {"embed-scale-init", 0.0}, {"dyt-alpha-attn", attn},
+                                   {"dyt-alpha", other},       {"dyt-beta", false}};
+           }},
+      {.name = "peri-ln-paper",
+       .help = "Peri-LN as Kim et al. 2025 describe it: besides the norms around every sub-layer, a norm on the "
+               "embeddings",
+       .target_key = "placement",
+       .target_value = "peri",
+       .settings = [](int64_t) { return nlohmann::json{{"embed-norm", true}}; }},
+      {.name = "deepnorm-paper",
+       .help = "DeepNet (Wang et al. 2022) as its reference decoder (torchscale) runs it: token embeddings times "
+               "sqrt(dim), and no norm after the post-norm stack",
+       .target_key = "placement",
+       .target_value = "deepnorm",
+       .settings =
+           [](int64_t) {
+             return nlohmann::json{{"embed-scale", "fixed"}, {"embed-scale-init", 0.0}, {"final-norm", false}};
+           }},
+  };
+  return list;
+}
+
+const Recipe* find_recipe(const std::string& name) {
+  for (const Recipe& r : recipes())
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+std::vector<std::string> recipe_names() {
+  std::vector<std::string> names{"none"};
+  for (const Recipe& r : recipes()) names.push_back(r.name);
+  return names;
+}
+
+std::string recipe_help() {
+  std::string h = "none: the settings as given";
+  for (const Recipe& r : recipes()) h += cat("\n", r.name, " (for --", r.target_key, " ", r.target_value, "): ", r.help);
+  return h;
+}
+
+bool recipe_targets(const Recipe& r, const TrainConfig& c) {
+  return setting_json(*find_setting(r.target_key), c) == r.target_value;
+}
+
+void apply_recipe(TrainConfig& c, const std::set<std::string>& given, const std::set<std::string>& keep,
+                  bool other_targets_allowed) {
+  if (c.recipe == "none") return;
+  const Recipe* r = find_recipe(c.recipe);
+  if (r == nullptr) {
+    std::string names;
+    for (const std::string& n : recipe_names()) names += (names.empty() ? "" : ", ") + n;
+    throw UsageError(cat("--recipe must be one of ", names, ", got '", c.recipe.substr(0, 64), "'"));
+  }
+  const Setting& target = *find_setting(r->target_key);
+  if (!given.count(r->target_key)) set_setting(target, c, r->target_value);
+  if (!recipe_targets(*r, c)) {
+    if (other_targets_allowed) return;
+    throw UsageError(cat("--recipe ", r->name, " is for --", r->target_key, " ", r->target_value, ", got ",
+                         setting_json(target, c).get<std::string>()));
+  }
+  const nlohmann::json settings = r->settings(c.dim);
+  for (const auto& [key, value] : settings.items())
+    if (!keep.count(key)) set_setting(*find_setting(key), c, value);
+}
+
+}  // namespace tapegrad::lm

@@ -1,0 +1,49 @@
+// Published recipes: each paper's own settings for its method, so that the lab tests a paper's
+// claim on the paper's recipe before any verdict (docs/experiments.md, the reproductions table).
+//
+// A recipe is for one kind of run — its target, a setting and value ("norm" = "dyt") — and gives
+// such a run its settings. `--recipe NAME` (train_lm, compare_norms) sets the target unless it is
+// given, and the recipe's settings on every run of that target unless given (train_lm) or swept
+// (compare_norms, where runs of other targets are left as they are: "DyT on its recipe against
+// LayerNorm as usual").
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tapegrad/lm/train_config.h"
+
+namespace tapegrad::lm {
+
+struct Recipe {
+  std::string name, help;
+  std::string target_key, target_value;  // the runs it is for
+  // The settings it gives such a run (keys of the settings table), for a model of width `dim`.
+  std::function<nlohmann::json(int64_t dim)> settings;
+};
+
+// Every recipe; "none" is not one (it is the setting's default).
+const std::vector<Recipe>& recipes();
+const Recipe* find_recipe(const std::string& name);  // nullptr for "none" or an unknown name
+std::vector<std::string> recipe_names();             // "none", then every recipe
+std::string recipe_help();                           // one line per recipe, for --help
+
+// Whether `c` is a run `r` is for.
+bool recipe_targets(const Recipe& r, const TrainConfig& c);
+// Applies c.recipe to c: its target, when `given` (flag names without dashes) does not name the
+// target's key; then, on a run of that target, each of its settings not named in `keep`. A target
+// given otherwise is a UsageError naming both ("--recipe dyt-paper is for --norm dyt, got
+// layernorm"), unless `other_targets_allowed` (a sweep, whose other runs keep their settings).
+void apply_recipe(TrainConfig& c, const std::set<std::string>& given, const std::set<std::string>& keep,
+                  bool other_targets_allowed = false);
+
+// Zhu et al. 2025's initial alpha of the DyT before attention and of the others (the FFN input's,
+// the final one), by model width: their official LLaMA code's default below width 4096, and the
+// values its README gives for LLaMA 2 7B (4096), 13B (5120) and 34B/70B (8192).
+std::pair<double, double> dyt_paper_alpha(int64_t dim);
+
+}  // namespace tapegrad::lm
