@@ -1,40 +1,38 @@
 #!/usr/bin/env bash
-# Experiment 5 — DyT: can a squashing function replace the norm?
+# Experiment 5 — DyT on its paper's recipe: can a squashing function replace the norm?
 #
-# Question: does DyT (gamma tanh(alpha x) + beta, Zhu et al. 2025, "Transformers without
-# Normalization") match LayerNorm and RMSNorm in final loss and in stability across learning
-# rates, and how does that depend on its initial alpha?
+# Question: does DyT (gamma tanh(alpha x), Zhu et al. 2025, "Transformers without Normalization")
+# trained as its paper trains language models match LayerNorm and RMSNorm in final loss and in
+# stability across learning rates?
 #
-# Literature: Zhu et al. report DyT matching LayerNorm/RMSNorm in ViTs, diffusion models and
-# LLaMA-scale language models with alpha0 = 0.5 for most models — but for LLMs they tune alpha0
-# (smaller for wider models, separately for attention and the rest), and note that training
-# with DyT is sensitive to it. DyT normalises nothing: it only bounds, so a stream whose scale is
-# far from ~1/alpha is either passed on almost linearly (scale unchanged) or saturated.
+# Literature: Zhu et al. (Fig. 1, Table 4: LLaMA 7B-70B) report DyT matching RMSNorm in language
+# models with their LLM recipe (their LLaMA appendix and official code): a learned scalar after the
+# token embedding, initialised to sqrt(d) ("without this scaling scalar ... activations at the
+# beginning of training are too small, and the training struggles to progress"); alpha0 apart for
+# the DyT before attention and for the others, by width (1.0 and 1.0 below width 4096); no beta.
+# `--recipe dyt-paper` sets all of it (lm/recipes.h). Their models train on far more tokens.
 #
-# Setup: Shakespeare, L4 H4 C64 T64 B8, 300 steps, AdamW, warmup 30, cosine to lr x 0.1, 3 seeds,
-# lr 1e-3 ... 3e-2. (a) LayerNorm vs RMSNorm vs DyT (alpha0 0.5); (b) DyT with alpha0 0.5, 2, 8, 32
-# (the residual stream starts at RMS ~0.03 under GPT-2's init, so alpha0 ~ 30 puts alpha x near 1).
+# Setup: Shakespeare, L4 H4 C64 T64 B8, 2000 steps, AdamW (weight decay 0.1), warmup 100, cosine
+# to lr x 0.1, 3 seeds, the 7-rate grid of Wortsman et al. 2023 (3e-4 ... 3e-1). (a) LayerNorm vs
+# RMSNorm vs DyT on the recipe; (b) DyT as this lab used to run it (alpha0 = 0.5 everywhere, with
+# beta, no embedding scale) on the same grid, to show what the recipe changes. One warmup: the
+# question is DyT on its recipe, and warmups are experiment 03's subject.
 #
-# Measured (2026-12-01, 2 cores, 84 runs, 657 s): LayerNorm and RMSNorm the same within seed
-# noise (best val 2.438 vs 2.447 at lr 1e-2; both trained up to 3e-2; LR sensitivity 0.100 vs
-# 0.086; step time 1.00x, 95 % interval 0.91-1.10: no measurable difference). DyT at the paper's
-# alpha0 = 0.5 never trained at any lr: 3.352 = the unigram level (token frequencies alone), no
-# run diverged. Nor did alpha0 = 2 or 8. alpha0 = 32 trained at lr 1e-3 only (2.855, against
-# LayerNorm's 2.513 at that lr) and stalled above. Refuted here: DyT does not match LayerNorm in
-# this setup. Mechanism, from curves.csv: under GPT-2's init the embeddings have RMS 0.028, and
-# DyT does not rescale — at alpha0 = 0.5 the first block reads RMS 0.014 where LayerNorm hands it
-# 1.0, and the step-1 gradient norm is 0.064 against 3.85. The last blocks then grow the stream
-# (RMS 40-60 entering block 3 by step 60 at lr 3e-3; 700 at 3e-2), the final DyT saturates
-# (alpha x >> 1, so 1 - tanh^2 -> 0 and nothing below it learns), and the head's logits stay
-# <= 3.4: the unigram solution. alpha0 = 32 makes alpha x ~ 1 at init, enough at the smallest lr.
-# Zhu et al. train LLMs with tuned alpha0 and far longer; a DyT model likely needs its input
-# scale matched (embedding scale or alpha0), which the LayerNorm model gets for free.
+# Measured (84 runs, 17 min 20 s on 2 cores): on the recipe DyT trains — best val 2.470 at lr 1e-3,
+# trained up to 3e-2, 1 of 21 runs diverged (at 3e-1) — but ends 0.53 above LayerNorm (1.939) and
+# RMSNorm (1.940, both at 3e-2 and trained up to 1e-1), with 17 loss spikes against 1 and 0 and an
+# LR sensitivity of 0.513 against 0.422 and 0.400. Off the recipe it never trains: 3.115 at 3e-4,
+# 3.31-3.35 (the unigram level) at every other rate. So the embedding scale is reproduced as what
+# DyT's LLMs need, and "DyT matches the norms" is not reproduced on the recipe at this scale (the
+# paper's models are 10^4-10^5 x larger and see ~10^5 x more tokens). docs/experiments.md keeps the
+# verdicts.
 #
 #   bash examples/experiments/05_dyt.sh [more flags]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run.sh"
 need_shakespeare
-common=(--data "$shakespeare" --layers 4 --dim 64 --heads 4 --steps 300 --lr 1e-3 3e-3 1e-2 3e-2 --seed 1 2 3)
-"$bin" "${common[@]}" --norm layernorm rmsnorm dyt --out runs/exp5_dyt/norms "$@"
-"$bin" "${common[@]}" --norm dyt --dyt-alpha 0.5 2 8 32 --out runs/exp5_dyt/alpha "$@"
-echo "Reports: runs/exp5_dyt/norms/report.md (the norms) and runs/exp5_dyt/alpha/report.md (DyT's alpha0, as an axis)"
+common=(--data "$shakespeare" --layers 4 --dim 64 --heads 4 --batch 8 --steps 2000 --warmup 100 --evals 8
+        --lr 3e-4 1e-3 3e-3 1e-2 3e-2 1e-1 3e-1 --seed 1 2 3)
+"$bin" "${common[@]}" --norm layernorm rmsnorm dyt --recipe dyt-paper --out runs/exp5_dyt/recipe "$@"
+"$bin" "${common[@]}" --norm dyt --recipe none --dyt-alpha 0.5 --out runs/exp5_dyt/off_recipe "$@"
+echo "Reports: runs/exp5_dyt/recipe/report.md (LayerNorm, RMSNorm, DyT on its recipe) and runs/exp5_dyt/off_recipe/report.md (DyT off it)"

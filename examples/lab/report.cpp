@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "tapegrad/lm/recipes.h"
 #include "tapegrad/nn/norm.h"
 
 namespace tapegrad::lab {
@@ -111,6 +112,11 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
     g.settings = first.spec.settings;
     g.label = g.norm + "/" + g.placement;
     for (const auto& a : s.varied) g.label += label_part(a, g.value(a, base));
+    // A published recipe the group ran with (lm/recipes.h) is named, when it applied to it.
+    if (const lm::Recipe* recipe = lm::find_recipe(g.value("recipe", base));
+        recipe && g.value(recipe->target_key, base) == recipe->target_value &&
+        std::find(s.varied.begin(), s.varied.end(), "recipe") == s.varied.end())
+      g.label += " (" + recipe->name + ")";
     std::map<double, std::vector<const RunRecord*>> by_lr;
     double init = 0, ms = 0;
     int timed = 0;

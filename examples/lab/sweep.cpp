@@ -159,11 +159,16 @@ lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threa
   c.min_lr = spec.lr * o.min_lr_ratio;
   c.seed = spec.seed, c.layers = spec.depth, c.warmup = spec.warmup;
   c.instrument = true, c.threads = threads, c.eval_every = 0, c.checkpoint_every = 0;
-  // A recipe gives the runs of its target its settings, except those the sweep varies; runs of
-  // other targets keep theirs.
-  std::set<std::string> swept(kCoreAxes.begin(), kCoreAxes.end());
+  // A recipe gives the runs of its target its settings, except those the sweep varies and those
+  // given a value of their own (one that differs from train_lm's default); runs of other targets
+  // keep theirs.
+  std::set<std::string> swept(kCoreAxes.begin(), kCoreAxes.end()), keep;
   for (const auto& [key, values] : o.axes) swept.insert(key);
-  lm::apply_recipe(c, swept, swept, /*other_targets_allowed=*/true);
+  keep = swept;
+  const nlohmann::json base = lm::to_json(o.base), defaults = lm::to_json(lm::TrainConfig{});
+  for (const auto& [key, value] : base.items())
+    if (value != defaults[key]) keep.insert(key);
+  lm::apply_recipe(c, swept, keep, /*other_targets_allowed=*/true);
   return c;
 }
 
