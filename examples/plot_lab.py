@@ -61,10 +61,12 @@ def make_group_key(runs, out):
     """The label of a run's group: norm/placement plus every other axis that varies, as report.md
     labels it (" L8", " w0", " dim=64"); curve rows are matched to their run by run_id."""
     settings = {r["run_id"]: dict(kv.split("=", 1) for kv in (r.get("settings") or "").split(";") if kv) for r in runs}
-    base = {}
+    base, recipe_targets = {}, {}
     grid = os.path.join(out, "sweep.json")
     if os.path.exists(grid):
-        base = {k: setting_text(v) for k, v in json.load(open(grid)).get("train", {}).items()}
+        g = json.load(open(grid))
+        base = {k: setting_text(v) for k, v in g.get("train", {}).items()}
+        recipe_targets = g.get("recipe_targets", {})  # recipe -> {setting: value of the runs it is for}
     names = sorted({k for s in settings.values() for k in s})
     vary_depth = len({r["depth"] for r in runs}) > 1
     vary_warmup = len({r["warmup"] for r in runs}) > 1
@@ -79,6 +81,10 @@ def make_group_key(runs, out):
         s = settings.get(row["run_id"], {})
         for k in vary:
             key += f" {k}={s.get(k, base.get(k, 'base'))}"
+        recipe = s.get("recipe", base.get("recipe", "none"))
+        target = recipe_targets.get(recipe, {})
+        if "recipe" not in vary and target and all(row.get(k) == v for k, v in target.items()):
+            key += f" ({recipe})"  # the published recipe the group ran with, as report.md names it
         return key
     return group_key
 

@@ -11,6 +11,7 @@
 #include "sweep.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/json.h"
+#include "tapegrad/lm/recipes.h"
 #include "tapegrad/lm/settings.h"
 
 namespace tapegrad::lab {
@@ -271,7 +272,14 @@ nlohmann::json grid_json(const SweepOptions& o) {
     for (const auto& t : values) list.push_back(setting_value(key, t));
     axes[key] = list;
   }
-  return {{"format", 2}, {"train", train}, {"axes", axes}, {"sweep", sweep_level(o)}};
+  nlohmann::json grid = {{"format", 2}, {"train", train}, {"axes", axes}, {"sweep", sweep_level(o)}};
+  // Which runs each recipe of the grid is for (lm/recipes.h), so that readers of the folder (the
+  // plots) name it beside the groups it applied to, as the report does.
+  nlohmann::json targets = nlohmann::json::object();
+  for (const auto& name : axis_values(o, "recipe"))
+    if (const lm::Recipe* r = lm::find_recipe(name)) targets[name] = {{r->target_key, r->target_value}};
+  if (!targets.empty()) grid["recipe_targets"] = targets;
+  return grid;
 }
 
 namespace {

@@ -103,15 +103,19 @@ def fixtures(tmp, bin_dir):
     subprocess.run([os.path.join(bin_dir, "compare_norms"), "--norm", "none", "--lr", "1e-3", "--steps", "4",
                     "--eval-iters", "1", "--no-plot", "--out", sweep] + TINY[:-4], check=True, capture_output=True)
     f["sweep"] = sweep
-    for name, edit in (("sweep_bad_grid", lambda g: g["axes"].update(lr=[0.001, -1])),
-                       ("sweep_path_grid", lambda g: g["axes"].update({"qk-norm": ["none", "../../x"]})),
-                       ("sweep_bad_patience", lambda g: g["sweep"].update({"divergence-patience": -3}))):
+
+    def edited_grid(name, edit):
+        """A copy of the sweep folder whose sweep.json `edit` changed."""
         shutil.copytree(sweep, os.path.join(tmp, name))
         grid_path = os.path.join(tmp, name, "sweep.json")
         grid = json.load(open(grid_path))
         edit(grid)
         json.dump(grid, open(grid_path, "w"))
         f[name] = os.path.join(tmp, name)
+
+    edited_grid("sweep_bad_grid", lambda g: g["axes"].update(lr=[0.001, -1]))
+    edited_grid("sweep_path_grid", lambda g: g["axes"].update({"qk-norm": ["none", "../../x"]}))
+    edited_grid("sweep_bad_patience", lambda g: g["sweep"].update({"divergence-patience": -3}))
     tampered("ckpt_shape", edit_json=lambda m: (m["model"].update(dim=32), m["train"].update(dim=32)))
 
     # Deep nesting (200,000 '['): once a stack overflow in the error message's dump().
@@ -197,14 +201,8 @@ def fixtures(tmp, bin_dir):
                    capture_output=True)
     open(data, "ab").write(b"and one more sentence. ")
     f["sweep_data"] = base
-    for name, edit in (("sweep_steps_edited", lambda g: g["train"].update(steps=8)),
-                       ("sweep_dim_edited", lambda g: g["axes"].update(dim=[24, 32]))):
-        shutil.copytree(sweep, os.path.join(tmp, name))
-        grid_path = os.path.join(tmp, name, "sweep.json")
-        grid = json.load(open(grid_path))
-        edit(grid)
-        json.dump(grid, open(grid_path, "w"))
-        f[name] = os.path.join(tmp, name)
+    edited_grid("sweep_steps_edited", lambda g: g["train"].update(steps=8))
+    edited_grid("sweep_dim_edited", lambda g: g["axes"].update(dim=[24, 32]))
     linked = os.path.join(tmp, "sweep_linked_curve")
     shutil.copytree(sweep, linked)
     curve = [c for c in os.listdir(os.path.join(linked, "curves"))][0]
