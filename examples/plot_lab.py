@@ -82,9 +82,11 @@ def make_group_key(runs, out):
         for k in vary:
             key += f" {k}={s.get(k, base.get(k, 'base'))}"
         recipe = s.get("recipe", base.get("recipe", "none"))
-        target = recipe_targets.get(recipe, {})
-        if "recipe" not in vary and target and all(row.get(k) == v for k, v in target.items()):
-            key += f" ({recipe})"  # the published recipe the group ran with, as report.md names it
+        # "papers" puts each run on the recipe aimed at it (lm/recipes.h).
+        for name in (list(recipe_targets) if recipe == "papers" else [recipe]):
+            target = recipe_targets.get(name, {})
+            if "recipe" not in vary and target and all(row.get(k) == v for k, v in target.items()):
+                key += f" ({name})"  # the published recipe the group ran with, as report.md names it
         return key
     return group_key
 

@@ -277,7 +277,7 @@ nlohmann::json grid_json(const SweepOptions& o) {
   // plots) name it beside the groups it applied to, as the report does.
   nlohmann::json targets = nlohmann::json::object();
   for (const auto& name : axis_values(o, "recipe"))
-    if (const lm::Recipe* r = lm::find_recipe(name)) targets[name] = {{r->target_key, r->target_value}};
+    for (const lm::Recipe* r : lm::recipes_in(name)) targets[r->name] = {{r->target_key, r->target_value}};
   if (!targets.empty()) grid["recipe_targets"] = targets;
   return grid;
 }

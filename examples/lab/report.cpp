@@ -113,10 +113,9 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
     g.label = g.norm + "/" + g.placement;
     for (const auto& a : s.varied) g.label += label_part(a, g.value(a, base));
     // A published recipe the group ran with (lm/recipes.h) is named, when it applied to it.
-    if (const lm::Recipe* recipe = lm::find_recipe(g.value("recipe", base));
-        recipe && g.value(recipe->target_key, base) == recipe->target_value &&
-        std::find(s.varied.begin(), s.varied.end(), "recipe") == s.varied.end())
-      g.label += " (" + recipe->name + ")";
+    if (std::find(s.varied.begin(), s.varied.end(), "recipe") == s.varied.end())
+      for (const lm::Recipe* recipe : lm::recipes_in(g.value("recipe", base)))
+        if (g.value(recipe->target_key, base) == recipe->target_value) g.label += " (" + recipe->name + ")";
     std::map<double, std::vector<const RunRecord*>> by_lr;
     double init = 0, ms = 0;
     int timed = 0;

@@ -7,6 +7,7 @@
 
 #include "tapegrad/io/file.h"
 #include "tapegrad/lm/recipes.h"
+#include <set>
 #include "tapegrad/lm/settings.h"
 #include "tapegrad/lm/usage_error.h"
 
@@ -155,6 +156,25 @@ TEST_CASE("recipes: a recipe sets its target and its settings; flags given win; 
   CHECK(q.placement == nn::Placement::kDeepNorm);
   CHECK(q.embed_scale == nn::EmbedScale::kFixed);
   CHECK(!q.final_norm);
+  // "papers": every run on the recipe aimed at it, targets left as they are.
+  for (const auto& [norm, placement] : std::vector<std::pair<std::string, std::string>>{
+           {"layernorm", "pre"}, {"layernorm", "peri"}, {"layernorm", "deepnorm"}, {"dyt", "pre"}}) {
+    lm::TrainConfig r;
+    r.recipe = "papers", r.norm = nn::NormKind::parse(norm), r.placement = nn::parse_placement(placement);
+    lm::apply_recipe(r, {}, {});
+    CHECK(r.norm == nn::NormKind::parse(norm));
+    CHECK(r.placement == nn::parse_placement(placement));
+    CHECK(r.embed_norm == (placement == "peri"));
+    CHECK(r.final_norm == (placement != "deepnorm"));
+    CHECK(r.embed_scale == (norm == "dyt" ? nn::EmbedScale::kLearned
+                                          : placement == "deepnorm" ? nn::EmbedScale::kFixed : nn::EmbedScale::kNone));
+    CHECK(r.dyt_beta == (norm != "dyt"));
+  }
+  // No two recipes are for the same runs, so "papers" gives a run at most one.
+  std::set<std::pair<std::string, std::string>> targets;
+  for (const lm::Recipe& r : lm::recipes()) CHECK(targets.insert({r.target_key, r.target_value}).second);
+  CHECK(lm::recipes_in("papers").size() == lm::recipes().size());
+  CHECK(lm::recipes_in("none").empty());
   // The width table: the official code's default below 4096, its README's LLaMA 2 settings above.
   CHECK((lm::dyt_paper_alpha(128) == std::pair{1.0, 1.0}));
   CHECK((lm::dyt_paper_alpha(4096) == std::pair{0.8, 0.2}));

@@ -52,17 +52,35 @@ const Recipe* find_recipe(const std::string& name) {
   return nullptr;
 }
 
+std::vector<const Recipe*> recipes_in(const std::string& setting) {
+  std::vector<const Recipe*> in;
+  for (const Recipe& r : recipes())
+    if (setting == kEveryPaper || setting == r.name) in.push_back(&r);
+  return in;
+}
+
 std::vector<std::string> recipe_names() {
-  std::vector<std::string> names{"none"};
+  std::vector<std::string> names{"none", kEveryPaper};
   for (const Recipe& r : recipes()) names.push_back(r.name);
   return names;
 }
 
 std::string recipe_help() {
-  std::string h = "none: the settings as given";
+  std::string h = cat("none: the settings as given\n", kEveryPaper,
+                      ": every run on its own paper's recipe, where one below is for it (the others as given)");
   for (const Recipe& r : recipes()) h += cat("\n", r.name, " (for --", r.target_key, " ", r.target_value, "): ", r.help);
   return h;
 }
+
+namespace {
+
+void apply_settings(const Recipe& r, TrainConfig& c, const std::set<std::string>& keep) {
+  const nlohmann::json settings = r.settings(c.dim);
+  for (const auto& [key, value] : settings.items())
+    if (!keep.count(key)) set_setting(*find_setting(key), c, value);
+}
+
+}  // namespace
 
 bool recipe_targets(const Recipe& r, const TrainConfig& c) {
   return setting_json(*find_setting(r.target_key), c) == r.target_value;
@@ -71,6 +89,12 @@ bool recipe_targets(const Recipe& r, const TrainConfig& c) {
 void apply_recipe(TrainConfig& c, const std::set<std::string>& given, const std::set<std::string>& keep,
                   bool other_targets_allowed) {
   if (c.recipe == "none") return;
+  if (c.recipe == kEveryPaper) {
+    // Targets are left as they are: each run takes the recipe (at most one) aimed at it.
+    for (const Recipe* r : recipes_in(c.recipe))
+      if (recipe_targets(*r, c)) apply_settings(*r, c, keep);
+    return;
+  }
   const Recipe* r = find_recipe(c.recipe);
   if (r == nullptr) {
     std::string names;
@@ -84,9 +108,7 @@ void apply_recipe(TrainConfig& c, const std::set<std::string>& given, const std:
     throw UsageError(cat("--recipe ", r->name, " is for --", r->target_key, " ", r->target_value, ", got ",
                          setting_json(target, c).get<std::string>()));
   }
-  const nlohmann::json settings = r->settings(c.dim);
-  for (const auto& [key, value] : settings.items())
-    if (!keep.count(key)) set_setting(*find_setting(key), c, value);
+  apply_settings(*r, c, keep);
 }
 
 }  // namespace tapegrad::lm

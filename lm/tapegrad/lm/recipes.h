@@ -26,10 +26,17 @@ struct Recipe {
   std::function<nlohmann::json(int64_t dim)> settings;
 };
 
-// Every recipe; "none" is not one (it is the setting's default).
+// The recipe setting's value that puts every run on its own paper's recipe: `--recipe papers
+// --placement pre post peri deepnorm` runs peri on peri-ln-paper, deepnorm on deepnorm-paper and
+// the others as given. No two recipes are for the same runs (a test checks), so at most one applies.
+inline constexpr const char* kEveryPaper = "papers";
+
+// Every recipe; "none" and "papers" are not ones (they are values of the setting).
 const std::vector<Recipe>& recipes();
-const Recipe* find_recipe(const std::string& name);  // nullptr for "none" or an unknown name
-std::vector<std::string> recipe_names();             // "none", then every recipe
+const Recipe* find_recipe(const std::string& name);  // nullptr for "none", "papers" or an unknown name
+// The recipes a value of the setting stands for: none for "none", every one for "papers".
+std::vector<const Recipe*> recipes_in(const std::string& setting);
+std::vector<std::string> recipe_names();             // "none", "papers", then every recipe
 std::string recipe_help();                           // one line per recipe, for --help
 
 // Whether `c` is a run `r` is for.
@@ -38,6 +45,7 @@ bool recipe_targets(const Recipe& r, const TrainConfig& c);
 // target's key; then, on a run of that target, each of its settings not named in `keep`. A target
 // given otherwise is a UsageError naming both ("--recipe dyt-paper is for --norm dyt, got
 // layernorm"), unless `other_targets_allowed` (a sweep, whose other runs keep their settings).
+// "papers" sets no target: each run takes the settings of the recipe aimed at it, if any.
 void apply_recipe(TrainConfig& c, const std::set<std::string>& given, const std::set<std::string>& keep,
                   bool other_targets_allowed = false);
 
