@@ -14,7 +14,8 @@ using namespace tapegrad::testing;
 TEST_CASE("norm registry: names are unique and parse back; unknown names list the known ones", "[nn][registry]") {
   std::set<std::string> names;
   std::string known;
-  for (const NormEntry& e : norm_registry()) {
+  for (const NormEntry* entry : norm_registry().entries()) {
+    const NormEntry& e = *entry;
     CHECK(names.insert(std::string(e.name)).second);
     CHECK(!e.label.empty());
     CHECK(!e.description.empty());
@@ -25,6 +26,29 @@ TEST_CASE("norm registry: names are unique and parse back; unknown names list th
   CHECK(NormKind::none().is_none());
   REQUIRE_THROWS_WITH(NormKind::parse("batchnorm"), "unknown norm 'batchnorm'; known: " + known);
   CHECK_THAT(norm_help(), Catch::Matchers::Contains("layernorm: "));
+}
+
+TEST_CASE("norm registry: open to a program's own norms, handles stable, names checked", "[nn][registry]") {
+  const NormKind layernorm = NormKind::parse("layernorm");
+  const NormEntry* const first = &layernorm.entry();
+  // Many registrations: no handle taken earlier moves (the registry never reallocates under one).
+  std::vector<NormKind> added;
+  for (int i = 0; i < 100; ++i)
+    added.push_back(register_norm<Identity>("test-copy-" + std::to_string(i), "Copy", "the identity, registered by a test"));
+  CHECK(&layernorm.entry() == first);
+  CHECK(NormKind::parse("layernorm") == layernorm);
+  CHECK(NormKind::parse("test-copy-7") == added[7]);
+  CHECK(to_string(added[99]) == "test-copy-99");
+  CHECK(norm_label("test-copy-3") == "Copy");
+  auto m = make_norm<float>(added[0], {.dim = 4});
+  CHECK(m->type_name() == "Identity");
+  REQUIRE_THROWS_WITH(register_norm<Identity>("layernorm", "x", "y"),
+                      "norm name 'layernorm' is taken (by: " + std::string(layernorm.entry().description) +
+                          "); choose another name");
+  REQUIRE_THROWS_WITH(register_norm<Identity>("Bad Name", "x", "y"),
+                      "norm name 'Bad Name' must be 1-64 characters of a-z, 0-9, '-' and '_' (it is typed on command "
+                      "lines and stored in files)");
+  REQUIRE_THROWS_WITH(register_norm<Identity>("", "x", "y"), Catch::Matchers::StartsWith("norm name '' must be"));
 }
 
 TEST_CASE("gradcheck: every registered norm as a module", "[nn][gradcheck][registry]") {

@@ -12,6 +12,7 @@ AdamW<T>::AdamW(std::vector<Parameter<T>*> params, AdamWOptions options, const D
   check(options.beta1 >= 0 && options.beta1 < 1 && options.beta2 >= 0 && options.beta2 < 1,
         "AdamW: betas must be in [0, 1), got (", options.beta1, ", ", options.beta2, ")");
   check(options.eps > 0 && options.weight_decay >= 0, "AdamW: eps must be > 0 and weight decay >= 0");
+  check(options.peak_lr >= 0, "AdamW: peak_lr must be >= 0, got ", options.peak_lr);
   for (Parameter<T>* p : this->params_) {
     decay_.push_back(decays(*p));
     m_.emplace_back(p->shape());
@@ -31,7 +32,8 @@ void AdamW<T>::step(double lr, double grad_scale) {
   const T step_size = static_cast<T>(lr * std::sqrt(c2) / c1);
   const T eps_hat = static_cast<T>(options_.eps * std::sqrt(c2));
   const T tb1 = static_cast<T>(b1), tb2 = static_cast<T>(b2), scale = static_cast<T>(grad_scale);
-  const T decay_rate = static_cast<T>(lr * options_.weight_decay);
+  const T decay_rate = static_cast<T>(
+      WeightDecay{options_.weight_decay, options_.decay_mode, options_.peak_lr}.per_step(lr));
   this->for_each_update(8, [&](size_t j, T* const w, const T* const g, int64_t i0, int64_t i1) {
     // Everything the loop reads as locals: reached through captured references, a store through m
     // or w could, as far as the compiler knows, change them, and the loop stayed scalar.
@@ -46,6 +48,25 @@ void AdamW<T>::step(double lr, double grad_scale) {
       w[i] -= lr_hat * m[i] / (std::sqrt(v[i]) + eps) + decay * w[i];
     }
   });
+}
+
+template <typename T>
+std::vector<std::vector<double>> AdamW<T>::preconditioner() const {
+  if (this->steps_ == 0) return {};
+  const double t = static_cast<double>(this->steps_);
+  const double c1 = 1 - std::pow(options_.beta1, t), c2 = 1 - std::pow(options_.beta2, t);
+  std::vector<std::vector<double>> p(v_.size());
+  for (size_t k = 0; k < v_.size(); ++k) {
+    p[k].resize(static_cast<size_t>(v_[k].numel()));
+    for (int64_t i = 0; i < v_[k].numel(); ++i)
+      p[k][static_cast<size_t>(i)] = c1 * (std::sqrt(static_cast<double>(v_[k][i]) / c2) + options_.eps);
+  }
+  return p;
+}
+
+template <typename T>
+double AdamW<T>::stability_threshold(double lr) const {
+  return (2 + 2 * options_.beta1) / ((1 - options_.beta1) * lr);
 }
 
 template <typename T>

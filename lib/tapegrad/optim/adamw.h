@@ -1,9 +1,10 @@
 // AdamW (Loshchilov & Hutter 2019): Adam with decoupled weight decay.
 //   m = b1 m + (1 - b1) g              v = b2 v + (1 - b2) g^2
 //   m_hat = m / (1 - b1^t)             v_hat = v / (1 - b2^t)
-//   p -= lr * (m_hat / (sqrt(v_hat) + eps) + wd * p)     (wd only where decay applies)
+//   p -= lr * m_hat / (sqrt(v_hat) + eps) + f * p     (f only where decay applies)
+// with f = lr * wd (coupled: torch.optim.AdamW's update) or the independent form (optimizer.h).
 // The decay acts on the weights directly, not through the gradient, so it is not rescaled by
-// the adaptive denominator. Same update as torch.optim.AdamW.
+// the adaptive denominator.
 #pragma once
 
 #include <functional>
@@ -17,6 +18,8 @@ struct AdamWOptions {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.01;
+  WeightDecayMode decay_mode = WeightDecayMode::kCoupled;
+  double peak_lr = 0;  // the schedule's peak lr, for the independent decay form
 };
 
 // Default decay rule: matrices (rank >= 2) decay; biases, norm gains and other vectors do not.
@@ -35,6 +38,12 @@ class AdamW : public Optimizer<T> {
   void step(double lr, double grad_scale = 1.0) override;
   std::vector<std::pair<std::string, Tensor<T>*>> state() override;
   const AdamWOptions& options() const { return options_; }
+  // Cohen et al. 2022's preconditioner P = (1 - beta1^t) diag(sqrt(v_hat) + eps), so that the
+  // update is lr P^-1 m; on a quadratic, Adam with momentum beta1 diverges when the sharpness of
+  // P^-1 H passes (2 + 2 beta1) / ((1 - beta1) lr) — 38 / lr for beta1 = 0.9.
+  bool preconditioned() const override { return true; }
+  std::vector<std::vector<double>> preconditioner() const override;
+  double stability_threshold(double lr) const override;
   bool decays(size_t i) const { return decay_[i]; }
 
  private:

@@ -13,6 +13,32 @@
 
 namespace tapegrad {
 
+// How a weight decay rate lambda enters an update at learning rate lr, where decay applies:
+//   coupled      w -= lr lambda w             torch.optim.AdamW's weight_decay; SGD's L2 term
+//                                             g + lambda w, as torch.optim.SGD
+//   independent  w -= (lr / peak_lr) lambda w  decoupled from the lr (Loshchilov & Hutter 2019's
+//                                             "schedule multiplier" eta_t times lambda; Wortsman
+//                                             et al. 2023's "independent" decay): the decay per
+//                                             step is lambda at the schedule's peak, whatever lr
+//                                             the run uses, and follows the schedule's shape.
+// With peak_lr 0, (lr / peak_lr) is taken as 1 (a constant lambda per step).
+enum class WeightDecayMode { kCoupled, kIndependent };
+WeightDecayMode parse_weight_decay_mode(const std::string& name);  // "coupled" | "independent"
+std::string to_string(WeightDecayMode mode);
+std::vector<std::string> weight_decay_mode_names();
+
+struct WeightDecay {
+  double rate = 0;  // lambda
+  WeightDecayMode mode = WeightDecayMode::kCoupled;
+  double peak_lr = 0;  // the schedule's peak, for the independent form
+  // The factor f in w -= f w for a step at learning rate lr (decoupled forms; SGD's coupled form
+  // enters through the gradient instead).
+  double per_step(double lr) const {
+    if (mode == WeightDecayMode::kCoupled) return lr * rate;
+    return (peak_lr > 0 ? lr / peak_lr : 1.0) * rate;
+  }
+};
+
 template <typename T>
 class Optimizer {
  public:
@@ -38,6 +64,16 @@ class Optimizer {
           std::fill(g + i0, g + i1, T(0));
         });
   }
+  // For sharpness measurements (Cohen et al. 2021; 2022). An update w -= lr P^-1 u is
+  // "preconditioned" when P is a diagonal it adapts (Adam's sqrt(v_hat) + eps); preconditioner()
+  // gives P per parameter, in params() order, once there is one (after the first step).
+  virtual bool preconditioned() const { return false; }
+  virtual std::vector<std::vector<double>> preconditioner() const { return {}; }
+  // The edge of stability of the update at learning rate lr: the sharpness (of P^-1 H, when
+  // preconditioned) above which it diverges on a quadratic of that curvature — 2/lr for gradient
+  // descent.
+  virtual double stability_threshold(double lr) const { return 2 / lr; }
+
   int64_t steps() const { return steps_; }
   void set_steps(int64_t n) { steps_ = n; }
   const std::vector<Parameter<T>*>& params() const { return params_; }

@@ -9,6 +9,7 @@ SGD<T>::SGD(std::vector<Parameter<T>*> params, SGDOptions options, const DecayRu
     : Optimizer<T>(std::move(params)), options_(options) {
   check(options.momentum >= 0 && options.momentum < 1, "SGD: momentum must be in [0, 1), got ", options.momentum);
   check(options.weight_decay >= 0, "SGD: weight decay must be >= 0, got ", options.weight_decay);
+  check(options.peak_lr >= 0, "SGD: peak_lr must be >= 0, got ", options.peak_lr);
   for (Parameter<T>* p : this->params_) {
     decay_.push_back(decays(*p));
     buf_.emplace_back(p->shape());
@@ -19,15 +20,19 @@ template <typename T>
 void SGD<T>::step(double lr, double grad_scale) {
   const bool first = this->steps_++ == 0;
   const T mu = static_cast<T>(options_.momentum), a = static_cast<T>(lr), scale = static_cast<T>(grad_scale);
-  const T weight_decay = static_cast<T>(options_.weight_decay);
+  const bool coupled = options_.decay_mode == WeightDecayMode::kCoupled;
+  const T weight_decay = coupled ? static_cast<T>(options_.weight_decay) : T(0);
+  const T independent =
+      coupled ? T(0) : static_cast<T>(WeightDecay{options_.weight_decay, options_.decay_mode, options_.peak_lr}.per_step(lr));
   this->for_each_update(4, [&](size_t j, T* const w, const T* const g, int64_t i0, int64_t i1) {
     T* const b = buf_[j].data();  // locals, not captured references: see adamw.cpp
-    const T wd = decay_[j] ? weight_decay : T(0), momentum = mu, rate = a, g_scale = scale;
+    const T wd = decay_[j] ? weight_decay : T(0), f = decay_[j] ? independent : T(0);
+    const T momentum = mu, rate = a, g_scale = scale;
     const bool fresh = first;
     for (int64_t i = i0; i < i1; ++i) {  // vectorized
       const T gi = g_scale * g[i] + wd * w[i];
       b[i] = fresh ? gi : momentum * b[i] + gi;
-      w[i] -= rate * b[i];
+      w[i] -= rate * b[i] + f * w[i];
     }
   });
 }

@@ -3,6 +3,7 @@
 #include "tapegrad/error.h"
 #include "tapegrad/io/json_field.h"
 #include "tapegrad/lm/recipes.h"
+#include "tapegrad/optim/registry.h"
 
 namespace tapegrad::lm {
 
@@ -55,7 +56,7 @@ std::vector<Setting> make_settings() {
        .help = "normalise q and k per head (" + qk_norm_names() + ")", .in_model = true},
       {.key = "placement", .member = &TrainConfig::placement, .group = G::kModel,
        .help = "where the norms sit: " + nn::placement_help(), .in_model = true},
-      {.key = "mlp", .member = &TrainConfig::mlp, .group = G::kModel, .help = "gelu or swiglu", .in_model = true},
+      {.key = "mlp", .member = &TrainConfig::mlp, .group = G::kModel, .help = "the MLP: " + nn::mlp_kind_help(), .in_model = true},
       {.key = "dyt-alpha", .member = &TrainConfig::dyt_alpha, .group = G::kModel,
        .help = "DyT's initial alpha in tanh(alpha x) (with --norm dyt; other norms ignore it)", .in_model = true,
        .range = SettingRange{0, 100, true, false}},
@@ -86,8 +87,9 @@ std::vector<Setting> make_settings() {
        .help = "a norm before the LM head (DeepNet's post-norm stack has none)", .in_model = true,
        .negatable = true},
       // optimisation
-      {.key = "optimizer", .member = &TrainConfig::optimizer, .group = G::kOptimisation, .help = "adamw or sgd",
-       .choices = {"adamw", "sgd"}},
+      {.key = "optimizer", .member = &TrainConfig::optimizer, .group = G::kOptimisation,
+       .help = "the update rule (a registered optimizer):\n" + optimizer_registry().help(),
+       .choices = optimizer_registry().names()},
       {.key = "batch", .member = &TrainConfig::batch, .group = G::kOptimisation, .help = "sequences per step B",
        .range = positive(), .at_most = k2_20},
       {.key = "steps", .member = &TrainConfig::steps, .group = G::kOptimisation, .help = "training steps",
@@ -99,7 +101,11 @@ std::vector<Setting> make_settings() {
       {.key = "warmup", .member = &TrainConfig::warmup, .group = G::kOptimisation, .help = "linear warmup steps",
        .range = at_least_zero(), .at_most = k2_40},
       {.key = "weight-decay", .member = &TrainConfig::weight_decay, .group = G::kOptimisation,
-       .help = "decoupled weight decay (matrices only)", .range = at_least_zero()},
+       .help = "weight decay rate (matrices only), applied as --weight-decay-mode says", .range = at_least_zero()},
+      {.key = "weight-decay-mode", .member = &TrainConfig::weight_decay_mode, .group = G::kOptimisation,
+       .help = "coupled: w -= lr * decay * w per step (torch's AdamW; SGD's L2 term); independent: w -= (lr / "
+               "peak lr) * decay * w, the decay not scaled by the lr (Loshchilov & Hutter 2019; Wortsman et al. 2023)",
+       .choices = weight_decay_mode_names()},
       {.key = "beta1", .member = &TrainConfig::beta1, .group = G::kOptimisation, .help = "AdamW beta1",
        .range = unit_interval_open_above()},
       {.key = "beta2", .member = &TrainConfig::beta2, .group = G::kOptimisation, .help = "AdamW beta2",

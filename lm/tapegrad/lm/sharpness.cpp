@@ -7,7 +7,7 @@
 
 #include "tapegrad/hessian.h"
 #include "tapegrad/lanczos.h"
-#include "tapegrad/optim/adamw.h"
+#include "tapegrad/optim/optimizer.h"
 
 namespace tapegrad::lm {
 
@@ -88,25 +88,23 @@ Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions&
   Sharpness s;
   const EigenEstimate plain = top_eigenvalue(n, hessian, lanczos);
   s.value = plain.value, s.iterations = plain.iterations, s.residual = plain.residual;
-  const double momentum = c.optimizer == "sgd" ? c.momentum : 0.0;
-  s.threshold = (2 + 2 * momentum) / lr;
+  const Optimizer<float>& optimizer = trainer.optimizer();
+  // Gradient descent's threshold (2/lr, with heavy-ball momentum (2 + 2 mu)/lr) for the plain
+  // sharpness; a preconditioned rule's threshold applies to P^-1 H.
+  s.threshold = optimizer.preconditioned() ? 2 / lr : optimizer.stability_threshold(lr);
 
   s.preconditioned = s.preconditioned_threshold = s.preconditioned_residual = std::numeric_limits<double>::quiet_NaN();
-  if (auto* adamw = dynamic_cast<AdamW<float>*>(&trainer.optimizer()); adamw && adamw->steps() > 0) {
-    // P^{-1/2} as a flat diagonal, in the order of the parameters.
-    const AdamWOptions& a = adamw->options();
-    const double t = static_cast<double>(adamw->steps());
-    const double bias1 = 1 - std::pow(a.beta1, t), bias2 = 1 - std::pow(a.beta2, t);
-    std::map<std::string, const Tensor<float>*> second_moment;
-    for (auto& [name, tensor] : adamw->state())
-      if (name.rfind("exp_avg_sq.", 0) == 0) second_moment[name.substr(11)] = tensor;
+  if (const std::vector<std::vector<double>> precond = optimizer.preconditioner(); !precond.empty()) {
+    // P^{-1/2} as a flat diagonal, in the order of the model's parameters.
+    std::map<std::string, const std::vector<double>*> by_name;
+    for (size_t k = 0; k < optimizer.params().size(); ++k) by_name[optimizer.params()[k]->name] = &precond[k];
     std::vector<double> d;
     d.reserve(static_cast<size_t>(n));
     for (auto& [name, p] : model->named_parameters()) {
-      const auto it = second_moment.find(name);
-      check(it != second_moment.end(), "measure_sharpness: no AdamW state for parameter '", name, "'");
-      for (int64_t i = 0; i < p->numel(); ++i)
-        d.push_back(1 / std::sqrt(bias1 * (std::sqrt((*it->second)[i] / bias2) + a.eps)));
+      const auto it = by_name.find(name);
+      check(it != by_name.end() && static_cast<int64_t>(it->second->size()) == p->numel(),
+            "measure_sharpness: no preconditioner for parameter '", name, "'");
+      for (const double pi : *it->second) d.push_back(1 / std::sqrt(pi));
     }
     std::vector<double> dx(static_cast<size_t>(n));
     const LinearOperator preconditioned = [&](std::span<const double> x, std::span<double> y) {
@@ -116,7 +114,7 @@ Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions&
     };
     const EigenEstimate pre = top_eigenvalue(n, preconditioned, lanczos);
     s.preconditioned = pre.value, s.preconditioned_iterations = pre.iterations, s.preconditioned_residual = pre.residual;
-    s.preconditioned_threshold = (2 + 2 * a.beta1) / ((1 - a.beta1) * lr);
+    s.preconditioned_threshold = optimizer.stability_threshold(lr);
   }
   s.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return s;

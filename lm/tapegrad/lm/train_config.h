@@ -35,7 +35,8 @@ struct TrainConfig {
   bool final_norm = true;
   std::string recipe = "none";  // a published recipe (recipes.h): sets the settings above as its paper does
   // optimisation
-  std::string optimizer = "adamw";  // adamw | sgd
+  std::string optimizer = "adamw";  // a registered optimizer (optim/registry.h)
+  std::string weight_decay_mode = "coupled";  // coupled | independent (optim/optimizer.h)
   int64_t batch = 12, steps = 2000, warmup = 100;
   double lr = 1e-3, min_lr = 1e-4, weight_decay = 0.1, beta1 = 0.9, beta2 = 0.99, momentum = 0.9, clip = 1.0;
   double z_loss = 0;  // coefficient of the z-loss, z_loss * logsumexp(logits)^2 per token (PaLM: 1e-4)

@@ -8,9 +8,8 @@
 #include "tapegrad/lm/corpus.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/sha256.h"
-#include "tapegrad/optim/adamw.h"
 #include "tapegrad/optim/clip.h"
-#include "tapegrad/optim/sgd.h"
+#include "tapegrad/optim/registry.h"
 #include "tapegrad/text/bpe_tokenizer.h"
 #include "tapegrad/text/char_tokenizer.h"
 #include "tapegrad/text/utf8.h"
@@ -44,12 +43,10 @@ Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenize
   model_ = std::make_unique<nn::Decoder<float>>(config_.model(tokenizer_->vocab_size()), config_.seed);
   params_ = model_->parameters();
   batch_parallel_ = std::make_unique<BatchParallelStep<float>>(*model_, params_);
-  if (config_.optimizer == "adamw") {
-    optimizer_ = std::make_unique<AdamW<float>>(
-        params_, AdamWOptions{.beta1 = config_.beta1, .beta2 = config_.beta2, .eps = 1e-8, .weight_decay = config_.weight_decay});
-  } else {
-    optimizer_ = std::make_unique<SGD<float>>(params_, SGDOptions{.momentum = config_.momentum, .weight_decay = config_.weight_decay});
-  }
+  optimizer_ = make_optimizer(
+      config_.optimizer, params_,
+      {.beta1 = config_.beta1, .beta2 = config_.beta2, .eps = 1e-8, .momentum = config_.momentum,
+       .weight_decay = {config_.weight_decay, parse_weight_decay_mode(config_.weight_decay_mode), config_.lr}});
   schedule_ = {config_.lr, config_.min_lr, config_.warmup, config_.steps};
   if (config_.instrument) instrument_ = std::make_unique<Instrument>(*model_);
   if (comm_) {

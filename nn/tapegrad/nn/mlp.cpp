@@ -20,13 +20,47 @@ namespace tapegrad::nn {
 // Both passes run the row-local work (everything but dW and db) as one parallel region over
 // slabs of rows; the reference for their agreement is the op-by-op composition (tests/nn/test_mlp.cpp).
 
+namespace {
+struct MlpKindEntry {
+  std::string name;
+  MlpKind kind;
+  std::string description;
+};
+
+// The one list of MLP kinds, in the order of --help; everything else derives from it.
+const std::vector<MlpKindEntry>& mlp_kinds() {
+  static const std::vector<MlpKindEntry> table{
+      {"gelu", MlpKind::kGelu, "W2 gelu(W1 x), hidden 4 dim (GPT-2)"},
+      {"swiglu", MlpKind::kSwiGLU, "W2 (silu(Wg x) * (Wu x)), hidden 8/3 dim rounded up to 8 (Shazeer 2020; LLaMA)"}};
+  return table;
+}
+}  // namespace
+
 MlpKind parse_mlp_kind(const std::string& name) {
-  if (name == "gelu") return MlpKind::kGelu;
-  if (name == "swiglu") return MlpKind::kSwiGLU;
-  throw Error(cat("unknown mlp '", name, "' (expected gelu or swiglu)"));
+  for (const auto& e : mlp_kinds())
+    if (e.name == name) return e.kind;
+  std::string known;
+  for (const auto& e : mlp_kinds()) known += (known.empty() ? "" : ", ") + e.name;
+  throw Error(cat("unknown mlp '", name.substr(0, 64), "' (expected one of ", known, ")"));
 }
 
-std::string to_string(MlpKind kind) { return kind == MlpKind::kGelu ? "gelu" : "swiglu"; }
+std::string to_string(MlpKind kind) {
+  for (const auto& e : mlp_kinds())
+    if (e.kind == kind) return e.name;
+  return "?";
+}
+
+std::vector<std::string> mlp_kind_names() {
+  std::vector<std::string> names;
+  for (const auto& e : mlp_kinds()) names.push_back(e.name);
+  return names;
+}
+
+std::string mlp_kind_help() {
+  std::string s;
+  for (const auto& e : mlp_kinds()) s += cat(s.empty() ? "" : "; ", e.name, ": ", e.description);
+  return s;
+}
 
 int64_t default_mlp_hidden(int64_t dim, MlpKind kind) {
   if (kind == MlpKind::kGelu) return 4 * dim;

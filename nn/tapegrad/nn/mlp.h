@@ -14,6 +14,8 @@ namespace tapegrad::nn {
 enum class MlpKind { kGelu, kSwiGLU };
 MlpKind parse_mlp_kind(const std::string& name);  // "gelu" | "swiglu"; throws otherwise
 std::string to_string(MlpKind kind);
+std::vector<std::string> mlp_kind_names();  // in the order of --help
+std::string mlp_kind_help();                // "gelu: ...; swiglu: ..."
 
 // SwiGLU's activation over rows of h = [g | u] (2H wide): a = silu(g) * u (H wide), and its
 // backward, accumulating into dh (or writing it, with accumulate = false).

@@ -7,62 +7,35 @@
 
 namespace tapegrad::nn {
 
-namespace {
-
-template <template <typename> class M>
-NormEntry norm(std::string_view name, std::string_view label, std::string_view description, bool identity = false) {
-  NormEntry e{name, label, description, &M<float>::from_spec, &M<double>::from_spec};
-  if constexpr (requires { M<float>::row_kernels(); }) {
-    e.rows_float = &M<float>::row_kernels;
-    e.rows_double = &M<double>::row_kernels;
-  }
-  e.identity = identity;
-  return e;
+// THE BUILT-IN NORMS: one line each. Order is the order of --help, the lab's default list, plots;
+// norms a program registers come after them.
+Registry<NormEntry>& norm_registry() {
+  static Registry<NormEntry>* const registry = [] {
+    auto* r = new Registry<NormEntry>("norm");  // never destroyed: handles outlive static destructors
+    r->add(norm_entry<LayerNorm>("layernorm", "LayerNorm", "re-centre and re-scale each row: gamma (x - mean) / std + beta"));
+    r->add(norm_entry<RMSNorm>("rmsnorm", "RMSNorm", "re-scale each row to unit RMS: w x / rms(x); no re-centring, no bias"));
+    r->add(norm_entry<ScaleNorm>("scalenorm", "ScaleNorm", "project each row to radius g: g x / max(||x||, eps), one scalar g = sqrt(dim)"));
+    r->add(norm_entry<DyT>("dyt", "DyT", "squash each element: gamma tanh(alpha x) + beta, one learned scalar alpha (initially 0.5 unless configured); no statistics"));
+    r->add(norm_entry<Identity>("none", "no norm", "no normalisation (the identity)", /*identity=*/true));
+    return r;
+  }();
+  return *registry;
 }
 
-}  // namespace
+std::vector<std::string> norm_names() { return norm_registry().names(); }
 
-// THE REGISTRY: one line per norm. Order is the order of --help, the lab's default list, plots.
-const std::vector<NormEntry>& norm_registry() {
-  static const std::vector<NormEntry> registry{
-      norm<LayerNorm>("layernorm", "LayerNorm", "re-centre and re-scale each row: gamma (x - mean) / std + beta"),
-      norm<RMSNorm>("rmsnorm", "RMSNorm", "re-scale each row to unit RMS: w x / rms(x); no re-centring, no bias"),
-      norm<ScaleNorm>("scalenorm", "ScaleNorm", "project each row to radius g: g x / max(||x||, eps), one scalar g = sqrt(dim)"),
-      norm<DyT>("dyt", "DyT", "squash each element: gamma tanh(alpha x) + beta, one learned scalar alpha (initially 0.5 unless configured); no statistics"),
-      norm<Identity>("none", "no norm", "no normalisation (the identity)", /*identity=*/true),
-  };
-  return registry;
-}
-
-std::vector<std::string> norm_names() {
-  std::vector<std::string> names;
-  for (const NormEntry& e : norm_registry()) names.emplace_back(e.name);
-  return names;
-}
-
-std::string norm_help() {
-  std::string s;
-  for (const NormEntry& e : norm_registry()) s += cat(s.empty() ? "" : "\n", e.name, ": ", e.description);
-  return s;
-}
+std::string norm_help() { return norm_registry().help(); }
 
 std::string norm_label(std::string_view name) {
-  for (const NormEntry& e : norm_registry())
-    if (e.name == name) return std::string(e.label);
-  return std::string(name);
+  const NormEntry* e = norm_registry().find(name);
+  return e ? e->label : std::string(name);
 }
 
-NormKind NormKind::parse(std::string_view name) {
-  for (const NormEntry& e : norm_registry())
-    if (e.name == name) return NormKind(&e);
-  std::string known;
-  for (const NormEntry& e : norm_registry()) known += cat(known.empty() ? "" : ", ", e.name);
-  throw Error(cat("unknown norm '", name.substr(0, 64), "'; known: ", known));
-}
+NormKind NormKind::parse(std::string_view name) { return NormKind(&norm_registry().at(name)); }
 
 std::vector<NormKind> all_norms() {
   std::vector<NormKind> kinds;
-  for (const NormEntry& e : norm_registry()) kinds.push_back(NormKind::parse(e.name));
+  for (const NormEntry* e : norm_registry().entries()) kinds.push_back(NormKind::of(*e));
   return kinds;
 }
 

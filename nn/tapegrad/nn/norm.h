@@ -1,9 +1,15 @@
 // The norm registry: every normalisation a block, the final norm or QK-norm can use, declared once
-// in one table (norm.cpp: a line per norm, as PyTorch's derivatives.yaml declares each op once).
+// (norm.cpp: a line per built-in norm, as PyTorch's derivatives.yaml declares each op once).
 // Everything else derives from it — command-line choices and their --help text, parsing and
 // printing, error messages, the lab's default list, report labels, plot colours, tests that
 // GENERATE over every norm — so adding a norm is one file pair (the module, with its hand-derived
 // backward), one registration line and one test file.
+//
+// The registry is open (registry.h): a program or library built on tapegrad registers its own
+// norm before using it by name, without touching tapegrad's sources —
+//   const nn::NormKind l2 = nn::register_norm<L2Scale>("l2scale", "L2Scale", "x / ||x|| times a gain");
+// after which `--norm l2scale`, lm::TrainConfig{.norm = nn::NormKind::parse("l2scale")} and the lab
+// all know it. Handles (NormKind) stay valid as norms are added.
 //
 // A norm module M<T> (a UnaryModule) provides, for the registry:
 //   static std::unique_ptr<UnaryModule<T>> from_spec(const NormSpec&);
@@ -18,6 +24,7 @@
 #include <vector>
 
 #include "tapegrad/nn/module.h"
+#include "tapegrad/registry.h"
 
 namespace tapegrad::nn {
 
@@ -48,9 +55,9 @@ template <typename T>
 using NormFactory = std::unique_ptr<UnaryModule<T>> (*)(const NormSpec&);
 
 struct NormEntry {
-  std::string_view name;         // as typed on the command line and stored in checkpoints
-  std::string_view label;        // for prose and plots: "LayerNorm"
-  std::string_view description;  // one line, for --help
+  std::string name;         // as typed on the command line and stored in checkpoints
+  std::string description;  // one line, for --help
+  std::string label;        // for prose and plots: "LayerNorm"
   NormFactory<float> make_float = nullptr;
   NormFactory<double> make_double = nullptr;
   const NormRowKernels<float>* (*rows_float)() = nullptr;  // null: no QK-norm
@@ -69,8 +76,8 @@ struct NormEntry {
   }
 };
 
-// The registered norms, in registration order.
-const std::vector<NormEntry>& norm_registry();
+// The registered norms, in registration order: the built-in ones, then those a program added.
+Registry<NormEntry>& norm_registry();
 std::vector<std::string> norm_names();
 // "name: description" lines, for --help.
 std::string norm_help();
@@ -85,6 +92,8 @@ class NormKind {
   // Throws "unknown norm 'x'; known: layernorm, rmsnorm, ..." for a name the registry lacks.
   static NormKind parse(std::string_view name);
   static NormKind none() { return parse("none"); }
+  // The handle of a registered entry (from norm_registry()).
+  static NormKind of(const NormEntry& registered) { return NormKind(&registered); }
 
   const NormEntry& entry() const { return *entry_; }
   std::string_view name() const { return entry_->name; }
@@ -103,6 +112,27 @@ std::vector<NormKind> all_norms();
 // Those that can be a QK-norm, "none" first among them only if `with_none`.
 std::vector<NormKind> qk_norms(bool with_none = true);
 std::string to_string(NormKind kind);
+
+// The entry of a norm module template M (float and double), as a registration takes it; M provides
+// `static std::unique_ptr<UnaryModule<T>> from_spec(const NormSpec&)` and, to serve as QK-norm,
+// `static const NormRowKernels<T>* row_kernels()`.
+template <template <typename> class M>
+NormEntry norm_entry(std::string name, std::string label, std::string description, bool identity = false) {
+  NormEntry e{std::move(name), std::move(description), std::move(label), &M<float>::from_spec, &M<double>::from_spec};
+  if constexpr (requires { M<float>::row_kernels(); }) {
+    e.rows_float = &M<float>::row_kernels;
+    e.rows_double = &M<double>::row_kernels;
+  }
+  e.identity = identity;
+  return e;
+}
+
+// Registers a norm; throws if the name is taken or malformed (registry.h).
+inline NormKind register_norm(NormEntry entry) { return NormKind::of(norm_registry().add(std::move(entry))); }
+template <template <typename> class M>
+NormKind register_norm(std::string name, std::string label, std::string description) {
+  return register_norm(norm_entry<M>(std::move(name), std::move(label), std::move(description)));
+}
 
 template <typename T>
 std::unique_ptr<UnaryModule<T>> make_norm(NormKind kind, const NormSpec& spec) {
