@@ -83,6 +83,14 @@ std::string label_part(const std::string& key, const std::string& value) {
 }
 }  // namespace
 
+bool collapsed(const RunRecord& r, double trained_below) {
+  if (r.diverged || !std::isfinite(r.final_val_loss) || !std::isfinite(r.min_val_loss)) return false;
+  return (r.min_val_loss < trained_below && r.final_val_loss >= trained_below) ||
+         r.final_val_loss > r.min_val_loss + kCollapseMargin;
+}
+
+bool attention_blowup(const RunRecord& r) { return !r.diverged && r.peak_max_logit > kAttentionLogitLimit; }
+
 Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std::map<std::string, std::string>& base) {
   Summary s;
   s.base = base;
@@ -133,6 +141,7 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
     g.step_ms = timed ? ms / timed : kNaN;
     g.best_loss = kNaN;
     std::vector<double> capped;
+    for (const RunRecord* r : by_group[k]) g.collapsed += collapsed(*r, g.trained_below), g.attention_blowups += attention_blowup(*r);
     for (const auto& [lr, rs] : by_lr) {
       LrCell c;
       c.lr = lr;
@@ -143,6 +152,7 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
         ++c.runs;
         const bool bad = r->diverged || !std::isfinite(r->final_val_loss);
         c.diverged += bad;
+        c.collapsed += collapsed(*r, g.trained_below), c.attention_blowups += attention_blowup(*r);
         if (!bad) ok.push_back(r->final_val_loss);
         cap += bad ? r->initial_loss : std::min(r->final_val_loss, r->initial_loss);
       }
@@ -158,7 +168,8 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
         c.std = ok.size() > 1 ? std::sqrt(v / static_cast<double>(ok.size() - 1)) : 0.0;
       }
       if (c.diverged == 0) {
-        if (c.mean < g.trained_below) g.largest_stable_lr = std::max(g.largest_stable_lr, lr);
+        if (c.mean < g.trained_below && c.collapsed == 0 && c.attention_blowups == 0)
+          g.largest_stable_lr = std::max(g.largest_stable_lr, lr);
         if (!(c.mean >= g.best_loss)) g.best_loss = c.mean, g.best_lr = lr;
       }
       capped.push_back(c.capped);
@@ -285,6 +296,9 @@ std::string axis_reading(const Summary& s, const std::string& axis) {
            "; largest lr that trained " + list([](const Group& h) { return h.largest_stable_lr > 0 ? lr_str(h.largest_stable_lr) : std::string("none"); }) +
            "; LR sensitivity " + list([](const Group& h) { return h.trained ? f("%.3f", h.lr_sensitivity) : std::string("n/a (never trained)"); }) +
            "; spikes " + list([](const Group& h) { return std::to_string(h.spikes); }) +
+           "; collapsed " + list([](const Group& h) { return std::to_string(h.collapsed) + "/" + std::to_string(h.runs); }) +
+           "; attention logit past 1e4 " +
+           list([](const Group& h) { return std::to_string(h.attention_blowups) + "/" + std::to_string(h.runs); }) +
            "; at lr " + lr_str(s.reference_lr) + " peak residual RMS " + list([](const Group& h) { return text_or(h.ref_peak_residual_rms, "%.2f"); }) +
            ", peak attention logit " + list([](const Group& h) { return text_or(h.ref_peak_max_logit, "%.1f"); }) +
            (std::any_of(family.begin(), family.end(), [](const Group* h) { return std::isfinite(h->ref_peak_output_logit); })
@@ -466,7 +480,8 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   lr_table("Peak output (LM-head) logit by learning rate", "%.1f", &LrCell::peak_output_logit);
   md += "\n## Summary per configuration\n\n"
         "| configuration | best lr | best val loss | largest lr that trained | LR sensitivity | diverged | step (ms) | "
-        "peak residual RMS | peak attention logit | peak output logit | spikes |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+        "peak residual RMS | peak attention logit | peak output logit | spikes | collapsed | attention logit > 1e4 |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& g : s.groups) {
     md += "| " + g.label + " | " +
           (std::isfinite(g.best_loss) ? lr_str(g.best_lr) : "–") + " | " +
@@ -474,18 +489,23 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
           (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : "none") + " | " + sensitivity_text(g) + " | " +
           std::to_string(g.diverged) + "/" + std::to_string(g.runs) + " | " + f("%.1f", g.step_ms) + " | " +
           f("%.2f", g.ref_peak_residual_rms) + " | " + f("%.1f", g.ref_peak_max_logit) + " | " +
-          text_or(g.ref_peak_output_logit, "%.1f") + " | " + std::to_string(g.spikes) + " |\n";
+          text_or(g.ref_peak_output_logit, "%.1f") + " | " + std::to_string(g.spikes) + " | " +
+          std::to_string(g.collapsed) + "/" + std::to_string(g.runs) + " | " + std::to_string(g.attention_blowups) + "/" +
+          std::to_string(g.runs) + " |\n";
   }
   md += "\nPeak residual RMS, attention logit and output (LM-head) logit are medians over seeds at the reference lr " + lr_str(s.reference_lr) +
         " (the largest lr at which no configuration diverged). A learning rate counted as trained when no run "
-        "diverged and the mean final val loss ended below " +
+        "diverged, collapsed or passed attention logit 1e4, and the mean final val loss ended below " +
         (s.groups.empty() ? std::string("-") : f("%.3f", s.groups[0].trained_below)) +
         " (0.9 x the unigram loss, what token frequencies alone reach; 0.9 x the initial loss where it is unknown). "
         "LR sensitivity: the mean over the lr grid of "
         "min(final val loss, initial loss) minus the best, Wortsman et al. 2023; lower is more robust. Diverged: NaN/Inf, "
         "or the loss above the divergence factor x its first value for the patience's consecutive steps after warmup. "
         "Spikes: a loss above the spike factor x its running mean that came back below 1.1 x it (all runs of the "
-        "group; lm/tapegrad/lm/divergence.h has the rule and its defaults).\n";
+        "group; lm/tapegrad/lm/divergence.h has the rule and its defaults). Collapsed: a run that trained (val loss "
+        "below the threshold) and ended back above it, or ended more than " + f("%.2f", kCollapseMargin) +
+        " above its own best. Attention logit > 1e4: the growth Wortsman et al. 2023 find before attention-logit "
+        "divergence; such a run does not count as clean.\n";
 
   std::string div;
   for (const auto& r : runs)
@@ -495,6 +515,17 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   md += edge_of_stability(runs);
   md += "\n## Divergences\n\n";
   md += div.empty() ? "None.\n" : "| run | step | cause | first / fastest-growing quantity |\n|---|---|---|---|\n" + div;
+  std::string unclean;
+  for (const Group& g : s.groups)
+    for (const auto& r : runs)
+      if (r.spec.norm == g.norm && r.spec.placement == g.placement && r.spec.depth == g.depth &&
+          r.spec.warmup == g.warmup && r.spec.settings == g.settings &&
+          (collapsed(r, g.trained_below) || attention_blowup(r)))
+        unclean += "| " + r.spec.id() + " | " + (collapsed(r, g.trained_below) ? "yes" : "no") + " | " +
+                   f("%.3f", r.min_val_loss) + " | " + f("%.3f", r.final_val_loss) + " | " + f("%.1f", r.peak_max_logit) + " |\n";
+  md += "\n## Collapses and attention-logit blow-ups\n\nRuns that did not diverge but are not clean (see above).\n\n";
+  md += unclean.empty() ? "None.\n"
+                        : "| run | collapsed | best val | final val | peak attention logit |\n|---|---|---|---|---|\n" + unclean;
   if (!ctx.plots.empty()) {
     md += "\n## Plots\n\n";
     for (const auto& [file, caption] : ctx.plots) md += "**" + caption + "**\n\n![" + caption + "](" + file + ")\n\n";

@@ -13,9 +13,21 @@
 
 namespace tapegrad::lab {
 
+// A run that did not diverge can still be unclean (Wortsman et al. 2023, "Small-scale proxies"):
+//   collapsed            it trained (its best val loss went below the trained threshold) and ended
+//                        back above it, or it ended more than kCollapseMargin above its own best;
+//   attention blow-up    its largest attention logit passed kAttentionLogitLimit — the growth
+//                        that precedes their attention-logit divergence (qk-layernorm prevents it).
+// Neither counts towards "the largest lr that trained".
+inline constexpr double kCollapseMargin = 0.1;          // nats of validation loss
+inline constexpr double kAttentionLogitLimit = 1e4;
+bool collapsed(const RunRecord& r, double trained_below);
+bool attention_blowup(const RunRecord& r);
+
 struct LrCell {
   double lr = 0;
   int runs = 0, diverged = 0;
+  int collapsed = 0, attention_blowups = 0;  // of the runs that did not diverge
   double mean = 0, std = 0;  // final validation loss over the seeds that did not diverge (NaN if none)
   double capped = 0;         // mean over all seeds of min(final val loss, initial loss); diverged = initial
   // Medians over the seeds (diverged runs up to their divergence) of each run's peak:
@@ -40,13 +52,15 @@ struct Group {
   std::vector<LrCell> cells;  // ascending lr
   double initial_loss = 0;    // mean loss at step 1
   double best_loss = 0, best_lr = 0;  // lowest mean final val loss among LRs where no seed diverged
-  double largest_stable_lr = 0;       // largest LR that trained: no seed diverged and the mean final val
-                                      // loss is below kTrainedFraction x the initial loss (0 if none)
+  double largest_stable_lr = 0;       // largest LR that trained: no seed diverged, collapsed or blew up
+                                      // its attention logits, and the mean final val loss is below
+                                      // the trained threshold (0 if none)
   double lr_sensitivity = 0;
   bool trained = true;                // its best loss is below the trained threshold (see above); if not,
                                       // its LR sensitivity is meaningless (flat because nothing learned)
   double trained_below = 0;           // that threshold
   int runs = 0, diverged = 0;
+  int collapsed = 0, attention_blowups = 0;  // unclean runs that did not diverge (see LrCell)
   int64_t spikes = 0;                 // recovered loss spikes, summed over the group's runs
   double step_ms = 0;                 // mean over runs
   std::map<std::pair<double, uint64_t>, double> run_step_ms;  // (lr, seed) -> step_ms, runs that did not diverge

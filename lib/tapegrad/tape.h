@@ -262,4 +262,9 @@ TensorView<T> Var<T>::grad() const {
   return tape_->grad(*this);
 }
 
+// For overloads that refuse a temporary where the tape keeps a view (ids, targets): such an
+// overload's body is static_assert(kept_view_of_temporary<T>, "..."), which fails when it is chosen.
+template <typename T>
+inline constexpr bool kept_view_of_temporary = false;
+
 }  // namespace tapegrad

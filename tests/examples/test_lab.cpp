@@ -63,8 +63,8 @@ TEST_CASE("lab: the probe's statistics equal their definitions recomputed by han
 
   // By hand: x0 = wte[ids] + wpe[positions], then block by block.
   Tape<float> t2;
-  Var<float> x = add(model.wte().forward(t2, ids, {2, 6}),
-                     model.wpe().forward(t2, std::vector<int32_t>{0, 1, 2, 3, 4, 5}, {6}));
+  const std::vector<int32_t> positions{0, 1, 2, 3, 4, 5};
+  Var<float> x = add(model.wte().forward(t2, ids, {2, 6}), model.wpe().forward(t2, positions, {6}));
   for (int64_t i = 0; i < 2; ++i) {
     CHECK_THAT(probe.blocks[i].residual_rms, Catch::Matchers::WithinRel(rms_of(x.value()), 1e-6));
     CHECK_THAT(probe.blocks[i].norm_out_rms,
@@ -348,7 +348,7 @@ TEST_CASE("lab: readings compare along any axis, and claim speed only outside th
     RunRecord r;
     r.spec = {norm, "pre", lr, seed, 4, 30};
     if (!dim.empty()) r.spec.settings["dim"] = dim;
-    r.initial_loss = 4.2, r.final_val_loss = val, r.step_ms = ms;
+    r.initial_loss = 4.2, r.final_val_loss = r.min_val_loss = val, r.step_ms = ms;
     r.peak_residual_rms = 1, r.peak_max_logit = 1, r.final_residual_rms = 1;
     return r;
   };
@@ -393,7 +393,7 @@ TEST_CASE("lab: LR sensitivity on a hand-made table", "[lab]") {
   auto rec = [](double lr, uint64_t seed, double val, bool diverged) {
     RunRecord r;
     r.spec = {"none", "pre", lr, seed, 4, 30};
-    r.initial_loss = 4.2, r.final_val_loss = diverged ? std::nan("") : val, r.diverged = diverged;
+    r.initial_loss = 4.2, r.final_val_loss = r.min_val_loss = diverged ? std::nan("") : val, r.diverged = diverged;
     return r;
   };
   const Summary s = summarize({rec(1e-3, 1, 2.0, false), rec(1e-3, 2, 2.2, false), rec(1e-2, 1, 1.5, false),
@@ -414,7 +414,7 @@ TEST_CASE("lab: stable means trained — a run stalled near its initial loss is 
   auto rec = [](double lr, double val) {
     RunRecord r;
     r.spec = {"layernorm", "post", lr, 1, 4, 0};
-    r.initial_loss = 3.50, r.final_val_loss = val;
+    r.initial_loss = 3.50, r.final_val_loss = r.min_val_loss = val;
     return r;
   };
   const Summary s = summarize({rec(1e-3, 3.44), rec(3e-3, 3.46), rec(1e-2, 3.47)});
@@ -432,6 +432,38 @@ TEST_CASE("lab: stable means trained — a run stalled near its initial loss is 
   const Summary t = summarize({rec(1e-3, 3.0), rec(3e-3, 3.46)});
   CHECK(t.groups[0].trained);
   CHECK(t.groups[0].largest_stable_lr == 1e-3);
+}
+
+TEST_CASE("lab: a collapsed run or one whose attention logits passed 1e4 is not clean", "[lab]") {
+  auto rec = [](double lr, double best, double last, double logit, uint64_t seed = 1) {
+    RunRecord r;
+    r.spec = {"layernorm", "pre", lr, seed, 4, 0};
+    r.initial_loss = 3.50, r.min_val_loss = best, r.final_val_loss = last, r.peak_max_logit = logit;
+    return r;
+  };
+  // Threshold 0.9 x 3.50 = 3.15. Trained to 2.0 and came back to 3.3: collapsed. Ended 0.15 above
+  // its best (margin 0.1): collapsed. 0.05 above: not. Logits 2e4: a blow-up; exactly 1e4: not.
+  CHECK(collapsed(rec(1e-2, 2.0, 3.3, 10), 3.15));
+  CHECK(collapsed(rec(1e-2, 2.0, 2.15, 10), 3.15));
+  CHECK_FALSE(collapsed(rec(1e-2, 2.0, 2.05, 10), 3.15));
+  CHECK(attention_blowup(rec(1e-2, 2.0, 2.0, 2e4)));
+  CHECK_FALSE(attention_blowup(rec(1e-2, 2.0, 2.0, 1e4)));
+  RunRecord diverged = rec(1e-2, 2.0, 3.3, 2e4);
+  diverged.diverged = true;  // counted as diverged, not twice
+  CHECK_FALSE(collapsed(diverged, 3.15));
+  CHECK_FALSE(attention_blowup(diverged));
+  // The largest lr that trained skips the unclean ones: 1e-2 collapsed in one seed, 3e-2 blew up.
+  const std::vector<RunRecord> runs = {rec(1e-3, 2.5, 2.5, 10),      rec(1e-2, 2.2, 2.2, 50),
+                                       rec(1e-2, 2.0, 2.3, 50, 2),   rec(3e-2, 2.1, 2.1, 3e4)};
+  const Summary s = summarize(runs);
+  const Group& g = s.groups[0];
+  CHECK(g.largest_stable_lr == 1e-3);
+  CHECK(g.collapsed == 1);
+  CHECK(g.attention_blowups == 1);
+  const std::string md = report_markdown(s, runs, {});
+  CHECK_THAT(md, Catch::Contains("| 1/4 | 1/4 |"));
+  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.01_s2_L4_w0 | yes | 2.000 | 2.300 | 50.0 |"));
+  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.03_s1_L4_w0 | no | 2.100 | 2.100 | 30000.0 |"));
 }
 
 TEST_CASE("lab: a run's row reads back to its own id, whatever digits its lr needs", "[lab]") {

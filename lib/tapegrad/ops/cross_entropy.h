@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "tapegrad/tape.h"
 
@@ -40,5 +41,12 @@ void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int
 template <typename T>
 Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets, double z_loss = 0,
                      CrossEntropyTerms* terms = nullptr);
+// A temporary vector of targets would be destroyed before backward() reads it: refused.
+template <typename T>
+Var<T> cross_entropy(Var<T>, std::vector<int32_t>&&, double = 0, CrossEntropyTerms* = nullptr) {
+  static_assert(kept_view_of_temporary<T>,
+                "cross_entropy keeps a view of the targets until backward(): a temporary vector dies first; "
+                "keep the targets in a variable that outlives backward()");
+}
 
 }  // namespace tapegrad

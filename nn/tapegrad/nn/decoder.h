@@ -57,6 +57,18 @@ class Decoder : public Module<T> {
   // too, their keys and values join the cache, and the logits are those of the new positions.
   Output forward(Tape<T>& tape, std::span<const int32_t> ids, int64_t B, int64_t seq_len,
                  std::span<const int32_t> targets = {}, DecoderProbe* probe = nullptr, KVCache<T>* cache = nullptr);
+  // Refused: a temporary vector of ids or targets dies before backward() reads it.
+  template <typename U = T>
+  Output forward(Tape<T>&, std::vector<int32_t>&&, int64_t, int64_t, std::span<const int32_t> = {},
+                 DecoderProbe* = nullptr, KVCache<T>* = nullptr) {
+    static_assert(kept_view_of_temporary<U>, "Decoder::forward keeps a view of the ids until backward(): keep them in a variable");
+  }
+  template <typename U = T>
+  Output forward(Tape<T>&, std::span<const int32_t>, int64_t, int64_t, std::vector<int32_t>&&,
+                 DecoderProbe* = nullptr, KVCache<T>* = nullptr) {
+    static_assert(kept_view_of_temporary<U>,
+                  "Decoder::forward keeps a view of the targets until backward(): keep them in a variable");
+  }
 
   // Re-draws every parameter as described above: reset_parameters(Rng(seed)).
   void init_weights(uint64_t seed);

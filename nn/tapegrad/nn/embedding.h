@@ -21,6 +21,11 @@ class Embedding : public Module<T> {
   void reset_parameters(Rng& rng) override;
   // ids of shape `ids_shape` -> ids_shape + (dim). The ids must outlive backward().
   Var<T> forward(Tape<T>& tape, std::span<const int32_t> ids, Shape ids_shape);
+  template <typename U = T>  // refused: a temporary vector of ids dies before backward() reads it
+  Var<T> forward(Tape<T>&, std::vector<int32_t>&&, Shape) {
+    static_assert(kept_view_of_temporary<U>,
+                  "Embedding::forward keeps a view of the ids until backward(): keep them in a variable");
+  }
   Parameter<T>& weight() { return *weight_; }
   const EmbeddingOptions& options() const { return options_; }
   std::string type_name() const override { return "Embedding"; }
