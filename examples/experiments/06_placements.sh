@@ -21,7 +21,19 @@
 # peri-ln-paper (the embedding norm) and DeepNorm on deepnorm-paper (embeddings x sqrt(d), no
 # final norm); pre and post as given. One folder per depth (84 runs each).
 #
-# Measured: see docs/experiments.md (filled in from the run below).
+# Measured (168 runs; L8 47 min, L12 65 min on 2 cores shared with builds). No run diverged.
+#   - Peri-LN on its recipe had the lowest loss at both depths (1.869 at L8, 1.883 at L12, lr 1e-2,
+#     against pre 1.919 / 1.917 and post 1.907 / 1.892), the lowest LR sensitivity (0.333 / 0.307
+#     against pre 0.401 / 0.402, post 0.731 / 0.936), no spikes or collapses, and held the
+#     residual stream to RMS 175 / 229 at lr 3e-1 where pre-norm's grew to 50,600 / 107,000.
+#     Reproduced at this scale. Its attention logits still passed 1e4 in 6 of 21 runs (lr >= 3e-2),
+#     as pre-norm's did: that growth is QK-norm's subject (experiment 04), not Peri-LN's.
+#   - Post-norm with 500 warmup steps trained up to 1e-2 at L8 and 3e-3 at L12; DeepNorm on its
+#     recipe up to 1e-2 at both (best 1.894 / 1.884, LR sensitivity 0.745 / 0.733), its stream at
+#     RMS <= 6.6. Partly: one grid step wider than post-norm at L12, no different at L8; the claim
+#     (hundreds of layers) is beyond this scale.
+#   - Pre-norm trained up to 3e-2 cleanly (1e-1 ended below the threshold but with collapsed runs
+#     and attention logits past 1e4); its stream grows with lr and depth, as Xiong et al. say.
 #
 #   bash examples/experiments/06_placements.sh [more flags]
 set -euo pipefail

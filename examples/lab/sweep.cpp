@@ -460,8 +460,12 @@ bool run_is_done(const SweepOptions& o, const RunSpec& spec, const nlohmann::jso
         ": its runs trained on ", describe_data(proof.data), ", this sweep's data is ", describe_data(data),
         ": a folder's runs share their data, so give the same text, or another --out (", proof_file, ")");
   const nlohmann::json now = proof_config(o, spec);
+  // A setting the proof lacks was added after the run trained: it ran with its default (a new
+  // setting's default keeps the behaviour the code had before it).
+  static const nlohmann::json defaults = lm::to_json(lm::TrainConfig{});
   for (const auto& [key, value] : now.items()) {
-    const nlohmann::json was = proof.config.contains(key) ? proof.config[key] : nlohmann::json();
+    const nlohmann::json was =
+        proof.config.contains(key) ? proof.config[key] : defaults.contains(key) ? defaults[key] : nlohmann::json();
     check(was == value, proof_file, ": run ", id, " trained with ", key, " = ", io::json_excerpt(was),
           ", but the grid (", o.out, "/sweep.json) now gives it ", io::json_excerpt(value),
           ": sweep.json was changed after the runs trained; restore it, or start another --out");

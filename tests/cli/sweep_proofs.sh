@@ -35,6 +35,26 @@ grep -q "curves/$id.csv changed after its run wrote it" log || fail "a damaged c
 run
 ! grep -q "again" log || fail "an intact run trained again"
 
+# A proof from before a setting existed (its key missing): the run had the setting's default, so it
+# stays done; a proof that names another value than the grid's is refused.
+py="$(command -v /usr/bin/python3 || command -v python3)"
+"$py" - "D/records/$id.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); del p["config"]["weight-decay-mode"]; json.dump(p, open(sys.argv[1], "w"))
+PY
+run
+! grep -q "again" log || fail "a run whose proof predates a setting (at its default) trained again"
+"$py" - "D/records/$id.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["config"]["weight-decay-mode"] = "independent"; json.dump(p, open(sys.argv[1], "w"))
+PY
+! run || fail "a proof with another weight-decay-mode than the grid's was accepted"
+grep -q 'trained with weight-decay-mode = "independent"' log || fail "the changed setting was not named"
+"$py" - "D/records/$id.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["config"]["weight-decay-mode"] = "coupled"; json.dump(p, open(sys.argv[1], "w"))
+PY
+
 # A folder from before proofs: adopted as it is, once, and hashed from then on.
 rm D/records/$id.json
 run
