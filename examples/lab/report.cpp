@@ -141,7 +141,6 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
     g.step_ms = timed ? ms / timed : kNaN;
     g.best_loss = kNaN;
     std::vector<double> capped;
-    for (const RunRecord* r : by_group[k]) g.collapsed += collapsed(*r, g.trained_below), g.attention_blowups += attention_blowup(*r);
     for (const auto& [lr, rs] : by_lr) {
       LrCell c;
       c.lr = lr;
@@ -173,6 +172,7 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
         if (!(c.mean >= g.best_loss)) g.best_loss = c.mean, g.best_lr = lr;
       }
       capped.push_back(c.capped);
+      g.collapsed += c.collapsed, g.attention_blowups += c.attention_blowups;
       g.cells.push_back(c);
     }
     g.lr_sensitivity = lr_sensitivity(capped);
