@@ -201,6 +201,8 @@ int main(int argc, char** argv) {
           {"plots/residual_rms.png", "Scale drift: RMS of the residual stream entering each block, and what the norm hands the sub-layer"},
           {"plots/max_logit.png", "Largest attention logit per step"},
           {"plots/grad_norm.png", "Global gradient norm per step"},
+          {"plots/log_z_vs_lr.png", "Output-logit drift: each run's lowest mean log Z vs learning rate"},
+          {"plots/log_z.png", "Mean log Z of the LM head per step at the largest learning rate"},
           {"plots/sharpness.png", "Sharpness over its edge-of-stability threshold (2/lr, or 38/lr for Adam's preconditioned)"}};
       for (const auto& [file, caption] : known)
         if (fs::exists(o.out + "/" + file)) ctx.plots.emplace_back(file, caption);

@@ -11,6 +11,9 @@ Writes into runs/lab/plots/ (sharpness.png only for sweeps run with --sharpness-
                      normalised copy the attention reads (dashed), per norm, at the reference lr
   max_logit.png      the largest attention logit (over layers) per step
   grad_norm.png      the global gradient norm per step
+  log_z_vs_lr.png    the lowest mean log Z (the LM head's logsumexp) of each run vs learning rate, median
+                     over seeds, with the drift floor the report flags (-10)
+  log_z.png          mean log Z per step at the largest learning rate, where output-logit drift shows first
 
 Needs matplotlib and numpy (Debian: python3-matplotlib). On Debian use /usr/bin/python3.
 """
@@ -165,6 +168,48 @@ def main():
     fig.tight_layout()
     fig.savefig(os.path.join(plots, "loss_vs_lr.png"), dpi=120)
     plt.close(fig)
+
+    # 2. Output-logit drift (Wortsman et al. 2023): each run's lowest mean log Z vs lr, and log Z per
+    # step at the largest lr. Runs recorded before the column existed have none.
+    if any(math.isfinite(num(r.get("min_log_z_mean"))) for r in runs):
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for k, by_lr in sorted(groups.items(), key=lambda item: natural(item[0])):
+            pts = [(lr, float(np.median(v))) for lr in sorted(by_lr)
+                   if (v := [num(r["min_log_z_mean"]) for r in by_lr[lr] if math.isfinite(num(r.get("min_log_z_mean")))])]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=k, **style(first_of[k]))
+        ax.axhline(-10, color="black", linestyle=":", linewidth=1, label="drift floor (-10)")
+        ax.set_xscale("log")
+        ax.set_xlabel("peak learning rate")
+        ax.set_ylabel("lowest mean log Z over the run")
+        ax.set_title("Output-logit drift: lowest mean log Z vs learning rate (median over seeds)")
+        ax.grid(alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(plots, "log_z_vs_lr.png"), dpi=120)
+        plt.close(fig)
+    top = lrs[-1]
+    at_top = defaultdict(list)
+    for c in curves:
+        if abs(num(c["lr"]) - top) <= 1e-12 * top and math.isfinite(num(c.get("log_z_mean"))):
+            at_top[c["run_id"]].append(c)
+    if at_top:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        labelled = set()
+        first_seed = min(rows[0]["seed"] for rows in at_top.values())
+        for run_id, rows in sorted(at_top.items()):
+            k = group_key(rows[0])
+            ax.plot([int(c["step"]) for c in rows], [num(c["log_z_mean"]) for c in rows], label=None if k in labelled else k,
+                    alpha=0.85 if rows[0]["seed"] == first_seed else 0.4, **style(rows[0]))
+            labelled.add(k)
+        ax.set_xlabel("step")
+        ax.set_ylabel("mean log Z over the batch's tokens")
+        ax.set_title(f"log Z of the LM head per step at lr {top:g} (every seed)")
+        ax.grid(alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(plots, "log_z.png"), dpi=120)
+        plt.close(fig)
 
     # Per-step curves at the reference lr.
     by_run = defaultdict(list)

@@ -91,6 +91,8 @@ bool collapsed(const RunRecord& r, double trained_below) {
 
 bool attention_blowup(const RunRecord& r) { return !r.diverged && r.peak_max_logit > kAttentionLogitLimit; }
 
+bool output_logit_drift(const RunRecord& r) { return !r.diverged && r.min_log_z_mean < kLogZFloor; }
+
 Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std::map<std::string, std::string>& base) {
   Summary s;
   s.base = base;
@@ -139,24 +141,28 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
     g.initial_loss = init / g.runs;
     g.trained_below = kTrainedFraction * (std::isfinite(unigram) ? unigram : g.initial_loss);
     g.step_ms = timed ? ms / timed : kNaN;
-    g.best_loss = kNaN;
+    g.best_loss = g.min_log_z_mean = kNaN;
     std::vector<double> capped;
     for (const auto& [lr, rs] : by_lr) {
       LrCell c;
       c.lr = lr;
-      std::vector<double> ok, residual, attention, output;
+      std::vector<double> ok, residual, attention, output, log_z;
       double cap = 0;
       for (const RunRecord* r : rs) {
         residual.push_back(r->peak_residual_rms), attention.push_back(r->peak_max_logit), output.push_back(r->peak_output_logit);
+        log_z.push_back(r->min_log_z_mean);
+        if (std::isfinite(r->min_log_z_mean) && !(r->min_log_z_mean >= g.min_log_z_mean)) g.min_log_z_mean = r->min_log_z_mean;
         ++c.runs;
         const bool bad = r->diverged || !std::isfinite(r->final_val_loss);
         c.diverged += bad;
         c.collapsed += collapsed(*r, g.trained_below), c.attention_blowups += attention_blowup(*r);
+        c.log_z_drifts += output_logit_drift(*r);
         if (!bad) ok.push_back(r->final_val_loss);
         cap += bad ? r->initial_loss : std::min(r->final_val_loss, r->initial_loss);
       }
       c.capped = cap / c.runs;
       c.peak_residual_rms = median(residual), c.peak_attention_logit = median(attention), c.peak_output_logit = median(output);
+      c.min_log_z_mean = median(log_z);
       c.mean = c.std = kNaN;
       if (!ok.empty()) {
         double m = 0, v = 0;
@@ -167,12 +173,12 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
         c.std = ok.size() > 1 ? std::sqrt(v / static_cast<double>(ok.size() - 1)) : 0.0;
       }
       if (c.diverged == 0) {
-        if (c.mean < g.trained_below && c.collapsed == 0 && c.attention_blowups == 0)
+        if (c.mean < g.trained_below && c.collapsed == 0 && c.attention_blowups == 0 && c.log_z_drifts == 0)
           g.largest_stable_lr = std::max(g.largest_stable_lr, lr);
         if (!(c.mean >= g.best_loss)) g.best_loss = c.mean, g.best_lr = lr;
       }
       capped.push_back(c.capped);
-      g.collapsed += c.collapsed, g.attention_blowups += c.attention_blowups;
+      g.collapsed += c.collapsed, g.attention_blowups += c.attention_blowups, g.log_z_drifts += c.log_z_drifts;
       g.cells.push_back(c);
     }
     g.lr_sensitivity = lr_sensitivity(capped);
@@ -299,6 +305,11 @@ std::string axis_reading(const Summary& s, const std::string& axis) {
            "; collapsed " + list([](const Group& h) { return std::to_string(h.collapsed) + "/" + std::to_string(h.runs); }) +
            "; attention logit past 1e4 " +
            list([](const Group& h) { return std::to_string(h.attention_blowups) + "/" + std::to_string(h.runs); }) +
+           (std::any_of(family.begin(), family.end(), [](const Group* h) { return std::isfinite(h->min_log_z_mean); })
+                ? "; log Z below " + f("%g", kLogZFloor) + " " +
+                      list([](const Group& h) { return std::to_string(h.log_z_drifts) + "/" + std::to_string(h.runs); }) +
+                      " (lowest mean log Z " + list([](const Group& h) { return text_or(h.min_log_z_mean, "%.2f"); }) + ")"
+                : std::string()) +
            "; at lr " + lr_str(s.reference_lr) + " peak residual RMS " + list([](const Group& h) { return text_or(h.ref_peak_residual_rms, "%.2f"); }) +
            ", peak attention logit " + list([](const Group& h) { return text_or(h.ref_peak_max_logit, "%.1f"); }) +
            (std::any_of(family.begin(), family.end(), [](const Group* h) { return std::isfinite(h->ref_peak_output_logit); })
@@ -467,21 +478,23 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   md += "## Final validation loss by learning rate\n\nMean ± std over seeds (std when there are two or more).\n\n" +
         lr_grid(cell_text);
   // The same grid for the scale statistics: what grows with the learning rate.
-  const auto lr_table = [&](const std::string& title, const char* fmt, double LrCell::*field) {
+  const auto lr_table = [&](const std::string& title, const char* fmt, double LrCell::*field, const char* extreme = "peak") {
     bool measured = false;  // runs.csv files from before a column existed hold none
     for (const auto& g : s.groups)
       for (const auto& c : g.cells) measured |= std::isfinite(c.*field);
     if (!measured) return;
-    md += "\n## " + title + "\n\nMedian over seeds of each run's peak (a diverged run up to its divergence: marked †).\n\n" +
+    md += "\n## " + title + "\n\nMedian over seeds of each run's " + extreme + " (a diverged run up to its divergence: marked †).\n\n" +
           lr_grid([&](const LrCell& c) { return text_or(c.*field, fmt) + (c.diverged ? " †" : ""); });
   };
   lr_table("Peak residual RMS by learning rate", "%.2f", &LrCell::peak_residual_rms);
   lr_table("Peak attention logit by learning rate", "%.1f", &LrCell::peak_attention_logit);
   lr_table("Peak output (LM-head) logit by learning rate", "%.1f", &LrCell::peak_output_logit);
+  lr_table("Lowest mean log Z by learning rate", "%.2f", &LrCell::min_log_z_mean, "lowest mean log Z over its steps");
   md += "\n## Summary per configuration\n\n"
         "| configuration | best lr | best val loss | largest lr that trained | LR sensitivity | diverged | step (ms) | "
-        "peak residual RMS | peak attention logit | peak output logit | spikes | collapsed | attention logit > 1e4 |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+        "peak residual RMS | peak attention logit | peak output logit | lowest mean log Z | spikes | collapsed | "
+        "attention logit > 1e4 | log Z < " + f("%g", kLogZFloor) + " |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& g : s.groups) {
     md += "| " + g.label + " | " +
           (std::isfinite(g.best_loss) ? lr_str(g.best_lr) : "–") + " | " +
@@ -489,13 +502,14 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
           (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : "none") + " | " + sensitivity_text(g) + " | " +
           std::to_string(g.diverged) + "/" + std::to_string(g.runs) + " | " + f("%.1f", g.step_ms) + " | " +
           f("%.2f", g.ref_peak_residual_rms) + " | " + f("%.1f", g.ref_peak_max_logit) + " | " +
-          text_or(g.ref_peak_output_logit, "%.1f") + " | " + std::to_string(g.spikes) + " | " +
-          std::to_string(g.collapsed) + "/" + std::to_string(g.runs) + " | " + std::to_string(g.attention_blowups) + "/" +
+          text_or(g.ref_peak_output_logit, "%.1f") + " | " + text_or(g.min_log_z_mean, "%.2f") + " | " +
+          std::to_string(g.spikes) + " | " + std::to_string(g.collapsed) + "/" + std::to_string(g.runs) + " | " +
+          std::to_string(g.attention_blowups) + "/" + std::to_string(g.runs) + " | " + std::to_string(g.log_z_drifts) + "/" +
           std::to_string(g.runs) + " |\n";
   }
   md += "\nPeak residual RMS, attention logit and output (LM-head) logit are medians over seeds at the reference lr " + lr_str(s.reference_lr) +
         " (the largest lr at which no configuration diverged). A learning rate counted as trained when no run "
-        "diverged, collapsed or passed attention logit 1e4, and the mean final val loss ended below " +
+        "diverged, collapsed, passed attention logit 1e4 or drifted its log Z below " + f("%g", kLogZFloor) + ", and the mean final val loss ended below " +
         (s.groups.empty() ? std::string("-") : f("%.3f", s.groups[0].trained_below)) +
         " (0.9 x the unigram loss, what token frequencies alone reach; 0.9 x the initial loss where it is unknown). "
         "LR sensitivity: the mean over the lr grid of "
@@ -505,7 +519,9 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
         "group; lm/tapegrad/lm/divergence.h has the rule and its defaults). Collapsed: a run that trained (val loss "
         "below the threshold) and ended back above it, or ended more than " + f("%.2f", kCollapseMargin) +
         " above its own best. Attention logit > 1e4: the growth Wortsman et al. 2023 find before attention-logit "
-        "divergence; such a run does not count as clean.\n";
+        "divergence. Lowest mean log Z: the lowest over the group's runs and steps of log Z (the LM head's "
+        "logsumexp, what the z-loss pulls to 0) averaged over a batch's tokens; below " + f("%g", kLogZFloor) +
+        " is the drift very negative Wortsman et al. find before output-logit divergence. Such runs do not count as clean.\n";
 
   std::string div;
   for (const auto& r : runs)
@@ -520,12 +536,14 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
     for (const auto& r : runs)
       if (r.spec.norm == g.norm && r.spec.placement == g.placement && r.spec.depth == g.depth &&
           r.spec.warmup == g.warmup && r.spec.settings == g.settings &&
-          (collapsed(r, g.trained_below) || attention_blowup(r)))
+          (collapsed(r, g.trained_below) || attention_blowup(r) || output_logit_drift(r)))
         unclean += "| " + r.spec.id() + " | " + (collapsed(r, g.trained_below) ? "yes" : "no") + " | " +
-                   f("%.3f", r.min_val_loss) + " | " + f("%.3f", r.final_val_loss) + " | " + f("%.1f", r.peak_max_logit) + " |\n";
-  md += "\n## Collapses and attention-logit blow-ups\n\nRuns that did not diverge but are not clean (see above).\n\n";
+                   f("%.3f", r.min_val_loss) + " | " + f("%.3f", r.final_val_loss) + " | " + f("%.1f", r.peak_max_logit) +
+                   " | " + text_or(r.min_log_z_mean, "%.2f") + " |\n";
+  md += "\n## Collapses, attention-logit blow-ups and log-Z drifts\n\nRuns that did not diverge but are not clean (see above).\n\n";
   md += unclean.empty() ? "None.\n"
-                        : "| run | collapsed | best val | final val | peak attention logit |\n|---|---|---|---|---|\n" + unclean;
+                        : "| run | collapsed | best val | final val | peak attention logit | lowest mean log Z |\n"
+                          "|---|---|---|---|---|---|\n" + unclean;
   if (!ctx.plots.empty()) {
     md += "\n## Plots\n\n";
     for (const auto& [file, caption] : ctx.plots) md += "**" + caption + "**\n\n![" + caption + "](" + file + ")\n\n";
@@ -536,7 +554,8 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
         "- `sweep.json`: the whole grid; `compare_norms --out DIR` continues it, and values given then add to it.\n"
         "- `curves.csv`: one row per step per run (join with runs.csv on run_id for the other axes): run_id, norm, "
         "placement, lr, seed, depth, warmup, step, loss, lr_now, grad_norm, update_ratio, "
-        "logit_mean, logit_max, final_residual_rms, val_loss and train_eval_loss (at evaluations), with "
+        "logit_mean, logit_max, final_residual_rms, val_loss and train_eval_loss (at evaluations), z_loss, "
+        "log_z_mean, log_z_min, with "
         "--sharpness-every sharpness, sharpness_threshold, precond_sharpness and precond_threshold (at measurements), "
         "then per layer i "
         "residual_rms_i, norm_out_rms_i, max_logit_i, grad_norm_i, update_ratio_i.\n";

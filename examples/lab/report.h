@@ -17,21 +17,28 @@ namespace tapegrad::lab {
 //   collapsed            it trained (its best val loss went below the trained threshold) and ended
 //                        back above it, or it ended more than kCollapseMargin above its own best;
 //   attention blow-up    its largest attention logit passed kAttentionLogitLimit — the growth
-//                        that precedes their attention-logit divergence (qk-layernorm prevents it).
-// Neither counts towards "the largest lr that trained".
+//                        that precedes their attention-logit divergence (qk-layernorm prevents it);
+//   output-logit drift   its mean log Z (the LM head's logsumexp) fell below kLogZFloor — the drift
+//                        very negative that precedes their output-logit divergence (the z-loss
+//                        prevents it). At initialisation log Z is about ln(vocabulary): 4.2 for 65
+//                        characters; clean runs here stay between 3.5 and 8.
+// None of them counts towards "the largest lr that trained".
 inline constexpr double kCollapseMargin = 0.1;          // nats of validation loss
 inline constexpr double kAttentionLogitLimit = 1e4;
+inline constexpr double kLogZFloor = -10;               // nats
 bool collapsed(const RunRecord& r, double trained_below);
 bool attention_blowup(const RunRecord& r);
+bool output_logit_drift(const RunRecord& r);
 
 struct LrCell {
   double lr = 0;
   int runs = 0, diverged = 0;
-  int collapsed = 0, attention_blowups = 0;  // of the runs that did not diverge
+  int collapsed = 0, attention_blowups = 0, log_z_drifts = 0;  // of the runs that did not diverge
   double mean = 0, std = 0;  // final validation loss over the seeds that did not diverge (NaN if none)
   double capped = 0;         // mean over all seeds of min(final val loss, initial loss); diverged = initial
   // Medians over the seeds (diverged runs up to their divergence) of each run's peak:
   double peak_residual_rms = 0, peak_attention_logit = 0, peak_output_logit = 0;
+  double min_log_z_mean = 0;  // median over the seeds of each run's lowest mean log Z
 };
 
 // "Stable" must mean trained: a run that stalls near its initial loss (post-norm without warmup
@@ -52,20 +59,21 @@ struct Group {
   std::vector<LrCell> cells;  // ascending lr
   double initial_loss = 0;    // mean loss at step 1
   double best_loss = 0, best_lr = 0;  // lowest mean final val loss among LRs where no seed diverged
-  double largest_stable_lr = 0;       // largest LR that trained: no seed diverged, collapsed or blew up
-                                      // its attention logits, and the mean final val loss is below
+  double largest_stable_lr = 0;       // largest LR that trained: no seed diverged, collapsed, blew up
+                                      // its attention logits or drifted its log Z, and the mean final val loss is below
                                       // the trained threshold (0 if none)
   double lr_sensitivity = 0;
   bool trained = true;                // its best loss is below the trained threshold (see above); if not,
                                       // its LR sensitivity is meaningless (flat because nothing learned)
   double trained_below = 0;           // that threshold
   int runs = 0, diverged = 0;
-  int collapsed = 0, attention_blowups = 0;  // unclean runs that did not diverge (see LrCell)
+  int collapsed = 0, attention_blowups = 0, log_z_drifts = 0;  // unclean runs that did not diverge (see LrCell)
   int64_t spikes = 0;                 // recovered loss spikes, summed over the group's runs
   double step_ms = 0;                 // mean over runs
   std::map<std::pair<double, uint64_t>, double> run_step_ms;  // (lr, seed) -> step_ms, runs that did not diverge
   double ref_peak_residual_rms = 0, ref_peak_max_logit = 0, ref_final_residual_rms = 0;  // at the reference LR
   double ref_peak_output_logit = 0;   // largest LM-head logit, median over seeds at the reference LR
+  double min_log_z_mean = 0;          // the lowest mean log Z of any of its runs (NaN: not recorded)
 };
 
 // Whether one configuration's steps are faster than another's, from paired runs (same lr and

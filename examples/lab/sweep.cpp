@@ -69,7 +69,7 @@ const std::vector<std::string> kRunColumns = {
     "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss", "diverged", "divergence_step",
     "divergence_cause", "divergence_quantity", "step_ms", "tokens_per_s", "peak_residual_rms", "final_residual_rms",
     "peak_max_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit",
-    "settings"};
+    "min_log_z_mean", "min_log_z", "settings"};
 
 namespace {
 // runs.csv files written before the sharpness columns existed still read (as not measured).
@@ -206,6 +206,8 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
     if (std::isfinite(s.final_residual_rms)) rec.peak_residual_rms = std::max(rec.peak_residual_rms, s.final_residual_rms);
     if (std::isfinite(s.logit_max) && !(s.logit_max <= rec.peak_output_logit)) rec.peak_output_logit = s.logit_max;
     rec.final_residual_rms = s.final_residual_rms;
+    if (std::isfinite(r.log_z_mean) && !(r.log_z_mean >= rec.min_log_z_mean)) rec.min_log_z_mean = r.log_z_mean;
+    if (std::isfinite(r.log_z_min) && !(r.log_z_min >= rec.min_log_z)) rec.min_log_z = r.log_z_min;
 
     double val = kNaN, train = kNaN;
     const bool eval_now = !divergence && o.evals > 0 &&
@@ -262,7 +264,7 @@ std::string csv_row(const RunRecord& r) {
                num(r.step_ms), num(r.tokens_per_s), num(r.peak_residual_rms), num(r.final_residual_rms),
                num(r.peak_max_logit), num(r.wall_s), num(r.peak_sharpness_ratio),
                std::to_string(r.sharpness_cross_step), std::to_string(r.spikes), num(r.peak_output_logit),
-               s.settings_text(";")});
+               num(r.min_log_z_mean), num(r.min_log_z), s.settings_text(";")});
 }
 
 void write_runs(const std::string& path, const std::vector<RunRecord>& runs) {
@@ -274,13 +276,12 @@ void write_runs(const std::string& path, const std::vector<RunRecord>& runs) {
 namespace {
 // A cell of a records file, or an Error naming the file, line, column and value.
 template <typename V>
-V cell(const std::vector<std::string>& f, size_t i, const std::string& where) {
-  const std::string& s = f[i];
+V cell(const std::string& s, const std::string& column, const std::string& where) {
   if constexpr (std::is_floating_point_v<V>)
     if (s.empty() || s == "nan") return kNaN;
   V v{};
   const auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), v);
-  check(!s.empty() && err == std::errc() && end == s.data() + s.size(), where, ": column '", kRunColumns[i], "' must be ",
+  check(!s.empty() && err == std::errc() && end == s.data() + s.size(), where, ": column '", column, "' must be ",
         std::is_floating_point_v<V> ? "a number" : "a whole number", std::is_unsigned_v<V> ? " >= 0" : "", ", got '",
         s.substr(0, 40), "'");
   return v;
@@ -321,42 +322,50 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
   std::string line;
   std::getline(in, line);
   const std::vector<std::string> header = split(line);
-  // Files written by earlier versions hold a prefix of today's columns: the rest read as unmeasured.
-  const bool prefix = header.size() >= kColumnsBeforeSharpness && header.size() <= kRunColumns.size() &&
-                      std::equal(header.begin(), header.end(), kRunColumns.begin());
-  check(prefix, path, ": unexpected header (expected ", join(kRunColumns), ")");
-  const auto has = [&](size_t column) { return column < header.size(); };
+  // Columns are found by name: files written by earlier versions lack the later columns (they
+  // read as unmeasured) or hold them in another order; every name must be one of kRunColumns.
+  std::map<std::string, size_t> at;
+  for (size_t i = 0; i < header.size(); ++i) {
+    check(std::find(kRunColumns.begin(), kRunColumns.end(), header[i]) != kRunColumns.end(), path, ": unknown column '",
+          header[i].substr(0, 40), "' in the header (columns: ", join(kRunColumns), ")");
+    check(at.emplace(header[i], i).second, path, ": column '", header[i], "' appears twice in the header");
+  }
+  for (size_t i = 0; i < kColumnsBeforeSharpness; ++i)
+    check(at.count(kRunColumns[i]), path, ": the header lacks column '", kRunColumns[i], "' (expected ", join(kRunColumns), ")");
   std::vector<RunRecord> runs;
   for (int n = 2; std::getline(in, line); ++n) {
     if (line.empty()) continue;
     const auto f = split(line);
     const std::string where = cat(path, ":", n);
     check(f.size() == header.size(), where, ": ", f.size(), " fields, expected ", header.size());
+    const auto has = [&](const char* column) { return at.count(column) > 0; };
+    const auto text = [&](const char* column) -> const std::string& { return f[at.at(column)]; };
+    const auto number = [&]<typename V>(const char* column, V& into) {
+      if (has(column)) into = cell<V>(text(column), column, where);
+    };
     RunRecord r;
     // Names from a file become file names (curves/<run_id>.csv): only the registry's norms and the
     // known placements are accepted, so a row cannot point outside the sweep folder.
     try {
-      r.spec.norm = nn::NormKind::parse(f[1]).name();
-      r.spec.placement = nn::to_string(nn::parse_placement(f[2]));
+      r.spec.norm = nn::NormKind::parse(text("norm")).name();
+      r.spec.placement = nn::to_string(nn::parse_placement(text("placement")));
     } catch (const Error& e) {
       throw Error(cat(where, ": ", e.what()));
     }
-    r.spec.lr = cell<double>(f, 3, where), r.spec.seed = cell<uint64_t>(f, 4, where);
-    r.spec.depth = cell<int64_t>(f, 5, where), r.spec.warmup = cell<int64_t>(f, 6, where);
-    r.steps = cell<int64_t>(f, 7, where), r.steps_done = cell<int64_t>(f, 8, where);
-    r.initial_loss = cell<double>(f, 9, where), r.final_train_loss = cell<double>(f, 10, where);
-    r.min_train_loss = cell<double>(f, 11, where), r.final_val_loss = cell<double>(f, 12, where);
-    r.min_val_loss = cell<double>(f, 13, where);
-    r.diverged = f[14] == "1", r.divergence_step = cell<int64_t>(f, 15, where);
-    r.divergence_cause = f[16], r.divergence_quantity = f[17];
-    r.step_ms = cell<double>(f, 18, where), r.tokens_per_s = cell<double>(f, 19, where);
-    r.peak_residual_rms = cell<double>(f, 20, where), r.final_residual_rms = cell<double>(f, 21, where);
-    r.peak_max_logit = cell<double>(f, 22, where), r.wall_s = cell<double>(f, 23, where);
-    if (has(25)) r.peak_sharpness_ratio = cell<double>(f, 24, where), r.sharpness_cross_step = cell<int64_t>(f, 25, where);
-    if (has(26)) r.spikes = cell<int64_t>(f, 26, where);
-    if (has(27)) r.peak_output_logit = cell<double>(f, 27, where);
-    if (has(28) && !f[28].empty()) {  // "dim=64;qk-norm=rmsnorm": swept settings, checked as on the command line
-      std::istringstream items(f[28]);
+    number("lr", r.spec.lr), number("seed", r.spec.seed), number("depth", r.spec.depth), number("warmup", r.spec.warmup);
+    number("steps", r.steps), number("steps_done", r.steps_done), number("initial_loss", r.initial_loss);
+    number("final_train_loss", r.final_train_loss), number("min_train_loss", r.min_train_loss);
+    number("final_val_loss", r.final_val_loss), number("min_val_loss", r.min_val_loss);
+    r.diverged = text("diverged") == "1", number("divergence_step", r.divergence_step);
+    r.divergence_cause = text("divergence_cause"), r.divergence_quantity = text("divergence_quantity");
+    number("step_ms", r.step_ms), number("tokens_per_s", r.tokens_per_s);
+    number("peak_residual_rms", r.peak_residual_rms), number("final_residual_rms", r.final_residual_rms);
+    number("peak_max_logit", r.peak_max_logit), number("wall_s", r.wall_s);
+    number("peak_sharpness_ratio", r.peak_sharpness_ratio), number("sharpness_cross_step", r.sharpness_cross_step);
+    number("spikes", r.spikes), number("peak_output_logit", r.peak_output_logit);
+    number("min_log_z_mean", r.min_log_z_mean), number("min_log_z", r.min_log_z);
+    if (has("settings") && !text("settings").empty()) {  // "dim=64;qk-norm=rmsnorm": swept settings, checked as on the command line
+      std::istringstream items(text("settings"));
       for (std::string item; std::getline(items, item, ';');) {
         const size_t eq = item.find('=');
         try {
@@ -371,7 +380,7 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
         }
       }
     }
-    check(r.spec.id() == f[0], where, ": run_id '", f[0].substr(0, 80), "' does not match its columns (", r.spec.id(), ")");
+    check(r.spec.id() == text("run_id"), where, ": run_id '", text("run_id").substr(0, 80), "' does not match its columns (", r.spec.id(), ")");
     runs.push_back(std::move(r));
   }
   return runs;

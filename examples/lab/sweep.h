@@ -80,6 +80,11 @@ struct RunRecord {
   int64_t sharpness_cross_step = 0;
   int64_t spikes = 0;  // loss spikes that recovered (divergence.h)
   double peak_output_logit = std::numeric_limits<double>::quiet_NaN();  // largest LM-head logit, max over steps
+  // log Z = logsumexp of the LM head's logits (what the z-loss pulls to 0): the lowest over steps of
+  // its mean over the batch's tokens, and of its minimum over them. Output-logit divergence shows
+  // as these drifting very negative (Wortsman et al. 2023); NaN when the record predates them.
+  double min_log_z_mean = std::numeric_limits<double>::quiet_NaN();
+  double min_log_z = std::numeric_limits<double>::quiet_NaN();
 };
 
 extern const std::vector<std::string> kRunColumns;

@@ -80,7 +80,7 @@ TEST_CASE("batch parallel: the split step's loss, gradients and statistics are t
   CHECK(split.logit_max == whole.logit_max);
 }
 
-TEST_CASE("batch parallel: bitwise repeatable for a thread count; no more workers than sequences", "[lm]") {
+TEST_CASE("batch parallel: bitwise repeatable for a thread count, no more workers than sequences", "[lm]") {
   const auto run = [](int threads, int64_t B) {
     nn::Decoder<float> model(tiny(), 1);
     auto params = model.parameters();

@@ -150,7 +150,7 @@ TEST_CASE("lab: divergence detection — loss above the threshold after warmup, 
   CHECK(div->quantity == "blocks.1.max_logit");
 }
 
-TEST_CASE("lab: divergence needs `patience` steps above the threshold; a spike that recovers is counted", "[lab]") {
+TEST_CASE("lab: divergence needs `patience` steps above the threshold, a spike that recovers is counted", "[lab]") {
   DivergenceDetector d({.factor = 1.5, .patience = 3, .spike_factor = 1.3}, 0);
   StepResult r{1, 4.0, 1e-3, 1.0, 0, 0, true};
   CHECK_FALSE(d.check(r, nullptr));
@@ -461,9 +461,92 @@ TEST_CASE("lab: a collapsed run or one whose attention logits passed 1e4 is not 
   CHECK(g.collapsed == 1);
   CHECK(g.attention_blowups == 1);
   const std::string md = report_markdown(s, runs, {});
-  CHECK_THAT(md, Catch::Contains("| 1/4 | 1/4 |"));
-  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.01_s2_L4_w0 | yes | 2.000 | 2.300 | 50.0 |"));
-  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.03_s1_L4_w0 | no | 2.100 | 2.100 | 30000.0 |"));
+  CHECK_THAT(md, Catch::Contains("| 1/4 | 1/4 | 0/4 |"));
+  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.01_s2_L4_w0 | yes | 2.000 | 2.300 | 50.0 | - |"));
+  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.03_s1_L4_w0 | no | 2.100 | 2.100 | 30000.0 | - |"));
+}
+
+TEST_CASE("lab: a run whose mean log Z drifted below -10 is not clean, the lowest is reported", "[lab]") {
+  auto rec = [](double lr, double log_z, uint64_t seed = 1) {
+    RunRecord r;
+    r.spec = {"layernorm", "pre", lr, seed, 4, 0};
+    r.initial_loss = 3.50, r.min_val_loss = r.final_val_loss = 2.0, r.peak_max_logit = 10;
+    r.min_log_z_mean = log_z, r.min_log_z = log_z - 1;
+    return r;
+  };
+  // The floor is -10 nats, exclusive; a record from before the column (NaN) is not flagged.
+  CHECK(output_logit_drift(rec(1e-2, -10.5)));
+  CHECK_FALSE(output_logit_drift(rec(1e-2, -10)));
+  CHECK_FALSE(output_logit_drift(rec(1e-2, std::numeric_limits<double>::quiet_NaN())));
+  RunRecord diverged = rec(1e-2, -50);
+  diverged.diverged = true;
+  CHECK_FALSE(output_logit_drift(diverged));
+  // 3e-2 drifted in one seed of two: 1e-2 is the largest lr that trained; the group's lowest is -12.25.
+  const std::vector<RunRecord> runs = {rec(1e-2, 3.5), rec(1e-2, 4.25, 2), rec(3e-2, 2.0), rec(3e-2, -12.25, 2)};
+  const Summary s = summarize(runs);
+  const Group& g = s.groups[0];
+  CHECK(g.largest_stable_lr == 1e-2);
+  CHECK(g.log_z_drifts == 1);
+  CHECK(g.min_log_z_mean == -12.25);
+  CHECK(g.cells[0].min_log_z_mean == 3.875);  // median of 3.5 and 4.25
+  const std::string md = report_markdown(s, runs, {});
+  CHECK_THAT(md, Catch::Contains("| -12.25 | 0 | 0/4 | 0/4 | 1/4 |"));
+  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.03_s2_L4_w0 | no | 2.000 | 2.000 | 10.0 | -12.25 |"));
+  CHECK_THAT(md, Catch::Contains("## Lowest mean log Z by learning rate"));
+  // Compared along an axis (warmup) in the reading.
+  std::vector<RunRecord> two = runs;
+  for (RunRecord r : runs) r.spec.warmup = 30, r.min_log_z_mean = 3.0, two.push_back(r);
+  CHECK_THAT(reading(summarize(two)), Catch::Contains("log Z below -10 1/4 / 0/4 (lowest mean log Z -12.25 / 3.00)"));
+}
+
+TEST_CASE("lab: runs.csv is read by its header's names, an unknown or missing column is named", "[lab]") {
+  const fs::path out = fresh("by_name");
+  fs::create_directories(out);
+  RunRecord r;
+  r.spec = {"rmsnorm", "pre", 1e-2, 3, 2, 30, {}};
+  r.steps = r.steps_done = 8, r.initial_loss = 4.25, r.final_val_loss = 2.5, r.min_log_z_mean = -1.5, r.min_log_z = -2.5;
+  r.spikes = 2;
+  write_runs((out / "runs.csv").string(), {r});
+  // The same row with its columns reversed reads as the same record.
+  std::istringstream in(io::read_file((out / "runs.csv").string()));
+  std::string reversed;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::string cell;
+    std::istringstream cells(line);
+    while (std::getline(cells, cell, ',')) f.push_back(cell);
+    if (line.back() == ',') f.emplace_back();
+    std::reverse(f.begin(), f.end());
+    std::string joined;
+    for (size_t i = 0; i < f.size(); ++i) joined += (i ? "," : "") + f[i];
+    reversed += joined + "\n";
+  }
+  const auto back = parse_runs(reversed, "rev.csv");
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].spec.id() == r.spec.id());
+  CHECK(back[0].final_val_loss == 2.5);
+  CHECK(back[0].min_log_z_mean == -1.5);
+  CHECK(back[0].min_log_z == -2.5);
+  CHECK(back[0].spikes == 2);
+  const std::string header_and_row = io::read_file((out / "runs.csv").string());
+  const auto refused = [](const std::string& text) {
+    try {
+      parse_runs(text, "x/runs.csv");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  std::string renamed = header_and_row;
+  renamed.replace(renamed.find("spikes"), 6, "spokes");
+  CHECK_THAT(refused(renamed), Catch::StartsWith("x/runs.csv: unknown column 'spokes' in the header"));
+  std::string missing = header_and_row;
+  missing.replace(missing.find("initial_loss"), 12, "min_log_z");
+  CHECK_THAT(refused(missing), Catch::StartsWith("x/runs.csv: column 'min_log_z' appears twice in the header"));
+  std::string lacking = header_and_row;
+  lacking.erase(lacking.find("initial_loss,"), 13);
+  CHECK_THAT(refused(lacking), Catch::StartsWith("x/runs.csv: the header lacks column 'initial_loss'"));
+  fs::remove_all(out);
 }
 
 TEST_CASE("lab: a run's row reads back to its own id, whatever digits its lr needs", "[lab]") {
@@ -554,7 +637,8 @@ TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
                            "initial_loss", "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss",
                            "diverged", "divergence_step", "divergence_cause", "divergence_quantity", "step_ms",
                            "tokens_per_s", "peak_residual_rms", "final_residual_rms", "peak_max_logit", "wall_s",
-                           "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit", "settings"});
+                           "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit", "min_log_z_mean",
+                           "min_log_z", "settings"});
   const auto c = curve_columns(2);
   CHECK(c.size() == 20 + 2 * 5);
   CHECK(c[7] == "step");
@@ -568,6 +652,11 @@ TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
         "final_residual_rms,val_loss,train_eval_loss,z_loss,log_z_mean,log_z_min,residual_rms_0,norm_out_rms_0,max_logit_0,grad_norm_0,"
         "update_ratio_0,residual_rms_1,norm_out_rms_1,max_logit_1,grad_norm_1,update_ratio_1");
   CHECK(std::count(curves.begin(), curves.end(), '\n') == 1 + 2 * 8);  // header + 2 runs x 8 steps
+  // Each run's lowest log Z over its steps: finite, the per-token one at most the mean one.
+  for (const auto& r : runs) {
+    CHECK(std::isfinite(r.min_log_z_mean));
+    CHECK(r.min_log_z <= r.min_log_z_mean);
+  }
   fs::remove_all(out);
   // With sharpness measurements, their four columns follow the run's own.
   const auto cs = curve_columns(2, true);
@@ -575,7 +664,7 @@ TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
         std::vector<std::string>{"sharpness", "sharpness_threshold", "precond_sharpness", "precond_threshold"});
 }
 
-TEST_CASE("lab: --sharpness-every records the edge of stability per run; older runs.csv files still read", "[lab][sharpness]") {
+TEST_CASE("lab: --sharpness-every records the edge of stability per run, older runs.csv files still read", "[lab][sharpness]") {
   const fs::path out = fresh("sharpness");
   SweepOptions o = tiny_sweep(out.string());
   o.base.sharpness_every = 4, o.base.sharpness_iters = 5;
@@ -586,7 +675,7 @@ TEST_CASE("lab: --sharpness-every records the edge of stability per run; older r
     CHECK(r.peak_sharpness_ratio > 0);
   }
   const std::string curves = io::read_file(out.string() + "/curves.csv");
-  CHECK_THAT(curves, Catch::Contains("train_eval_loss,sharpness,sharpness_threshold,precond_sharpness,precond_threshold,"));
+  CHECK_THAT(curves, Catch::Contains("log_z_min,sharpness,sharpness_threshold,precond_sharpness,precond_threshold,"));
   // runs.csv as written before the sharpness columns: read as "not measured".
   std::string legacy;
   std::istringstream in(io::read_file(out.string() + "/runs.csv"));

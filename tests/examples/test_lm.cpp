@@ -54,7 +54,7 @@ TEST_CASE("corpus: the embedded corpus is the project's own, >= 100 KB, English 
   CHECK(io::sha256_hex(c) == "95a3157307145d790efa51422ad63c4513e23d7dce11b1887f3b6c57de1f0ae0");
 }
 
-TEST_CASE("data: 90/10 split by position; windows with next-token targets; seeded", "[train]") {
+TEST_CASE("data: 90/10 split by position, windows with next-token targets, seeded", "[train]") {
   std::vector<int32_t> tokens(100);
   for (int i = 0; i < 100; ++i) tokens[i] = i;
   const TokenData d = split_tokens(tokens, 0.1, 8);
@@ -94,7 +94,7 @@ TEST_CASE("train: a small model overfits one batch to near-zero loss", "[train]"
   CHECK(loss < 0.05);
 }
 
-TEST_CASE("train: same seed and threads, bitwise-identical losses; another seed differs", "[train]") {
+TEST_CASE("train: same seed and threads, bitwise-identical losses, another seed differs", "[train]") {
   // Heads of 8 (the attention core's GEMM path) and of 16 (its float head kernels).
   TrainConfig base = tiny_config();
   base.dim = GENERATE(16, 32);
@@ -111,7 +111,7 @@ TEST_CASE("train: same seed and threads, bitwise-identical losses; another seed 
   }
 }
 
-TEST_CASE("train: with a z-loss, every reported loss is the cross-entropy; the penalty and log Z apart", "[train]") {
+TEST_CASE("train: with a z-loss, every reported loss is the cross-entropy, the penalty and log Z apart", "[train]") {
   TrainConfig c = tiny_config();
   c.z_loss = 0.01;
   auto t = make_trainer(c);
@@ -176,7 +176,7 @@ TEST_CASE("checkpoint: every registered norm saves, reloads and resumes bitwise"
   fs::remove_all(dir);
 }
 
-TEST_CASE("checkpoint: round trip of weights and optimizer state; damage is detected", "[train][errors]") {
+TEST_CASE("checkpoint: round trip of weights and optimizer state, damage is detected", "[train][errors]") {
   const fs::path dir = fresh_dir("roundtrip");
   auto t = make_trainer(tiny_config());
   for (int i = 0; i < 3; ++i) t->train_step();
@@ -216,7 +216,7 @@ TEST_CASE("checkpoint: round trip of weights and optimizer state; damage is dete
     auto j = nlohmann::json::parse(io::read_file((dir / "checkpoint.json").string()));
     j["model"]["dropout"] = 0.1;
     io::write_file_atomic((dir / "checkpoint.json").string(), j.dump());
-    REQUIRE_THROWS_WITH(load_model(dir.string()), "config: unknown field 'dropout'");
+    REQUIRE_THROWS_WITH(load_model(dir.string()), (dir / "checkpoint.json").string() + ": config: unknown field 'dropout'");
   }
   SECTION("a save interrupted after its files were complete is rolled forward") {
     for (int i = 0; i < 2; ++i) t->train_step();
@@ -297,7 +297,7 @@ TEST_CASE("run lock: the folder's new writer removes what killed writers left ha
   fs::remove_all(dir);
 }
 
-TEST_CASE("sampling: temperature 0 and top-k 1 are greedy; top-p keeps the nucleus; seeded", "[train]") {
+TEST_CASE("sampling: temperature 0 and top-k 1 are greedy, top-p keeps the nucleus, seeded", "[train]") {
   const std::vector<float> logits{0.0f, 2.0f, 1.0f, -1.0f};
   std::vector<std::pair<double, int32_t>> scratch;
   Rng rng(1);

@@ -120,7 +120,7 @@ TEST_CASE("settings: docs/training.md's flag tables are the settings table", "[s
   }
 }
 
-TEST_CASE("recipes: a recipe sets its target and its settings; flags given win; other targets are named", "[settings][recipes]") {
+TEST_CASE("recipes: a recipe sets its target and its settings, flags given win, other targets are named", "[settings][recipes]") {
   lm::TrainConfig c;
   c.recipe = "dyt-paper";
   lm::apply_recipe(c, {"recipe"}, {"recipe"});

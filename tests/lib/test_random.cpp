@@ -3,7 +3,7 @@
 
 using namespace tapegrad;
 
-TEST_CASE("random: a saved state restores the stream; the all-zero state is refused", "[random][errors]") {
+TEST_CASE("random: a saved state restores the stream, the all-zero state is refused", "[random][errors]") {
   Rng a(42);
   a.next_u64();
   const Rng::State saved = a.state();

@@ -58,7 +58,7 @@ TEST_CASE("state dict: a long list of bad names stays one bounded line", "[state
   }
 }
 
-TEST_CASE("state dict: safetensors round trip; dtype and shape errors name the file", "[state_dict][io]") {
+TEST_CASE("state dict: safetensors round trip, dtype and shape errors name the file", "[state_dict][io]") {
   const std::string path = temp_path("rt.safetensors");
   Tensor<double> w = Tensor<double>::from({1, 2, 3, 4, 5, 6}, {2, 3});
   io::save_state_dict<double>(path, {{"w", &w}}, {{"note", "hi"}});
@@ -73,7 +73,7 @@ TEST_CASE("state dict: safetensors round trip; dtype and shape errors name the f
   fs::remove(path);
 }
 
-TEST_CASE("state dict: optimizers save and restore moments and step; a resumed step is bitwise", "[state_dict][optim]") {
+TEST_CASE("state dict: optimizers save and restore moments and step, a resumed step is bitwise", "[state_dict][optim]") {
   const std::string path = temp_path("opt.safetensors");
   const auto run = [](Parameter<double>& p, Optimizer<double>& opt, int from, int to) {
     for (int s = from; s < to; ++s) {

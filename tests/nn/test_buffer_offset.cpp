@@ -96,7 +96,7 @@ TEST_CASE("determinism: a decoder training step is bitwise the same at every buf
   }
 }
 
-TEST_CASE("buffers: start on a 64-byte line plus the test offset; bad offsets are refused", "[nn][determinism]") {
+TEST_CASE("buffers: start on a 64-byte line plus the test offset, bad offsets are refused", "[nn][determinism]") {
   {
     Tensor<float> t(Shape{3, 5});
     CHECK(reinterpret_cast<std::uintptr_t>(t.data()) % kBufferAlignment == 0);

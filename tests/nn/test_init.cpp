@@ -81,7 +81,7 @@ TEST_CASE("init: a small model built from modules trains without an explicit ini
   CHECK(last < 0.25f);
 }
 
-TEST_CASE("init: a decoder re-initialises through reset_parameters; norms keep their own constants", "[nn][init]") {
+TEST_CASE("init: a decoder re-initialises through reset_parameters, norms keep their own constants", "[nn][init]") {
   DecoderConfig c;
   c.vocab_size = 11, c.context = 6, c.n_layer = 2, c.n_head = 2, c.dim = 8;
   c.qk_norm = NormKind::parse("rmsnorm");

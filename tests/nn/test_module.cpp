@@ -49,7 +49,7 @@ TEST_CASE("module: parameter count, zero_grad, train/eval, summary", "[nn]") {
                                 "        (qkv): Linear(in=8, out=24, bias=true)\n"));
 }
 
-TEST_CASE("module: state_dict names every parameter; load_state_dict copies, strictly by default", "[nn][state_dict]") {
+TEST_CASE("module: state_dict names every parameter, load_state_dict copies, strictly by default", "[nn][state_dict]") {
   LayerNorm<double> a({.dim = 3}), b({.dim = 3});
   testing::randomize(a, 1);
   const StateDict<double> s = a.state_dict();

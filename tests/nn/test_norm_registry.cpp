@@ -11,7 +11,7 @@ using namespace tapegrad;
 using namespace tapegrad::nn;
 using namespace tapegrad::testing;
 
-TEST_CASE("norm registry: names are unique and parse back; unknown names list the known ones", "[nn][registry]") {
+TEST_CASE("norm registry: names are unique and parse back, unknown names list the known ones", "[nn][registry]") {
   std::set<std::string> names;
   std::string known;
   for (const NormEntry* entry : norm_registry().entries()) {

@@ -73,7 +73,7 @@ TEST_CASE("safetensors: damaged or hostile files are rejected with the reason", 
   }
 }
 
-TEST_CASE("safetensors: saved atomically; a missing file or a directory is named", "[io][errors]") {
+TEST_CASE("safetensors: saved atomically, a missing file or a directory is named", "[io][errors]") {
   const auto dir = std::filesystem::temp_directory_path() / "tapegrad_test_safetensors";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "t.safetensors").string();
