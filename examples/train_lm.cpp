@@ -181,14 +181,16 @@ int main(int argc, char** argv) {
       const bool last = s.step == c.steps;
       if (c.eval_every > 0 && (s.step % c.eval_every == 0 || last)) evaluate(s.step);
       if (c.sharpness_every > 0 && s.step % c.sharpness_every == 0) {
-        const Sharpness h = measure_sharpness(*trainer, s.lr, {.iters = static_cast<int>(c.sharpness_iters),
-                                                               .batch = c.sharpness_batch});
+        const Sharpness h = measure_sharpness(*trainer, s.lr, sharpness_options(c));
         log(sharpness_line(s.step, h));
         progress.message(fmt("step %5.0f: sharpness %.4g (%.2f of 2/lr)", static_cast<double>(s.step), h.value,
                              h.value / h.threshold) +
                          (std::isnan(h.preconditioned) ? std::string()
                                                        : fmt(", preconditioned %.4g (%.2f of its threshold)",
-                                                             h.preconditioned, h.preconditioned / h.preconditioned_threshold)));
+                                                             h.preconditioned, h.preconditioned / h.preconditioned_threshold)) +
+                         (std::isnan(h.batch_sharpness) ? std::string()
+                                                        : fmt(", batch sharpness %.4g (%.2f of 2/lr)", h.batch_sharpness,
+                                                              h.batch_sharpness * s.lr / 2)));
       }
       if (!last && c.checkpoint_every > 0 && s.step % c.checkpoint_every == 0) checkpoint();
       if (stop_after > 0 && s.step >= stop_after && !last) {

@@ -74,8 +74,8 @@ const std::vector<std::string> kRunColumns = {
 namespace {
 // runs.csv files written before the sharpness columns existed still read (as not measured).
 constexpr size_t kColumnsBeforeSharpness = 24;
-const std::vector<std::string> kSharpnessFields = {"sharpness", "sharpness_threshold", "precond_sharpness",
-                                                   "precond_threshold"};
+const std::vector<std::string> kSharpnessFields = {"sharpness",         "sharpness_threshold", "precond_sharpness",
+                                                   "precond_threshold", "batch_sharpness",     "batch_lambda_max"};
 }  // namespace
 
 std::vector<std::string> curve_columns(int64_t max_depth, bool sharpness) {
@@ -224,14 +224,15 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
                                  num(r.z_loss), num(r.log_z_mean), num(r.log_z_min)};
     if (c.sharpness_every > 0) {
       lm::Sharpness h;
-      h.value = h.threshold = h.preconditioned = h.preconditioned_threshold = kNaN;
+      h.value = h.threshold = h.preconditioned = h.preconditioned_threshold = h.batch_sharpness = h.batch_lambda_max = kNaN;
       if (!divergence && r.step % c.sharpness_every == 0) {
-        h = lm::measure_sharpness(trainer, r.lr, {.iters = static_cast<int>(c.sharpness_iters), .batch = c.sharpness_batch});
+        h = lm::measure_sharpness(trainer, r.lr, lm::sharpness_options(c));
         const double ratio = lm::edge_ratio(h);
         if (std::isnan(rec.peak_sharpness_ratio) || ratio > rec.peak_sharpness_ratio) rec.peak_sharpness_ratio = ratio;
         if (ratio >= 1 && rec.sharpness_cross_step == 0) rec.sharpness_cross_step = r.step;
       }
-      for (double v : {h.value, h.threshold, h.preconditioned, h.preconditioned_threshold}) row.push_back(num(v));
+      for (double v : {h.value, h.threshold, h.preconditioned, h.preconditioned_threshold, h.batch_sharpness, h.batch_lambda_max})
+        row.push_back(num(v));
     }
     for (const auto& l : s.layers)
       for (double v : {l.residual_rms, l.norm_out_rms, l.max_logit, l.grad_norm, l.update_ratio}) row.push_back(num(v));

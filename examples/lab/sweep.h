@@ -88,8 +88,9 @@ struct RunRecord {
 };
 
 extern const std::vector<std::string> kRunColumns;
-// With `sharpness`, four columns after the run's own: sharpness, sharpness_threshold,
-// precond_sharpness, precond_threshold (NaN at steps without a measurement).
+// With `sharpness`, six columns after the run's own: sharpness, sharpness_threshold,
+// precond_sharpness, precond_threshold, batch_sharpness, batch_lambda_max (NaN at steps without
+// a measurement; the batch ones without --batch-sharpness).
 std::vector<std::string> curve_columns(int64_t max_depth, bool sharpness = false);
 
 struct SweepOptions {

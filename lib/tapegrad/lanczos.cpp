@@ -31,7 +31,6 @@ EigenEstimate top_eigenvalue(int64_t n, const LinearOperator& apply, const Lancz
 
   EigenEstimate e;
   Eigen::VectorXd ritz;  // T_k's top eigenvector, in the basis q
-  double previous = 0;
   std::vector<double> w(N);
   for (int k = 0; k < o.max_iters && k < n; ++k) {
     apply(q[static_cast<size_t>(k)], w);
@@ -52,9 +51,8 @@ EigenEstimate top_eigenvalue(int64_t n, const LinearOperator& apply, const Lancz
     e.value = solver.eigenvalues()(m - 1);  // ascending order
     ritz = solver.eigenvectors().col(m - 1);
     const double b = std::sqrt(dot(w, w));
-    const bool converged = k > 0 && std::abs(e.value - previous) <= o.tol * std::abs(e.value);
+    const bool converged = b * std::abs(ritz(m - 1)) <= o.tol * std::abs(e.value);
     const bool exhausted = b <= 1e-12 * std::max(1.0, std::abs(e.value));
-    previous = e.value;
     if (converged || exhausted || k + 1 == o.max_iters || k + 1 == n) break;
     beta.push_back(b);
     for (double& x : w) x /= b;

@@ -3,9 +3,11 @@
 // solver, plain and Adam-preconditioned.
 #include <Eigen/Dense>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include "support.h"
+#include "tapegrad/lm/checkpoint.h"
 #include "tapegrad/lm/sharpness.h"
 #include "tapegrad/lm/trainer.h"
 #include "tapegrad/optim/adamw.h"
@@ -103,4 +105,93 @@ TEST_CASE("sharpness: the default 20 Lanczos steps reach the top eigenvalue of a
                 << exact.value);
   CHECK(quick.iterations <= 20);
   CHECK(std::abs(quick.value - exact.value) <= 1e-3 * std::abs(exact.value));
+}
+
+TEST_CASE("sharpness: the curvature along the gradient equals g'Hg / g'g with the dense Hessian", "[sharpness]") {
+  auto trainer = tiny_trainer();
+  auto model = to_float64(trainer->model());
+  std::vector<int32_t> ids, targets;
+  int64_t B = 0;
+  sharpness_batch(*trainer, {}, ids, targets, B);
+  BatchLoss loss(*model, ids, targets, B, trainer->config().ctx);
+  const Eigen::MatrixXd h = dense_hessian(loss);
+  Eigen::VectorXd g(loss.size());
+  loss.gradient({g.data(), static_cast<size_t>(g.size())});
+  const double want = g.dot(h * g) / g.squaredNorm();
+  const double got = directional_curvature(loss);
+  INFO("g'Hg/g'g " << got << " vs dense " << want);
+  CHECK_THAT(got, Catch::Matchers::WithinRel(want, 1e-6));
+  // A Rayleigh quotient: at most the top eigenvalue.
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(0.5 * (h + h.transpose()));
+  CHECK(got <= eig.eigenvalues().maxCoeff() * (1 + 1e-9));
+}
+
+TEST_CASE("sharpness: batch sharpness over fresh batches — at most their top eigenvalues, new batches each step, the run untouched", "[sharpness]") {
+  auto trainer = tiny_trainer();
+  const std::vector<int32_t> before(trainer->batch_ids().begin(), trainer->batch_ids().end());
+  const Sharpness a = measure_sharpness(*trainer, 1e-2, {.iters = 200, .tol = 1e-10, .batches = 3});
+  const Sharpness again = measure_sharpness(*trainer, 1e-2, {.iters = 200, .tol = 1e-10, .batches = 3});
+  CHECK(a.batch_sharpness == again.batch_sharpness);  // the same step draws the same batches
+  CHECK(std::isfinite(a.batch_sharpness));  // may be negative: the loss is not convex
+  CHECK(a.batch_sharpness <= a.batch_lambda_max * (1 + 1e-6));
+  CHECK(std::equal(before.begin(), before.end(), trainer->batch_ids().begin()));
+  const Sharpness none = measure_sharpness(*trainer, 1e-2, {.iters = 200, .tol = 1e-10});
+  CHECK(std::isnan(none.batch_sharpness));
+  CHECK(none.value == a.value);  // the fixed batch's measurement does not depend on the fresh ones
+  trainer->train_step();
+  const Sharpness later = measure_sharpness(*trainer, 1e-2, {.iters = 200, .tol = 1e-10, .batches = 3});
+  CHECK(later.batch_sharpness != a.batch_sharpness);
+}
+
+TEST_CASE("full batch: every step trains on one batch, the sharpness is that batch's loss, and a resume continues bitwise", "[sharpness][train]") {
+  TrainConfig c;
+  c.layers = 1, c.heads = 1, c.dim = 4, c.ctx = 3, c.batch = 4, c.steps = 6, c.warmup = 0, c.lr = 1e-2;
+  c.min_lr = c.lr, c.optimizer = "sgd", c.momentum = 0, c.clip = 0, c.weight_decay = 0;
+  c.threads = 1, c.eval_every = 0, c.full_batch = true;
+  const std::string text = "abcab cabba bacca ccab abba cab ";
+  auto tok = build_tokenizer(c, text, "text");
+  const auto data = make_token_data(c, *tok, text);
+  Trainer t(c, tok, data);
+  const std::vector<int32_t> ids(t.batch_ids().begin(), t.batch_ids().end());
+  const std::vector<int32_t> targets(t.batch_targets().begin(), t.batch_targets().end());
+  REQUIRE(static_cast<int64_t>(ids.size()) == c.batch * c.ctx);
+  // The full batch is the first batch a mini-batch run of the same seed trains on.
+  c.full_batch = false;
+  Trainer mini(c, tok, data);
+  mini.train_step();
+  CHECK(std::equal(ids.begin(), ids.end(), mini.batch_ids().begin()));
+  // Gradient descent on one loss: each step's loss is the batch's loss before it, and falls (the
+  // sharpness, about 50, is below 2/lr = 200: a step this small cannot overshoot).
+  std::vector<double> losses;
+  for (int s = 0; s < 4; ++s) {
+    const double before = t.loss_on(ids, targets, c.batch, c.ctx);
+    const StepResult r = t.train_step();
+    CHECK_THAT(r.loss, Catch::Matchers::WithinRel(before, 1e-6));
+    if (!losses.empty()) CHECK(r.loss < losses.back());
+    losses.push_back(r.loss);
+    CHECK(std::equal(ids.begin(), ids.end(), t.batch_ids().begin()));
+  }
+  // The sharpness is measured on that batch: the same number as on the batch given explicitly.
+  const Sharpness on_run = measure_sharpness(t, c.lr);
+  const Sharpness on_batch = measure_sharpness(t.model(), t.optimizer(), ids, targets, c.batch, c.ctx, c.lr);
+  CHECK(on_run.value == on_batch.value);
+  CHECK(on_run.threshold == 2 / c.lr);
+  // Resumed from a checkpoint after 2 steps, the run continues on the same batch, bit for bit.
+  c.full_batch = true;
+  Trainer first(c, tok, data);
+  for (int s = 0; s < 2; ++s) first.train_step();
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tapegrad_test_full_batch";
+  std::filesystem::remove_all(dir);
+  save_checkpoint(first, dir.string());
+  auto resumed = resume_trainer(dir.string(), {.text = text});
+  for (int s = 2; s < 4; ++s) CHECK(resumed->train_step().loss == losses[static_cast<size_t>(s)]);
+  std::filesystem::remove_all(dir);
+  // Settings that would measure another batch are refused.
+  TrainConfig bad = c;
+  bad.full_batch = true, bad.sharpness_batch = 2;
+  CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("--sharpness-batch 2 with --full-batch"));
+  bad.sharpness_batch = 0, bad.batch_sharpness = 2, bad.sharpness_every = 1;
+  CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("--batch-sharpness 2 with --full-batch"));
+  bad.full_batch = false, bad.sharpness_every = 0;
+  CHECK_THROWS_WITH(bad.validate(), "--batch-sharpness 2 needs --sharpness-every (it is measured at the sharpness measurements)");
 }

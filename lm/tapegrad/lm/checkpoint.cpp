@@ -214,6 +214,15 @@ LoadedModel load_model(const std::string& dir) {
   return m;
 }
 
+std::unique_ptr<Optimizer<float>> load_optimizer(const std::string& dir, LoadedModel& m) {
+  const SavedRun saved = parse_saved_run(m.checkpoint, path_in(dir, kJson));
+  std::unique_ptr<Optimizer<float>> optimizer = optimizer_for(m.config, m.model->parameters());
+  io::load_state_dict(path_in(dir, kOptimizer), optimizer->state_dict());
+  check_finite(optimizer->state_dict(), path_in(dir, kOptimizer));
+  optimizer->set_steps(saved.optimizer_steps);
+  return optimizer;
+}
+
 std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOverrides& o, const Communicator* comm) {
   const nlohmann::json j = open_checkpoint(dir);
   const std::string json_path = path_in(dir, kJson);

@@ -54,5 +54,8 @@ struct LoadedModel {
   std::unique_ptr<nn::Decoder<float>> model;
 };
 LoadedModel load_model(const std::string& dir);
+// The run's optimizer over m.model's parameters, with the checkpoint's moments and step count
+// (for what needs its state, such as Adam's preconditioned sharpness).
+std::unique_ptr<Optimizer<float>> load_optimizer(const std::string& dir, LoadedModel& m);
 
 }  // namespace tapegrad::lm

@@ -92,6 +92,9 @@ std::vector<Setting> make_settings() {
        .choices = optimizer_registry().names()},
       {.key = "batch", .member = &TrainConfig::batch, .group = G::kOptimisation, .help = "sequences per step B",
        .range = positive(), .at_most = k2_20},
+      {.key = "full-batch", .member = &TrainConfig::full_batch, .group = G::kOptimisation,
+       .help = "every step on the same --batch sequences, drawn once from the training text: full-batch gradient "
+               "descent on that subset (Cohen et al. 2021), whose loss --sharpness-every then measures"},
       {.key = "steps", .member = &TrainConfig::steps, .group = G::kOptimisation, .help = "training steps",
        .range = positive(), .at_most = k2_40},
       {.key = "lr", .member = &TrainConfig::lr, .group = G::kOptimisation, .help = "peak learning rate",
@@ -133,6 +136,11 @@ std::vector<Setting> make_settings() {
       {.key = "sharpness-batch", .member = &TrainConfig::sharpness_batch, .group = G::kMeasurement,
        .help = "sequences in the sharpness batch (0: --batch)", .sweep = R::kShared,
        .range = at_least_zero("(0: --batch)"), .at_most = k2_20},
+      {.key = "batch-sharpness", .member = &TrainConfig::batch_sharpness, .group = G::kMeasurement,
+       .help = "at each sharpness measurement also the batch sharpness of N fresh training batches (Andreyev & "
+               "Beneventano 2024: the mean of g'Hg / g'g, each batch's Hessian along its gradient) and the mean of "
+               "their Hessians' top eigenvalues (0: not measured)",
+       .sweep = R::kShared, .range = at_least_zero("(0: not measured)"), .at_most = 1024},
       // bookkeeping: changes nothing a run computes
       {.key = "threads", .member = &TrainConfig::threads, .group = G::kBookkeeping, .help = "threads (0: one per core)",
        .sweep = R::kFree, .range = at_least_zero("(0: one per core)")},

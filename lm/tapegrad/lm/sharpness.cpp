@@ -38,6 +38,15 @@ void BatchLoss::hvp(std::span<const double> v, std::span<double> hv) {
   hessian_vector_product(params_, [this](std::span<double> g) { gradient(g); }, v, hv);
 }
 
+double directional_curvature(BatchLoss& loss) {
+  std::vector<double> g(static_cast<size_t>(loss.size())), hg(g.size());
+  loss.gradient(g);
+  loss.hvp(g, hg);
+  double ghg = 0, gg = 0;
+  for (size_t i = 0; i < g.size(); ++i) ghg += g[i] * hg[i], gg += g[i] * g[i];
+  return gg > 0 ? ghg / gg : 0.0;
+}
+
 std::unique_ptr<nn::Decoder<double>> to_float64(nn::Decoder<float>& model) {
   auto copy = std::make_unique<nn::Decoder<double>>(model.config(), 0);
   for (auto& [name, p] : model.named_parameters()) {
@@ -50,9 +59,20 @@ std::unique_ptr<nn::Decoder<double>> to_float64(nn::Decoder<float>& model) {
 void sharpness_batch(Trainer& trainer, const SharpnessOptions& o, std::vector<int32_t>& ids,
                      std::vector<int32_t>& targets, int64_t& B) {
   const TrainConfig& c = trainer.config();
+  if (c.full_batch) {
+    B = c.batch;
+    check(!trainer.batch_ids().empty(), "measure_sharpness: the trainer holds no full batch");
+    ids.assign(trainer.batch_ids().begin(), trainer.batch_ids().end());
+    targets.assign(trainer.batch_targets().begin(), trainer.batch_targets().end());
+    return;
+  }
   B = o.batch > 0 ? o.batch : c.batch;
   BatchSampler sampler(trainer.data().train, B, c.ctx, o.seed ^ c.seed);
   sampler.next(ids, targets);
+}
+
+SharpnessOptions sharpness_options(const TrainConfig& c) {
+  return {.iters = static_cast<int>(c.sharpness_iters), .batch = c.sharpness_batch, .batches = c.batch_sharpness};
 }
 
 double edge_ratio(const Sharpness& s) {
@@ -69,38 +89,33 @@ nlohmann::json sharpness_line(int64_t step, const Sharpness& s) {
           {"precond_threshold", s.preconditioned_threshold},
           {"precond_iters", s.preconditioned_iterations},
           {"precond_residual", s.preconditioned_residual},
+          {"batch_sharpness", s.batch_sharpness},
+          {"batch_lambda_max", s.batch_lambda_max},
           {"sharpness_ms", s.ms}};
 }
 
-Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const TrainConfig& c = trainer.config();
+namespace {
+// λ₁(H) and λ₁(P⁻¹H) of `loss` (a float64 copy's), thresholds from the optimizer at step size lr.
+Sharpness top_eigenvalues(BatchLoss& loss, nn::Decoder<double>& model, const Optimizer<float>& optimizer,
+                          double lr, const LanczosOptions& lanczos) {
   check(lr > 0, "measure_sharpness: the learning rate must be positive, got ", lr);
-  auto model = to_float64(trainer.model());
-  std::vector<int32_t> ids, targets;
-  int64_t B = 0;
-  sharpness_batch(trainer, o, ids, targets, B);
-  BatchLoss loss(*model, std::move(ids), std::move(targets), B, c.ctx);
   const int64_t n = loss.size();
   const LinearOperator hessian = [&](std::span<const double> x, std::span<double> y) { loss.hvp(x, y); };
-  const LanczosOptions lanczos{.max_iters = o.iters, .tol = o.tol, .seed = o.seed};
-
   Sharpness s;
   const EigenEstimate plain = top_eigenvalue(n, hessian, lanczos);
   s.value = plain.value, s.iterations = plain.iterations, s.residual = plain.residual;
-  const Optimizer<float>& optimizer = trainer.optimizer();
   // Gradient descent's threshold (2/lr, with heavy-ball momentum (2 + 2 mu)/lr) for the plain
   // sharpness; a preconditioned rule's threshold applies to P^-1 H.
   s.threshold = optimizer.preconditioned() ? 2 / lr : optimizer.stability_threshold(lr);
-
   s.preconditioned = s.preconditioned_threshold = s.preconditioned_residual = std::numeric_limits<double>::quiet_NaN();
+  s.batch_sharpness = s.batch_lambda_max = std::numeric_limits<double>::quiet_NaN();
   if (const std::vector<std::vector<double>> precond = optimizer.preconditioner(); !precond.empty()) {
     // P^{-1/2} as a flat diagonal, in the order of the model's parameters.
     std::map<std::string, const std::vector<double>*> by_name;
     for (size_t k = 0; k < optimizer.params().size(); ++k) by_name[optimizer.params()[k]->name] = &precond[k];
     std::vector<double> d;
     d.reserve(static_cast<size_t>(n));
-    for (auto& [name, p] : model->named_parameters()) {
+    for (auto& [name, p] : model.named_parameters()) {
       const auto it = by_name.find(name);
       check(it != by_name.end() && static_cast<int64_t>(it->second->size()) == p->numel(),
             "measure_sharpness: no preconditioner for parameter '", name, "'");
@@ -115,6 +130,49 @@ Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions&
     const EigenEstimate pre = top_eigenvalue(n, preconditioned, lanczos);
     s.preconditioned = pre.value, s.preconditioned_iterations = pre.iterations, s.preconditioned_residual = pre.residual;
     s.preconditioned_threshold = optimizer.stability_threshold(lr);
+  }
+  return s;
+}
+}  // namespace
+
+Sharpness measure_sharpness(nn::Decoder<float>& model, const Optimizer<float>& optimizer, std::vector<int32_t> ids,
+                            std::vector<int32_t> targets, int64_t B, int64_t T, double lr, const SharpnessOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto model64 = to_float64(model);
+  BatchLoss loss(*model64, std::move(ids), std::move(targets), B, T);
+  Sharpness s = top_eigenvalues(loss, *model64, optimizer, lr, {.max_iters = o.iters, .tol = o.tol, .seed = o.seed});
+  s.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return s;
+}
+
+Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const TrainConfig& c = trainer.config();
+  auto model = to_float64(trainer.model());
+  std::vector<int32_t> ids, targets;
+  int64_t B = 0;
+  sharpness_batch(trainer, o, ids, targets, B);
+  BatchLoss loss(*model, std::move(ids), std::move(targets), B, c.ctx);
+  const int64_t n = loss.size();
+  const LanczosOptions lanczos{.max_iters = o.iters, .tol = o.tol, .seed = o.seed};
+  Sharpness s = top_eigenvalues(loss, *model, trainer.optimizer(), lr, lanczos);
+
+  // Batch sharpness: K fresh training batches of the training batch size, from a generator of
+  // the seed and the step (so each measurement sees new batches, and the run's stream is untouched).
+  if (o.batches > 0) {
+    BatchSampler fresh(trainer.data().train, c.batch, c.ctx,
+                       (o.seed ^ c.seed) * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(trainer.step()));
+    double directional = 0, top = 0;
+    for (int64_t k = 0; k < o.batches; ++k) {
+      std::vector<int32_t> bids, btargets;
+      fresh.next(bids, btargets);
+      BatchLoss batch(*model, std::move(bids), std::move(btargets), c.batch, c.ctx);
+      directional += directional_curvature(batch);
+      const LinearOperator h = [&](std::span<const double> x, std::span<double> y) { batch.hvp(x, y); };
+      top += top_eigenvalue(n, h, lanczos).value;
+    }
+    s.batch_sharpness = directional / static_cast<double>(o.batches);
+    s.batch_lambda_max = top / static_cast<double>(o.batches);
   }
   s.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return s;

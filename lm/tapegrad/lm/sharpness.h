@@ -9,9 +9,19 @@
 //
 // A measurement copies the model into float64 (rounding in float32 would swamp the finite
 // differences), draws a fixed batch of `batch` sequences from the training data (the same batch
-// every time: the curve follows the weights, not the batch), and runs Lanczos over Hessian-vector
-// products (hessian.h, lanczos.h) — two float64 forward+backward passes per product. It changes
-// nothing in the run: the float32 weights, the optimizer and the batch stream are untouched.
+// every time: the curve follows the weights, not the batch) — under full-batch training the
+// full batch itself, so the sharpness is that of the very loss being descended — and runs
+// Lanczos over Hessian-vector products (hessian.h, lanczos.h) — two float64 forward+backward
+// passes per product. It changes nothing in the run: the float32 weights, the optimizer and the
+// batch stream are untouched.
+//
+// Mini-batch training descends a different loss every step, and what settles at 2/η there is
+// the batch sharpness (Andreyev & Beneventano 2024, "Edge of Stochastic Stability"):
+//   E_B[ g_Bᵀ H_B g_B / g_Bᵀ g_B ],  g_B, H_B the gradient and Hessian of batch B's loss,
+// the curvature of each batch's loss along the step taken on it. With `batches` = K > 0 it is
+// estimated over K fresh training batches (drawn anew at every measurement, from a generator of
+// the run's seed and the step, never the training stream), with the mean of their Hessians'
+// top eigenvalues λ₁(H_B) beside it.
 #pragma once
 
 #include <cstdint>
@@ -44,13 +54,18 @@ class BatchLoss {
   Tape<double> tape_;
 };
 
+// gᵀ H g / gᵀ g with g, H the gradient and Hessian of `loss` at the model's weights: the
+// curvature along the gradient step (0 where the gradient is 0). One gradient and one product.
+double directional_curvature(BatchLoss& loss);
+
 // A float64 copy of a decoder, weight for weight.
 std::unique_ptr<nn::Decoder<double>> to_float64(nn::Decoder<float>& model);
 
 struct SharpnessOptions {
   int iters = 20;          // Lanczos steps at most, per eigenvalue
-  double tol = 1e-3;       // stop when the Ritz value moves by less than this, relatively
+  double tol = 1e-3;       // stop when the Ritz residual is below this x the value (lanczos.h)
   int64_t batch = 0;       // sequences in the fixed batch; 0: the training batch size
+  int64_t batches = 0;     // K fresh batches for the batch sharpness; 0: not measured
   uint64_t seed = 0x5a4e;  // of the batch and of Lanczos' start vector
 };
 
@@ -63,8 +78,13 @@ struct Sharpness {
   double preconditioned = 0, preconditioned_threshold = 0;
   int preconditioned_iterations = 0;
   double preconditioned_residual = 0;
+  // Over the K fresh batches (NaN when K = 0): the mean of g_Bᵀ H_B g_B / g_Bᵀ g_B, and of λ₁(H_B).
+  double batch_sharpness = 0, batch_lambda_max = 0;
   double ms = 0;  // wall time of the whole measurement
 };
+
+// The options a run's settings ask for (--sharpness-iters, --sharpness-batch, --batch-sharpness).
+SharpnessOptions sharpness_options(const TrainConfig& config);
 
 // The sharpness the optimizer's stability depends on, as a fraction of its threshold: the
 // preconditioned one under AdamW, the plain one under SGD. >= 1: at or past the edge of stability.
@@ -72,14 +92,21 @@ double edge_ratio(const Sharpness& s);
 
 // `lr`: the step size η the thresholds refer to (the schedule's value at this step).
 Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions& options = {});
+// The plain and (with the optimizer's state) preconditioned top eigenvalues of the loss of
+// `model` on the batch given (ids, targets: B x T, row-major); options.batch and .batches unused.
+Sharpness measure_sharpness(nn::Decoder<float>& model, const Optimizer<float>& optimizer, std::vector<int32_t> ids,
+                            std::vector<int32_t> targets, int64_t B, int64_t T, double lr,
+                            const SharpnessOptions& options = {});
 
 // A metrics line: {"step", "sharpness", "sharpness_threshold", "sharpness_iters",
 // "sharpness_residual", "precond_sharpness", "precond_threshold", "precond_iters",
-// "precond_residual", "sharpness_ms"} (NaN fields, for optimizers other than AdamW, are null).
+// "precond_residual", "batch_sharpness", "batch_lambda_max", "sharpness_ms"} (NaN fields — the
+// preconditioned ones for optimizers other than AdamW, the batch ones when not measured — are null).
 nlohmann::json sharpness_line(int64_t step, const Sharpness& s);
 
-// The fixed batch a measurement uses: options.batch (or the training batch size) sequences of the
-// training data, drawn from a generator seeded by options.seed and the run's seed.
+// The fixed batch a measurement uses: under full-batch training the full batch; otherwise
+// options.batch (or the training batch size) sequences of the training data, drawn from a
+// generator seeded by options.seed and the run's seed.
 void sharpness_batch(Trainer& trainer, const SharpnessOptions& options, std::vector<int32_t>& ids,
                      std::vector<int32_t>& targets, int64_t& B);
 

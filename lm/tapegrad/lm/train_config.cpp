@@ -93,6 +93,12 @@ void TrainConfig::validate() const {
   check_flag(sharpness_batch * ctx <= int64_t{1} << 28, "--sharpness-batch ", sharpness_batch, " x --ctx ", ctx,
              " is too many tokens per measurement (at most 2^28)");
   check_flag(min_lr >= 0 && min_lr <= lr, "--min-lr must be in [0, --lr], got ", min_lr);
+  check_flag(!full_batch || sharpness_batch == 0 || sharpness_batch == batch, "--sharpness-batch ", sharpness_batch,
+             " with --full-batch: the sharpness is measured on the full batch itself (--batch ", batch, "); leave it 0");
+  check_flag(!full_batch || batch_sharpness == 0, "--batch-sharpness ", batch_sharpness,
+             " with --full-batch: every batch is the full batch, whose sharpness --sharpness-every measures; leave it 0");
+  check_flag(batch_sharpness == 0 || sharpness_every > 0, "--batch-sharpness ", batch_sharpness,
+             " needs --sharpness-every (it is measured at the sharpness measurements)");
   // The model holds alpha in float32: a value that rounds to 0 or a subnormal there is refused.
   for (const auto& [flag, alpha] : {std::pair{"dyt-alpha", dyt_alpha}, {"dyt-alpha-attn", dyt_alpha_attn}})
     check_flag(alpha == 0 || static_cast<float>(alpha) >= std::numeric_limits<float>::min(), "--", flag, " ", alpha,

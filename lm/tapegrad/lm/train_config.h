@@ -38,6 +38,9 @@ struct TrainConfig {
   std::string optimizer = "adamw";  // a registered optimizer (optim/registry.h)
   std::string weight_decay_mode = "coupled";  // coupled | independent (optim/optimizer.h)
   int64_t batch = 12, steps = 2000, warmup = 100;
+  // Every step on the same `batch` sequences, drawn once: full-batch gradient descent on that
+  // subset of the training text (Cohen et al. 2021 train so), the loss the sharpness then measures.
+  bool full_batch = false;
   double lr = 1e-3, min_lr = 1e-4, weight_decay = 0.1, beta1 = 0.9, beta2 = 0.99, momentum = 0.9, clip = 1.0;
   double z_loss = 0;  // coefficient of the z-loss, z_loss * logsumexp(logits)^2 per token (PaLM: 1e-4)
   uint64_t seed = 1337;
@@ -51,6 +54,8 @@ struct TrainConfig {
   // steps, on a fixed batch of `batch` sequences (0: the training batch size). They read the
   // weights and change nothing in the run.
   int64_t sharpness_every = 0, sharpness_iters = 20, sharpness_batch = 0;
+  // ... and at each measurement the batch sharpness of K fresh training batches (0: not measured).
+  int64_t batch_sharpness = 0;
 
   // The model knobs (the settings marked in_model): to a DecoderConfig, and back from one.
   nn::DecoderConfig model(int64_t vocab) const;

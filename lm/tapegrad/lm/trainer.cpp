@@ -25,6 +25,12 @@ uint64_t val_seed(uint64_t seed) { return seed * 0x9e3779b97f4a7c15ULL + 2; }
 uint64_t train_eval_seed(uint64_t seed) { return seed * 0x9e3779b97f4a7c15ULL + 3; }
 }  // namespace
 
+std::unique_ptr<Optimizer<float>> optimizer_for(const TrainConfig& c, std::vector<Parameter<float>*> params) {
+  return make_optimizer(c.optimizer, std::move(params),
+                        {.beta1 = c.beta1, .beta2 = c.beta2, .eps = 1e-8, .momentum = c.momentum,
+                         .weight_decay = {c.weight_decay, parse_weight_decay_mode(c.weight_decay_mode), c.lr}});
+}
+
 Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenizer> tokenizer,
                  std::shared_ptr<const TokenData> data, const Communicator* comm)
     : config_(config),
@@ -43,12 +49,12 @@ Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenize
   model_ = std::make_unique<nn::Decoder<float>>(config_.model(tokenizer_->vocab_size()), config_.seed);
   params_ = model_->parameters();
   batch_parallel_ = std::make_unique<BatchParallelStep<float>>(*model_, params_);
-  optimizer_ = make_optimizer(
-      config_.optimizer, params_,
-      {.beta1 = config_.beta1, .beta2 = config_.beta2, .eps = 1e-8, .momentum = config_.momentum,
-       .weight_decay = {config_.weight_decay, parse_weight_decay_mode(config_.weight_decay_mode), config_.lr}});
+  optimizer_ = optimizer_for(config_, params_);
   schedule_ = {config_.lr, config_.min_lr, config_.warmup, config_.steps};
   if (config_.instrument) instrument_ = std::make_unique<Instrument>(*model_);
+  // Full batch: the batch a mini-batch run would train on first, drawn by a generator of its own
+  // so that a resumed run (whose sampler state is restored) trains on the same sequences.
+  if (config_.full_batch) BatchSampler(data_->train, config_.batch, config_.ctx, data_seed(config_.seed)).next(ids_, targets_);
   if (comm_) {
     int64_t n = 4;  // loss, stop flag, z-loss, mean log Z
     for (const Parameter<float>* p : params_) n += p->numel();
@@ -58,7 +64,7 @@ Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenize
 
 StepResult Trainer::train_step(bool request_stop) {
   const auto t0 = std::chrono::steady_clock::now();
-  sampler_.next(ids_, targets_);  // the global batch: the same on every rank
+  if (!config_.full_batch) sampler_.next(ids_, targets_);  // the global batch: the same on every rank
   const int64_t ranks = comm_ ? comm_->size() : 1, rank = comm_ ? comm_->rank() : 0;
   const int64_t B = config_.batch / ranks, T = config_.ctx;
   const std::span<const int32_t> ids(ids_.data() + rank * B * T, static_cast<size_t>(B * T));

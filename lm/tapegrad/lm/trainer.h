@@ -71,6 +71,10 @@ class Trainer {
   const text::Tokenizer& tokenizer() const { return *tokenizer_; }
   const std::shared_ptr<const text::Tokenizer>& tokenizer_ptr() const { return tokenizer_; }
   BatchSampler& sampler() { return sampler_; }
+  // The global batch of the last step (B x T, row-major), and before the first step under
+  // config.full_batch the batch every step trains on.
+  std::span<const int32_t> batch_ids() const { return ids_; }
+  std::span<const int32_t> batch_targets() const { return targets_; }
   const TokenData& data() const { return *data_; }
   // The statistics of the last step (config.instrument), or null when not instrumenting.
   const StepStats* last_stats() const { return instrument_ ? &instrument_->stats() : nullptr; }
@@ -98,6 +102,9 @@ class Trainer {
   double last_grad_norm_ = 0;
   int64_t step_ = 0;
 };
+
+// The optimizer the config asks for (--optimizer, its betas, momentum and weight decay) over `params`.
+std::unique_ptr<Optimizer<float>> optimizer_for(const TrainConfig& config, std::vector<Parameter<float>*> params);
 
 // Reads the training text: `path`, or the embedded corpus when empty. Errors name the file.
 std::string load_text(const std::string& path);

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Experiment 10 — output-logit divergence: does log Z drift very negative without weight decay at
+# high learning rates, and does a z-loss of 1e-4 prevent it?
+#
+# Question: Wortsman et al. 2023 ("Small-scale proxies for large-scale Transformer training
+# instabilities", section 3.2) find a second instability beside attention-logit growth: the LM
+# head's log Z = logsumexp(logits) drifts very negative and the loss diverges, late in training at
+# high learning rates, "in models with no weight decay"; the z-loss 1e-4 (PaLM) prevents it.
+# Is it there at this scale, under which weight decay, and what does the z-loss change?
+#
+# Literature: their recipe — pre-LN, qk-layernorm (so attention-logit growth is out of the way),
+# no biases, AdamW beta2 0.95, independent weight decay 1e-4 (not scaled by the lr), z-loss 1e-4,
+# learning rates up to 3e-1, long runs with warmup. The instability shows with weight decay 0.
+#
+# Setup: tinyshakespeare, LayerNorm pre-norm, qk-layernorm, no biases, beta2 0.95; L4 H4 C64 T64
+# B8, 2,500 steps (the longest that fits the 30-minute budget: 54 runs), warmup 250, cosine to
+# lr x 0.1; lr 3e-2, 1e-1, 3e-1; z-loss 0 and 1e-4; 3 seeds; three folders for the weight decay:
+# none (0), independent 1e-4 (the paper's), coupled 0.1 (AdamW's usual, experiment 07's). The
+# report flags a run whose mean log Z fell below -10 (output-logit drift) and tables each run's
+# lowest mean log Z by lr; plots/log_z.png draws log Z per step at lr 3e-1.
+#
+# Measured: see docs/experiments.md (experiment 10) for the numbers of the last run.
+#
+#   bash examples/experiments/10_output_logit_divergence.sh [more flags]
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/run.sh"
+need_shakespeare
+common=(--data "$shakespeare" --norm layernorm --qk-norm layernorm --bias false --beta2 0.95
+        --layers 4 --dim 64 --heads 4 --batch 8 --steps 2500 --warmup 250 --evals 5
+        --lr 3e-2 1e-1 3e-1 --z-loss 0 1e-4 --seed 1 2 3 --jobs 2)
+"$bin" "${common[@]}" --weight-decay 0 --out runs/exp10_output_logits/wd0 "$@"
+"$bin" "${common[@]}" --weight-decay 1e-4 --weight-decay-mode independent --out runs/exp10_output_logits/independent "$@"
+"$bin" "${common[@]}" --weight-decay 0.1 --weight-decay-mode coupled --out runs/exp10_output_logits/coupled "$@"
+echo "Reports: runs/exp10_output_logits/{wd0,independent,coupled}/report.md"
