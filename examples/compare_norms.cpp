@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
           {"plots/grad_norm.png", "Global gradient norm per step"},
           {"plots/log_z_vs_lr.png", "Output-logit drift: each run's lowest mean log Z vs learning rate"},
           {"plots/log_z.png", "Mean log Z of the LM head per step at the largest learning rate"},
-          {"plots/sharpness.png", "Sharpness over its edge-of-stability threshold (2/lr, or 38/lr for Adam's preconditioned)"}};
+          {"plots/sharpness.png", "Sharpness over its edge-of-stability threshold per learning rate (2/lr; 38/lr for Adam's preconditioned; dotted: the batch sharpness over 2/lr), and the training loss"}};
       for (const auto& [file, caption] : known)
         if (fs::exists(o.out + "/" + file)) ctx.plots.emplace_back(file, caption);
     }

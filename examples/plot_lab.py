@@ -257,36 +257,56 @@ def main():
     per_step_plot("grad_norm.png", f"Global gradient norm (before clipping), lr {ref_lr:g}", "gradient norm",
                   lambda rows: ema([num(c["grad_norm"]) for c in rows], 0.2), log=True)
 
-    # Edge of stability (--sharpness-every): the sharpness the optimizer depends on over its threshold
-    # (preconditioned under AdamW against 38/eta, plain under SGD against 2/eta); 1 is the edge.
+    # Edge of stability (--sharpness-every), one column per lr: above, the sharpness the optimizer
+    # depends on over its threshold (preconditioned under AdamW against 38/eta, plain under SGD
+    # against 2/eta; 1 is the edge), with the batch sharpness over 2/eta dashed where measured;
+    # below, the training loss, which under full-batch training keeps falling, non-monotonically.
     if "sharpness" in curves[0]:
-        def edge(rows):
-            out = []
-            for c in rows:
-                pre, pre_t = num(c["precond_sharpness"]), num(c["precond_threshold"])
-                plain, plain_t = num(c["sharpness"]), num(c["sharpness_threshold"])
-                out.append(pre / pre_t if not math.isnan(pre) else plain / plain_t)
-            return out
+        def edge(c):
+            pre, pre_t = num(c["precond_sharpness"]), num(c["precond_threshold"])
+            plain, plain_t = num(c["sharpness"]), num(c["sharpness_threshold"])
+            return pre / pre_t if not math.isnan(pre) else plain / plain_t
 
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        labelled = set()
-        for run_id, rows in sorted(by_run.items()):
-            r0 = rows[0]
-            k = group_key(r0)
-            pts = [(int(c["step"]), v) for c, v in zip(rows, edge(rows)) if not math.isnan(v)]
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
-                        label=None if k in labelled else k, alpha=0.85 if r0["seed"] == seeds[0] else 0.4, **style(r0))
+        def batch_edge(c):
+            return num(c.get("batch_sharpness")) * num(c["lr_now"]) / 2
+
+        runs_at = defaultdict(lambda: defaultdict(list))
+        for c in curves:
+            runs_at[num(c["lr"])][c["run_id"]].append(c)
+        fig, axes = plt.subplots(2, len(lrs), figsize=(4.6 * len(lrs), 7), squeeze=False, sharex="col")
+        first_seed = min(r["seed"] for r in runs)
+        for col, lr in enumerate(lrs):
+            top, bottom = axes[0][col], axes[1][col]
+            labelled = set()
+            for run_id, rows in sorted(runs_at[lr].items()):
+                r0 = rows[0]
+                k = group_key(r0)
+                alpha = 0.85 if r0["seed"] == first_seed else 0.35
+                pts = [(int(c["step"]), edge(c)) for c in rows if math.isfinite(edge(c))]
+                if pts:
+                    top.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=2,
+                             label=None if k in labelled else k, alpha=alpha, **style(r0))
+                bpts = [(int(c["step"]), batch_edge(c)) for c in rows if math.isfinite(batch_edge(c))]
+                if bpts:
+                    st = dict(style(r0), linestyle=":")
+                    top.plot([p[0] for p in bpts], [p[1] for p in bpts], marker="x", markersize=3,
+                             label=None if (k, "batch") in labelled else k + " batch sharpness", alpha=alpha, **st)
+                    labelled.add((k, "batch"))
+                bottom.plot([int(c["step"]) for c in rows], [num(c["loss"]) for c in rows], alpha=alpha, **style(r0))
                 labelled.add(k)
-        ax.axhline(1.0, color="black", linestyle="--", linewidth=1, label="threshold (2/lr; 38/lr for Adam)")
-        ax.set_xlabel("step")
-        ax.set_ylabel("sharpness / threshold")
-        ax.set_yscale("log")
-        ax.set_title(f"Edge of stability at lr {ref_lr:g}")
-        ax.grid(alpha=0.3)
-        ax.legend()
+            top.axhline(1.0, color="black", linestyle="--", linewidth=1)
+            top.set_yscale("log")
+            top.set_title(f"lr {lr:g}")
+            top.grid(alpha=0.3)
+            bottom.set_xlabel("step")
+            bottom.grid(alpha=0.3)
+            if col == 0:
+                top.set_ylabel("sharpness / threshold (2/lr; 38/lr for Adam)")
+                bottom.set_ylabel("training loss")
+                top.legend(fontsize=7)
+        fig.suptitle("Edge of stability: sharpness over its threshold (dashed line: the edge), and the loss")
         fig.tight_layout()
-        fig.savefig(os.path.join(plots, "sharpness.png"), dpi=120)
+        fig.savefig(os.path.join(plots, "sharpness.png"), dpi=110)
         plt.close(fig)
 
     # Scale drift: one panel per norm/placement, one line per layer, first seed.

@@ -28,6 +28,9 @@
 # — never occurred here: these runs keep AdamW's coupled weight decay 0.1 and last 300 steps.
 # Verdict on "z-loss 1e-4 prevents output-logit divergence at no cost": not tested — the
 # condition was absent; the no-cost half holds (2.451 vs 2.438, within the seeds' spread).
+# Re-stated on the paper's recipe by experiment 10 (10_output_logit_divergence.sh: weight decay 0
+# and independent 1e-4, 2,500 steps, log Z flagged per run): the drift did not occur there
+# either — not reproduced on the recipe at this length; the prevention still not tested.
 #
 #   bash examples/experiments/07_z_loss.sh [more flags]
 set -euo pipefail

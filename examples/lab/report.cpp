@@ -428,6 +428,7 @@ std::string edge_of_stability(const std::vector<RunRecord>& runs) {
     diverged_without_crossing += !cross && r.diverged;
     rows += "| " + r.spec.id() + " | " + f("%.3f", r.peak_sharpness_ratio) + " | " +
             (cross ? std::to_string(r.sharpness_cross_step) : std::string("never")) + " | " +
+            text_or(r.peak_batch_sharpness_ratio, "%.3f") + " | " +
             (r.diverged ? "step " + std::to_string(r.divergence_step) : std::string("no")) + " |\n";
   }
   if (measured == 0) return "";
@@ -436,8 +437,12 @@ std::string edge_of_stability(const std::vector<RunRecord>& runs) {
          std::to_string(diverged_without_crossing) + " of the " + std::to_string(measured - crossed) +
          " that stayed below it diverged (between measurements, or without crossing).\n\n"
          "Sharpness over its threshold: Adam's preconditioned λ₁(P⁻¹H) against (2 + 2β₁)/((1 − β₁)η) under AdamW, "
-         "λ₁(H) against (2 + 2μ)/η under SGD (Cohen et al. 2021, 2022); 1 is the edge.\n\n"
-         "| run | peak sharpness / threshold | first step at or past it | diverged |\n|---|---|---|---|\n" + rows;
+         "λ₁(H) against (2 + 2μ)/η under SGD (Cohen et al. 2021, 2022); 1 is the edge. Under --full-batch the "
+         "measured loss is the one descended; otherwise a fixed batch. Batch sharpness (--batch-sharpness): "
+         "E_B[g_Bᵀ H_B g_B / g_Bᵀ g_B] over fresh batches, against the plain threshold — the edge of mini-batch "
+         "training (Andreyev & Beneventano 2024).\n\n"
+         "| run | peak sharpness / threshold | first step at or past it | peak batch sharpness / threshold | diverged |\n"
+         "|---|---|---|---|---|\n" + rows;
 }
 }  // namespace
 

@@ -69,7 +69,7 @@ const std::vector<std::string> kRunColumns = {
     "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss", "diverged", "divergence_step",
     "divergence_cause", "divergence_quantity", "step_ms", "tokens_per_s", "peak_residual_rms", "final_residual_rms",
     "peak_max_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit",
-    "min_log_z_mean", "min_log_z", "settings"};
+    "min_log_z_mean", "min_log_z", "peak_batch_sharpness_ratio", "settings"};
 
 namespace {
 // runs.csv files written before the sharpness columns existed still read (as not measured).
@@ -230,6 +230,8 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
         const double ratio = lm::edge_ratio(h);
         if (std::isnan(rec.peak_sharpness_ratio) || ratio > rec.peak_sharpness_ratio) rec.peak_sharpness_ratio = ratio;
         if (ratio >= 1 && rec.sharpness_cross_step == 0) rec.sharpness_cross_step = r.step;
+        const double batch_ratio = h.batch_sharpness / h.threshold;
+        if (std::isfinite(batch_ratio) && !(batch_ratio <= rec.peak_batch_sharpness_ratio)) rec.peak_batch_sharpness_ratio = batch_ratio;
       }
       for (double v : {h.value, h.threshold, h.preconditioned, h.preconditioned_threshold, h.batch_sharpness, h.batch_lambda_max})
         row.push_back(num(v));
@@ -265,7 +267,7 @@ std::string csv_row(const RunRecord& r) {
                num(r.step_ms), num(r.tokens_per_s), num(r.peak_residual_rms), num(r.final_residual_rms),
                num(r.peak_max_logit), num(r.wall_s), num(r.peak_sharpness_ratio),
                std::to_string(r.sharpness_cross_step), std::to_string(r.spikes), num(r.peak_output_logit),
-               num(r.min_log_z_mean), num(r.min_log_z), s.settings_text(";")});
+               num(r.min_log_z_mean), num(r.min_log_z), num(r.peak_batch_sharpness_ratio), s.settings_text(";")});
 }
 
 void write_runs(const std::string& path, const std::vector<RunRecord>& runs) {
@@ -365,6 +367,7 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
     number("peak_sharpness_ratio", r.peak_sharpness_ratio), number("sharpness_cross_step", r.sharpness_cross_step);
     number("spikes", r.spikes), number("peak_output_logit", r.peak_output_logit);
     number("min_log_z_mean", r.min_log_z_mean), number("min_log_z", r.min_log_z);
+    number("peak_batch_sharpness_ratio", r.peak_batch_sharpness_ratio);
     if (has("settings") && !text("settings").empty()) {  // "dim=64;qk-norm=rmsnorm": swept settings, checked as on the command line
       std::istringstream items(text("settings"));
       for (std::string item; std::getline(items, item, ';');) {

@@ -78,6 +78,9 @@ struct RunRecord {
   // the first measured step where it reached 1 (0: never; NaN / 0 when not measured).
   double peak_sharpness_ratio = std::numeric_limits<double>::quiet_NaN();
   int64_t sharpness_cross_step = 0;
+  // With --batch-sharpness: the largest batch sharpness over the plain threshold (2/lr under
+  // plain SGD; NaN when not measured), the edge of mini-batch training (sharpness.h).
+  double peak_batch_sharpness_ratio = std::numeric_limits<double>::quiet_NaN();
   int64_t spikes = 0;  // loss spikes that recovered (divergence.h)
   double peak_output_logit = std::numeric_limits<double>::quiet_NaN();  // largest LM-head logit, max over steps
   // log Z = logsumexp of the LM head's logits (what the z-loss pulls to 0): the lowest over steps of

@@ -638,7 +638,7 @@ TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
                            "diverged", "divergence_step", "divergence_cause", "divergence_quantity", "step_ms",
                            "tokens_per_s", "peak_residual_rms", "final_residual_rms", "peak_max_logit", "wall_s",
                            "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit", "min_log_z_mean",
-                           "min_log_z", "settings"});
+                           "min_log_z", "peak_batch_sharpness_ratio", "settings"});
   const auto c = curve_columns(2);
   CHECK(c.size() == 20 + 2 * 5);
   CHECK(c[7] == "step");
@@ -667,15 +667,18 @@ TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
 TEST_CASE("lab: --sharpness-every records the edge of stability per run, older runs.csv files still read", "[lab][sharpness]") {
   const fs::path out = fresh("sharpness");
   SweepOptions o = tiny_sweep(out.string());
-  o.base.sharpness_every = 4, o.base.sharpness_iters = 5;
+  o.base.sharpness_every = 4, o.base.sharpness_iters = 5, o.base.batch_sharpness = 2;
   const auto runs = run_sweep(o, [](const RunRecord&, bool, int, int) {});
   REQUIRE(runs.size() == 2);
   for (const auto& r : runs) {
     CHECK(std::isfinite(r.peak_sharpness_ratio));
     CHECK(r.peak_sharpness_ratio > 0);
+    CHECK(std::isfinite(r.peak_batch_sharpness_ratio));  // batch sharpness over 2/lr (AdamW's plain threshold)
   }
+  CHECK(read_runs(out.string() + "/runs.csv")[0].peak_batch_sharpness_ratio == runs[0].peak_batch_sharpness_ratio);
+  CHECK_THAT(report_markdown(summarize(runs), runs, {}), Catch::Contains("peak batch sharpness / threshold"));
   const std::string curves = io::read_file(out.string() + "/curves.csv");
-  CHECK_THAT(curves, Catch::Contains("log_z_min,sharpness,sharpness_threshold,precond_sharpness,precond_threshold,"));
+  CHECK_THAT(curves, Catch::Contains("log_z_min,sharpness,sharpness_threshold,precond_sharpness,precond_threshold,batch_sharpness,batch_lambda_max,"));
   // runs.csv as written before the sharpness columns: read as "not measured".
   std::string legacy;
   std::istringstream in(io::read_file(out.string() + "/runs.csv"));
