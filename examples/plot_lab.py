@@ -294,6 +294,9 @@ def main():
                     labelled.add((k, "batch"))
                 bottom.plot([int(c["step"]) for c in rows], [num(c["loss"]) for c in rows], alpha=alpha, **style(r0))
                 labelled.add(k)
+            starts = [num(rows[0]["loss"]) for rows in runs_at[lr].values() if math.isfinite(num(rows[0]["loss"]))]
+            if starts:  # a diverged run's loss would flatten every other curve
+                bottom.set_ylim(0, 1.15 * max(starts))
             top.axhline(1.0, color="black", linestyle="--", linewidth=1)
             top.set_yscale("log")
             top.set_title(f"lr {lr:g}")

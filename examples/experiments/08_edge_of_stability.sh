@@ -25,7 +25,24 @@
 # 30-minute budget (a measurement costs 20-40 training steps). plots/sharpness.png
 # in each folder draws sharpness / threshold and the loss per lr.
 #
-# Measured: see docs/experiments.md (experiment 08) for the numbers of the last run.
+# Measured (2026-12-03, 54 runs; gd 304 s, adam 708 s, sgd_minibatch 439 s on 2 cores shared
+# with builds; sharpness / threshold, mean over 3 seeds, from curves.csv). No run diverged but one
+# LayerNorm run at GD lr 1.
+# (a) Full-batch GD. Without a norm at lr 0.3: progressive sharpening 0.06 -> 0.93 of 2/η by step
+#     100, then at the edge, 1.0-1.3 to step 300, the loss falling non-monotonically (period-2
+#     oscillation in plots/sharpness.png) — Cohen et al. 2021's picture. At lr 1 it rose to 1.5-2.0.
+#     With LayerNorm or RMSNorm it sat above the edge from step ~25 (1.6-2.9 at lr 0.3, 1.5-2.7 at
+#     lr 1) while the loss still fell (4.84 -> 1.74-1.76): with norms the sharpness does not stop at
+#     2/η here. Partly.
+# (b) Full-batch Adam. λ₁(P⁻¹H) hovered at 0.8-1.2 of 38/η from step ~50 with LayerNorm and RMSNorm
+#     at both lrs; without a norm at lr 3e-3 it fell to 0.03 after the first steps, sharpened back
+#     to 0.96 by step 150 and hovered at 0.83-1.05 — Cohen et al. 2022's picture; at lr 1e-2 it
+#     overshot to 1.9-7.6. Reproduced.
+# (c) Mini-batch SGD (batches of 16): the batch sharpness hovered at 0.7-1.4 of 2/η at lr 1 for all
+#     three (none 0.73-1.38, LayerNorm 0.70-1.23, RMSNorm 0.66-1.28) and stayed below at lr 0.3
+#     (0.2-0.3 without a norm, 0.6-1.0 with one) in 300 steps; the top eigenvalue of a fixed batch
+#     of 32 sat above it (1.3-2.3 at lr 1), as the directional curvature must. Partly
+#     (Andreyev & Beneventano 2024): at the edge at the larger step only.
 #
 #   bash examples/experiments/08_edge_of_stability.sh [more flags]
 set -euo pipefail
