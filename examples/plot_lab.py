@@ -118,6 +118,20 @@ def ema(values, alpha=0.1):
     return out
 
 
+def finish(fig, ax, path, title, xlabel, ylabel, log_x=False):
+    """Labels, grid and legend on one axis; the figure written to `path` and closed."""
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", help="a compare_norms output directory")
@@ -159,15 +173,9 @@ def main():
         ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=k, **st)
         if dx:
             ax.scatter(dx, dy, marker="x", s=60, color=st["color"], zorder=5)
-    ax.set_xscale("log")
-    ax.set_xlabel("peak learning rate")
-    ax.set_ylabel("final validation loss")
-    ax.set_title("Final validation loss vs learning rate (× = diverged, drawn at the initial loss)")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(plots, "loss_vs_lr.png"), dpi=120)
-    plt.close(fig)
+    finish(fig, ax, os.path.join(plots, "loss_vs_lr.png"),
+           "Final validation loss vs learning rate (× = diverged, drawn at the initial loss)",
+           "peak learning rate", "final validation loss", log_x=True)
 
     # 2. Output-logit drift (Wortsman et al. 2023): each run's lowest mean log Z vs lr, and log Z per
     # step at the largest lr. Runs recorded before the column existed have none.
@@ -179,15 +187,9 @@ def main():
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=k, **style(first_of[k]))
         ax.axhline(-10, color="black", linestyle=":", linewidth=1, label="drift floor (-10)")
-        ax.set_xscale("log")
-        ax.set_xlabel("peak learning rate")
-        ax.set_ylabel("lowest mean log Z over the run")
-        ax.set_title("Output-logit drift: lowest mean log Z vs learning rate (median over seeds)")
-        ax.grid(alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(plots, "log_z_vs_lr.png"), dpi=120)
-        plt.close(fig)
+        finish(fig, ax, os.path.join(plots, "log_z_vs_lr.png"),
+               "Output-logit drift: lowest mean log Z vs learning rate (median over seeds)",
+               "peak learning rate", "lowest mean log Z over the run", log_x=True)
     top = lrs[-1]
     at_top = defaultdict(list)
     for c in curves:
@@ -202,14 +204,8 @@ def main():
             ax.plot([int(c["step"]) for c in rows], [num(c["log_z_mean"]) for c in rows], label=None if k in labelled else k,
                     alpha=0.85 if rows[0]["seed"] == first_seed else 0.4, **style(rows[0]))
             labelled.add(k)
-        ax.set_xlabel("step")
-        ax.set_ylabel("mean log Z over the batch's tokens")
-        ax.set_title(f"log Z of the LM head per step at lr {top:g} (every seed)")
-        ax.grid(alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(plots, "log_z.png"), dpi=120)
-        plt.close(fig)
+        finish(fig, ax, os.path.join(plots, "log_z.png"), f"log Z of the LM head per step at lr {top:g} (every seed)",
+               "step", "mean log Z over the batch's tokens")
 
     # Per-step curves at the reference lr.
     by_run = defaultdict(list)

@@ -8,14 +8,7 @@ set -euo pipefail
 bin_dir="$1" norm="$2" placement="$3"
 shift 3  # any further arguments go to train_lm (e.g. --z-loss 0.01)
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-py=/usr/bin/python3
-[[ -x "$py" ]] || py=python3
-if ! "$py" -c "import torch" 2>/dev/null; then
-  [[ "${CI:-}" == "true" ]] && { echo "FAIL: PyTorch is not installed (scripts/install-deps.sh --test installs it)"; exit 1; }
-  echo "SKIP: PyTorch is not installed (scripts/install-deps.sh --test)"; exit 77
-fi
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+source "$here/torch_env.sh"
 cp "$here/../fixtures/text.txt" "$work/text.txt"  # a fixed UTF-8 text (English and Chinese)
 "$bin_dir/train_lm" --data "$work/text.txt" --layers 2 --heads 2 --dim 32 --ctx 16 --batch 4 --steps 20 --warmup 2 \
   --lr 3e-3 --norm "$norm" --placement "$placement" --eval-every 0 --threads 2 --out "$work/run" "$@" 2> "$work/train.log" ||

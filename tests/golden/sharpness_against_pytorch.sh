@@ -6,14 +6,7 @@
 set -euo pipefail
 bin_dir="$1"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-py=/usr/bin/python3
-[[ -x "$py" ]] || py=python3
-if ! "$py" -c "import torch, numpy" 2>/dev/null; then
-  [[ "${CI:-}" == "true" ]] && { echo "FAIL: PyTorch is not installed (scripts/install-deps.sh --test installs it)"; exit 1; }
-  echo "SKIP: PyTorch is not installed (scripts/install-deps.sh --test)"; exit 77
-fi
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+source "$here/torch_env.sh"
 cp "$here/../fixtures/text.txt" "$work/text.txt"
 "$bin_dir/train_lm" --data "$work/text.txt" --layers 1 --heads 2 --dim 16 --ctx 8 --batch 4 --steps 30 --warmup 2 \
   --lr 1e-2 --eval-every 0 --threads 1 --out "$work/run" 2> "$work/train.log" || { tail -3 "$work/train.log"; exit 1; }
