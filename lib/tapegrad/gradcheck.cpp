@@ -1,5 +1,9 @@
 #include "tapegrad/gradcheck.h"
 
+#include "tapegrad/ops/add.h"
+#include "tapegrad/ops/mul.h"
+#include "tapegrad/ops/reduce.h"
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -39,9 +43,9 @@ double dot(TensorView<const double> a, TensorView<const double> b) {
 // Overwrites the stack below the caller's frame — where the frames of a function that has just
 // returned were. A backward closure still pointing there then reads 0xA5 bytes (a tiny negative
 // double, a non-canonical pointer) instead of the stale values that happened to survive.
-[[gnu::noinline]] void scribble_stack() {
+[[gnu::noinline]] void scribble_stack(unsigned char pattern = 0xA5) {
   unsigned char buf[1 << 16];
-  std::memset(buf, 0xA5, sizeof buf);
+  std::memset(buf, pattern, sizeof buf);
   asm volatile("" : : "r"(buf) : "memory");  // the writes must happen
 }
 
@@ -49,11 +53,12 @@ double dot(TensorView<const double> a, TensorView<const double> b) {
 // With `scribble`, the stack f used is overwritten between its return and backward.
 std::vector<Tensor<double>> analytic_grads(Tape<double>& tape, const Fn& f,
                                            std::span<Parameter<double>* const> params,
-                                           const Tensor<double>& upstream, bool scribble = true) {
+                                           const Tensor<double>& upstream, bool scribble = true,
+                                           unsigned char pattern = 0xA5) {
   for (Parameter<double>* p : params) p->zero_grad();
   tape.clear();
   Var<double> y = record_graph(tape, f);
-  if (scribble) scribble_stack();
+  if (scribble) scribble_stack(pattern);
   tape.backward(y, upstream.view());
   std::vector<Tensor<double>> grads;
   for (Parameter<double>* p : params) grads.push_back(p->grad);
@@ -162,17 +167,49 @@ GradcheckResult gradcheck(std::string_view name, const Fn& f, std::span<Paramete
     out_shape = f(tape).shape();
   }
   const Tensor<double> u = Tensor<double>::randn(out_shape, rng);
-  // Twice with the stack intact (a backward that keeps state between calls differs), then with it
-  // overwritten (a backward that reads the builder's stack differs).
+  const auto repeat_message = [&](size_t k, int64_t i, double a, double b) {
+    return cat("gradcheck '", op, "' FAILED: backward is not repeatable for input ", k, " '", params[k]->name, "' ",
+               params[k]->shape(), " at index ", multi_index(i, params[k]->shape()), ": the same upstream gradient "
+               "gave ", a, ", then ", b, " (does backward keep state between calls?)");
+  };
+  const auto stack_message = [&](size_t k, int64_t i, double a, double b, const char* when) {
+    return cat("gradcheck '", op, "' FAILED (variant: after return) for input ", k, " '", params[k]->name, "' ",
+               params[k]->shape(), " at index ", multi_index(i, params[k]->shape()), ": the gradient is ", a, " and ",
+               b, " ", when, ": a backward closure reads a local of the function that built the graph, whose stack "
+               "is dead once it returns (captured by reference, [&]?); capture by value, or copy it into tape "
+               "memory (CustomOp::save)");
+  };
+  // First with the dead stack overwritten by one pattern, another, and the first again: a gradient
+  // that repeats under the same pattern but changes with it reads the builder's stack (a reference
+  // capture). Then twice with the stack left alone (a backward that keeps state between calls
+  // differs), then against an overwritten run.
+  {
+    CrashNote note(cat("gradcheck '", op, "': crashed in backward once the stack of the function that built the graph "
+                       "was overwritten: a backward closure points into it (captured by reference, [&]?); capture by "
+                       "value, or copy what backward needs into tape memory (CustomOp::save, tape.scratch)\n"));
+    const std::vector<Tensor<double>> a = analytic_grads(tape, f, params, u, /*scribble=*/true, 0xA5);
+    const std::vector<Tensor<double>> b = analytic_grads(tape, f, params, u, /*scribble=*/true, 0x5A);
+    const std::vector<Tensor<double>> a2 = analytic_grads(tape, f, params, u, /*scribble=*/true, 0xA5);
+    for (size_t k = 0; k < params.size(); ++k) {
+      if (const int64_t i = first_difference(a[k], a2[k], 0.0); i >= 0) {
+        r.variant = "repeat";
+        r.message = repeat_message(k, i, a[k][i], a2[k][i]);
+        return r;
+      }
+      const int64_t i = first_difference(a[k], b[k], 0.0);
+      if (i < 0) continue;
+      r.variant = "after return";
+      r.message = stack_message(k, i, a[k][i], b[k][i], "with the dead stack overwritten by two different patterns");
+      return r;
+    }
+  }
   const std::vector<Tensor<double>> clean = analytic_grads(tape, f, params, u, /*scribble=*/false);
   const std::vector<Tensor<double>> again = analytic_grads(tape, f, params, u, /*scribble=*/false);
   for (size_t k = 0; k < params.size(); ++k) {
     const int64_t i = first_difference(clean[k], again[k], 0.0);
     if (i < 0) continue;
     r.variant = "repeat";
-    r.message = cat("gradcheck '", op, "' FAILED: backward is not repeatable for input ", k, " '", params[k]->name, "' ",
-                    params[k]->shape(), " at index ", multi_index(i, params[k]->shape()), ": the same upstream gradient "
-                    "gave ", clean[k][i], ", then ", again[k][i], " (does backward keep state between calls?)");
+    r.message = repeat_message(k, i, clean[k][i], again[k][i]);
     return r;
   }
   std::vector<Tensor<double>> analytic;
@@ -186,11 +223,7 @@ GradcheckResult gradcheck(std::string_view name, const Fn& f, std::span<Paramete
     const int64_t i = first_difference(clean[k], analytic[k], 0.0);
     if (i < 0) continue;
     r.variant = "after return";
-    r.message = cat("gradcheck '", op, "' FAILED (variant: after return) for input ", k, " '", params[k]->name, "' ",
-                    params[k]->shape(), " at index ", multi_index(i, params[k]->shape()), ": the gradient is ",
-                    clean[k][i], " while the building function's stack is intact and ", analytic[k][i],
-                    " once it is overwritten: a backward closure reads a local of the function that built the graph "
-                    "(captured by reference, [&]?); capture by value, or copy it into tape memory (CustomOp::save)");
+    r.message = stack_message(k, i, clean[k][i], analytic[k][i], "with the building function's stack left alone and overwritten");
     return r;
   }
   const double noise = central_difference_noise(tape, f, u, o.h);
@@ -306,6 +339,7 @@ GradcheckResult gradcheck(std::string_view name, const TensorFunction& f,
   const Tensor<double> u = Tensor<double>::randn(out_shape, rng);
   const std::vector<Tensor<double>> expect = analytic_grads(tape, all_leaves, ptrs, u);
 
+  std::vector<std::string> passed;  // the variants run, by name, for the report
   // Each input in turn a constant: nothing may crash, and the others' gradients stay the same.
   for (size_t k = 0; k < n; ++k) {
     CrashNote note(cat("gradcheck '", op, "': crashed in the variant with input ", k, " a constant (tape.constant): ",
@@ -320,6 +354,7 @@ GradcheckResult gradcheck(std::string_view name, const TensorFunction& f,
     Var<double> y = record_graph(tape, one_constant);
     scribble_stack();
     ++r.variants_run;
+    passed.push_back(cat("input ", k, " constant"));
     if (!y.requires_grad()) continue;  // a one-input op: nothing left to differentiate
     tape.backward(y, u.view());
     for (size_t j = 0; j < n; ++j) {
@@ -334,6 +369,40 @@ GradcheckResult gradcheck(std::string_view name, const TensorFunction& f,
                       "gradients when one needs none?");
       return r;
     }
+  }
+  for (auto& p : params) p.zero_grad();
+
+  // Each input's gradient buffer already holding another use's gradient when f's backward runs:
+  // out = <f(x), u> + <x_k, c>, the second term recorded after f, so its backward runs first and
+  // leaves c in x_k's buffer. A backward that assigns with = instead of accumulating with += (in
+  // the raw make_output/record interface) overwrites it: x_k's gradient is then f's alone.
+  Rng crng(o.seed ^ 0x9e3779b97f4a7c15ULL);
+  for (size_t k = 0; k < n; ++k) {
+    const Tensor<double> c = Tensor<double>::randn(params[k].shape(), crng);
+    const Fn prefilled = [&](Tape<double>& t) {
+      for (size_t i = 0; i < n; ++i) vars[i] = t.param(params[i]);
+      const Var<double> first = sum(mul(f(t, vars), t.constant(u.view())));
+      return add(first, sum(mul(vars[k], t.constant(c.view()))));
+    };
+    for (auto& p : params) p.zero_grad();
+    tape.clear();
+    Var<double> y = record_graph(tape, prefilled);
+    scribble_stack();
+    tape.backward(y);
+    ++r.variants_run;
+    passed.push_back(cat("input ", k, "'s gradient pre-filled"));
+    Tensor<double> want = expect[k];
+    for (int64_t i = 0; i < want.numel(); ++i) want[i] += c[i];
+    const int64_t i = first_difference(want, params[k].grad, 1e-10);
+    if (i < 0) continue;
+    r.ok = false;
+    r.variant = cat("input ", k, "'s gradient pre-filled");
+    r.message = cat("gradcheck '", op, "' FAILED (variant: input ", k, "'s gradient pre-filled) for input ", k, " ",
+                    params[k].shape(), " at index ", multi_index(i, params[k].shape()), ": gradient ", params[k].grad[i],
+                    ", expected ", want[i], " (this op's ", expect[k][i], " plus ", c[i], " from another use of the "
+                    "input, whose backward ran first): does backward assign its input's gradient with = instead of "
+                    "accumulating with +=?");
+    return r;
   }
   for (auto& p : params) p.zero_grad();
 
@@ -355,6 +424,7 @@ GradcheckResult gradcheck(std::string_view name, const TensorFunction& f,
       plain.check_linearity = false;
       GradcheckResult a = gradcheck(cat(op, " with inputs ", i, " and ", j, " the same Var"), aliased, shared, plain);
       ++r.variants_run;
+      passed.push_back(cat("inputs ", i, " and ", j, " aliased"));
       if (!a.ok) {
         a.variant = cat("inputs ", i, " and ", j, " aliased");
         a.message += cat(" (variant: inputs ", i, " and ", j, " aliased: the gradients of both uses must add; does "
@@ -364,7 +434,9 @@ GradcheckResult gradcheck(std::string_view name, const TensorFunction& f,
       }
     }
   }
-  r.message += cat("; ", r.variants_run, " variant(s) pass (each input a constant, aliased inputs)");
+  std::string names;
+  for (const std::string& v : passed) names += (names.empty() ? "" : ", ") + v;
+  r.message += cat("; ", r.variants_run, " variant(s) pass: ", names);
   return r;
 }
 

@@ -77,7 +77,7 @@ struct GradcheckResult {
   int zero_gradient_inputs = 0;  // inputs found to have a zero gradient (see GradcheckInput)
   // Which check failed: "" (the plain one), "repeat" (backward gave other gradients the second
   // time), "after return" (backward read the builder's stack),
-  // "input k constant", "inputs i and j aliased". Empty on success.
+  // "input k constant", "input k's gradient pre-filled", "inputs i and j aliased". Empty on success.
   std::string variant;
   int variants_run = 0;  // how many variants ran (and passed, when ok)
   std::string message;   // a one-line summary; on failure: op, variant, input, worst index, values

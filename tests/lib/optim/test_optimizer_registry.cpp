@@ -92,7 +92,7 @@ TEST_CASE("optimizer registry: built-ins by name, a program's own rule by name",
   CHECK(w.value[0] == 0.75f);
   CHECK(w.value[1] == 1.25f);
   CHECK(w.value[2] == 1.0f);
-  REQUIRE_THROWS_WITH(optimizer_registry().add({.name = "adamw", .description = "again"}),
+  REQUIRE_THROWS_WITH(optimizer_registry().add({.name = "adamw", .description = "again", .make = {}}),
                       Catch::StartsWith("optimizer name 'adamw' is taken (by: Adam with decoupled"));
 }
 
