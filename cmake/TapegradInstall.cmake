@@ -1,14 +1,14 @@
 # install(...) and export so another CMake project can:
 #   find_package(tapegrad CONFIG REQUIRED)
-#   target_link_libraries(app PRIVATE tapegrad::nn)   # or tapegrad::lm for the training layer
+#   target_link_libraries(app PRIVATE tapegrad::nn)   # or tapegrad::lm (training), tapegrad::lab (sweeps, reports)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS tapegrad_core tapegrad_nn tapegrad_lm EXPORT tapegradTargets
+install(TARGETS tapegrad_core tapegrad_nn tapegrad_lm tapegrad_lab EXPORT tapegradTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY lib/tapegrad nn/tapegrad lm/tapegrad DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+install(DIRECTORY lib/tapegrad nn/tapegrad lm/tapegrad lab/tapegrad DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")
 
 set(_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/tapegrad)

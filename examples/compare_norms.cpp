@@ -22,14 +22,15 @@
 
 #include "axis_flags.h"
 #include "cli.h"
-#include "grid.h"
+#include "tapegrad/lab/grid.h"
 #include "process.h"
-#include "report.h"
-#include "sweep.h"
+#include "tapegrad/lab/report.h"
+#include "tapegrad/lab/sweep.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/lm/run_log.h"
+#include "tapegrad/text/lexical.h"
 #include "tapegrad/threads.h"
 #include "train_flags.h"
 
@@ -182,7 +183,7 @@ int main(int argc, char** argv) {
     ctx.grid = grid_shape(o);
     ctx.command = reproduce_command(o, defaults);
     ctx.this_command = "compare_norms";
-    for (int i = 1; i < argc; ++i) ctx.this_command += " " + cli::shell_quote(argv[i]);
+    for (int i = 1; i < argc; ++i) ctx.this_command += " " + text::shell_quote(argv[i]);
     std::string plot_note;
     if (plot) {
       const std::string py = find_python(python);

@@ -27,6 +27,7 @@
 #include "tapegrad/lm/divergence.h"
 #include "tapegrad/lm/flops.h"
 #include "tapegrad/lm/recipes.h"
+#include "tapegrad/lm/run.h"
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/lm/trainer.h"
@@ -146,73 +147,71 @@ int main(int argc, char** argv) {
     };
     Progress progress(trainer->step(), c.steps, root && isatty(STDERR_FILENO) != 0, root);
     install_stop_handlers();
-    const auto evaluate = [&](int64_t step) {
-      const EvalResult e = trainer->evaluate();
-      log({{"step", step}, {"val_loss", e.val_loss}, {"train_loss", e.train_loss}});
-      progress.message(fmt("step %5.0f: train loss %.4f, val loss %.4f", static_cast<double>(step), e.train_loss, e.val_loss));
-      return e;
-    };
     bool saved = !resume.empty();  // whether `out` holds a checkpoint of this run
-    const auto checkpoint = [&] {
+    double ms_sum = 0, tok_sum = 0, comm_sum = 0;
+    int64_t timed = 0;
+    StepResult diverged_step;
+    RunHooks hooks;
+    hooks.stop_requested = [] { return stop_signal() != 0; };
+    hooks.stop_after = stop_after;
+    hooks.on_checkpoint = [&](int64_t) {
       if (root) save_checkpoint(*trainer, out);
       saved = true;
     };
-
-    double ms_sum = 0, tok_sum = 0, comm_sum = 0;
-    int64_t timed = 0;
-    while (trainer->step() < c.steps) {
-      const StepResult s = trainer->train_step(stop_signal() != 0);
-      if (!s.finite) {
-        progress.finish();
-        // Name the first non-finite quantity (with --instrument, down to the layer).
-        const auto d = DivergenceDetector(1e300, 0).check(s, trainer->last_stats());
+    hooks.on_step = [&](const StepReport& report) {
+      const StepResult& s = report.result;
+      if (report.divergence) {
+        diverged_step = s;
         log({{"step", s.step}, {"loss", s.loss}, {"grad_norm", s.grad_norm}, {"diverged", true},
-             {"divergence", d ? d->quantity : "loss"}});
-        if (!root) return 1;  // the same reduced loss on every rank: rank 0 reports it
-        const std::string kept = saved ? cat("the last checkpoint in '", out, "' is intact")
-                                       : cat("no checkpoint was saved yet (--checkpoint-every ", c.checkpoint_every, ")");
-        throw Error(cat("training diverged at step ", s.step, ": ", d ? d->detail : "non-finite loss", " (loss ", s.loss,
-                        ", gradient norm ", s.grad_norm, "); the weights were not updated with it and ", kept,
-                        " (try a lower --lr", trainer->last_stats() ? ")" : ", or --instrument to see which layer)"));
+             {"divergence", report.divergence->quantity}});
+        return;
       }
-      log(step_line(s, flops, trainer->last_stats()));
+      log(step_line(s, flops, report.stats));
       if (s.step > 1) ms_sum += s.step_ms, tok_sum += s.tokens_per_s, comm_sum += s.comm_ms, ++timed;  // step 1: warm-up
       progress.update(s.step, s.loss, s.tokens_per_s);
-      const bool last = s.step == c.steps;
-      if (c.eval_every > 0 && (s.step % c.eval_every == 0 || last)) evaluate(s.step);
-      if (c.sharpness_every > 0 && s.step % c.sharpness_every == 0) {
-        const Sharpness h = measure_sharpness(*trainer, s.lr, sharpness_options(c));
-        log(sharpness_line(s.step, h));
-        progress.message(fmt("step %5.0f: sharpness %.4g (%.2f of 2/lr)", static_cast<double>(s.step), h.value,
-                             h.value / h.threshold) +
-                         (std::isnan(h.preconditioned) ? std::string()
-                                                       : fmt(", preconditioned %.4g (%.2f of its threshold)",
-                                                             h.preconditioned, h.preconditioned / h.preconditioned_threshold)) +
-                         (std::isnan(h.batch_sharpness) ? std::string()
-                                                        : fmt(", batch sharpness %.4g (%.2f of 2/lr)", h.batch_sharpness,
-                                                              h.batch_sharpness * s.lr / 2)));
+      if (const auto& e = report.eval) {
+        log({{"step", s.step}, {"val_loss", e->val_loss}, {"train_loss", e->train_loss}});
+        progress.message(fmt("step %5.0f: train loss %.4f, val loss %.4f", static_cast<double>(s.step), e->train_loss,
+                             e->val_loss));
       }
-      if (!last && c.checkpoint_every > 0 && s.step % c.checkpoint_every == 0) checkpoint();
-      if (stop_after > 0 && s.step >= stop_after && !last) {
-        checkpoint();
-        progress.finish();
+      if (const auto& h = report.sharpness) {
+        log(sharpness_line(s.step, *h));
+        progress.message(fmt("step %5.0f: sharpness %.4g (%.2f of 2/lr)", static_cast<double>(s.step), h->value,
+                             h->value / h->threshold) +
+                         (std::isnan(h->preconditioned) ? std::string()
+                                                        : fmt(", preconditioned %.4g (%.2f of its threshold)",
+                                                              h->preconditioned, h->preconditioned / h->preconditioned_threshold)) +
+                         (std::isnan(h->batch_sharpness) ? std::string()
+                                                         : fmt(", batch sharpness %.4g (%.2f of 2/lr)", h->batch_sharpness,
+                                                               h->batch_sharpness * s.lr / 2)));
+      }
+    };
+    const RunOutcome outcome = run(*trainer, hooks);
+    progress.finish();
+    switch (outcome.end) {
+      case RunEnd::kDiverged: {
+        if (!root) return 1;  // the same reduced loss on every rank: rank 0 reports it
+        const Divergence& d = *outcome.divergence;
+        const std::string kept = saved ? cat("the last checkpoint in '", out, "' is intact")
+                                       : cat("no checkpoint was saved yet (--checkpoint-every ", c.checkpoint_every, ")");
+        const StepResult& s = diverged_step;
+        throw Error(cat("training diverged at step ", d.step, ": ", d.detail, " (loss ", s.loss, ", gradient norm ",
+                        s.grad_norm, "); ", s.finite ? "" : "the weights were not updated with it and ", kept, " (try a lower --lr", trainer->last_stats() ? ")" : ", or --instrument to see which layer)"));
+      }
+      case RunEnd::kStoppedAfter:
         if (root)
           std::fprintf(stderr, "stopped after step %lld as asked; checkpoint saved in '%s' (continue with --resume %s)\n",
-                       static_cast<long long>(s.step), out.c_str(), out.c_str());
+                       static_cast<long long>(outcome.step), out.c_str(), out.c_str());
         return 0;
-      }
-      if (s.stop) {  // a signal reached some rank; all stop at this same step
-        checkpoint();
-        progress.finish();
+      case RunEnd::kStopRequested: {  // a signal reached some rank; all stopped at this same step
         const int sig = stop_signal() ? stop_signal() : SIGTERM;
         if (root)
           std::fprintf(stderr, "stopped by signal %d at step %lld; checkpoint saved in '%s' (continue with --resume %s)\n",
-                       sig, static_cast<long long>(s.step), out.c_str(), out.c_str());
+                       sig, static_cast<long long>(outcome.step), out.c_str(), out.c_str());
         return 128 + sig;
       }
+      case RunEnd::kFinished: break;
     }
-    checkpoint();
-    progress.finish();
     if (!root) return 0;
     if (timed > 0) {
       const double ms = ms_sum / static_cast<double>(timed);

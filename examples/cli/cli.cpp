@@ -15,6 +15,7 @@
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/error.h"
 #include "tapegrad/io/json.h"
+#include "tapegrad/text/lexical.h"
 
 namespace tapegrad::cli {
 
@@ -129,23 +130,10 @@ CLI::Validator in_range(double low, double high) {
       cat("[", low, ", ", high, "]"));
 }
 
-// A whole number as people write one in decimal: an optional '-' (when `sign`), then digits,
-// without leading zeros. Returns an error message, or "" when `v` is one. CLI11 alone reads
-// "010" as octal 8 and "0x10" as hex, and strtoll saturates "+99999999999999999999" to 2^63 - 1.
-std::string decimal_whole_number(const std::string& v, bool sign) {
-  const size_t start = sign && !v.empty() && v[0] == '-' ? 1 : 0;
-  const std::string digits = v.substr(start);
-  const bool ok = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
-                  (digits.size() == 1 || digits[0] != '0');
-  return ok ? std::string()
-            : cat("must be a whole number in decimal (", sign ? "an optional '-', then " : "",
-                  "digits without leading zeros), got '", v.substr(0, 40), v.size() > 40 ? "...'" : "'");
-}
-
 CLI::Validator unsigned_integer() {
   return CLI::Validator(
       [](std::string& v) -> std::string {
-        if (std::string e = decimal_whole_number(v, true); !e.empty()) return e;  // "-1": the range says why
+        if (std::string e = text::decimal_whole_number(v, true); !e.empty()) return e;  // "-1": the range says why
         uint64_t x = 0;
         const auto [end, err] = std::from_chars(v.data(), v.data() + v.size(), x);
         return err == std::errc() ? std::string() : "must be a whole number in [0, 2^64 - 1], got " + v.substr(0, 40);
@@ -156,7 +144,7 @@ CLI::Validator unsigned_integer() {
 void require_decimal_integers(CLI::App& app) {
   const CLI::Validator int64(
       [](std::string& v) -> std::string {
-        if (std::string e = decimal_whole_number(v, true); !e.empty()) return e;
+        if (std::string e = text::decimal_whole_number(v, true); !e.empty()) return e;
         int64_t x = 0;
         const auto [end, err] = std::from_chars(v.data(), v.data() + v.size(), x);
         return err == std::errc() ? std::string() : "must be a whole number in [-2^63, 2^63 - 1], got " + v.substr(0, 40);
@@ -168,16 +156,6 @@ void require_decimal_integers(CLI::App& app) {
     if (type.rfind("INT", 0) == 0) o->check(int64);
     else if (type.rfind("UINT", 0) == 0) o->check(uint64);
   }
-}
-
-std::string shell_quote(const std::string& word) {
-  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./:=+,@%-").find(c) != std::string_view::npos;
-  });
-  if (plain) return word;
-  std::string q = "'";
-  for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
 }
 
 CLI::Validator positive() { return number_at_least(0, true, "positive"); }

@@ -46,12 +46,6 @@ CLI::Validator unsigned_integer();
 // whose type is INT or UINT, "010" (octal to CLI11), "0x10", "+5" and numbers outside the type's
 // range are refused naming the text. run_cli applies it to every program's App before parsing.
 void require_decimal_integers(CLI::App& app);
-// The check itself: "" when `v` is decimal digits without leading zeros (after a '-' if `sign`),
-// otherwise the message.
-std::string decimal_whole_number(const std::string& v, bool sign);
-
-// `word` as a POSIX shell reads it back verbatim: as is when it holds only [A-Za-z0-9_./:=+,@%-],
-// otherwise in single quotes (a ' inside as '\''). For commands shown to be pasted.
-std::string shell_quote(const std::string& word);
+// (The check itself is text::decimal_whole_number, tapegrad/text/lexical.h.)
 
 }  // namespace tapegrad::cli

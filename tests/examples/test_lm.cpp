@@ -6,6 +6,7 @@
 #include "tapegrad/lm/corpus.h"
 #include "tapegrad/lm/data.h"
 #include "tapegrad/lm/flops.h"
+#include "tapegrad/lm/run.h"
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/sampling.h"
 #include "support.h"
@@ -351,4 +352,78 @@ TEST_CASE("data: the unigram loss is the cross-entropy of val under train's (add
   // train: a a a b (vocab 3, add-one counts 4, 2, 1 of 7); val: a b.
   const std::vector<int32_t> train{0, 0, 0, 1}, val{0, 1};
   CHECK_THAT(unigram_loss(train, val, 3), Catch::Matchers::WithinRel(-(std::log(4.0 / 7) + std::log(2.0 / 7)) / 2, 1e-14));
+}
+
+TEST_CASE("run: one loop decides evaluations, sharpness, checkpoints and stops, the losses are train_step's", "[train]") {
+  TrainConfig c = tiny_config();
+  c.steps = 12, c.eval_every = 5, c.sharpness_every = 4, c.checkpoint_every = 3, c.sharpness_iters = 3;
+  std::vector<int64_t> evals, sharp, saves;
+  std::vector<double> losses;
+  RunHooks hooks;
+  hooks.on_step = [&](const StepReport& r) {
+    losses.push_back(r.result.loss);
+    if (r.eval) evals.push_back(r.result.step);
+    if (r.sharpness) sharp.push_back(r.result.step);
+    CHECK(r.stats == nullptr);  // not instrumented
+    CHECK_FALSE(r.divergence);
+  };
+  hooks.on_checkpoint = [&](int64_t step) { saves.push_back(step); };
+  auto t = make_trainer(c);
+  const RunOutcome out = run(*t, hooks);
+  CHECK(out.end == RunEnd::kFinished);
+  CHECK(out.step == 12);
+  CHECK(evals == std::vector<int64_t>{5, 10, 12});  // every eval_every steps, and the last
+  CHECK(sharp == std::vector<int64_t>{4, 8, 12});
+  CHECK(saves == std::vector<int64_t>{3, 6, 9, 12});  // every checkpoint_every steps (not the last twice)
+  // The loop adds nothing to the training itself: the same losses as train_step alone
+  // (evaluations and sharpness measurements read the weights and draw no training batch).
+  auto plain = make_trainer(c);
+  for (double loss : losses) CHECK(plain->train_step().loss == loss);
+  // Nothing left to do: no step, no checkpoint.
+  saves.clear();
+  CHECK(run(*t, hooks).end == RunEnd::kFinished);
+  CHECK(saves.empty());
+}
+
+TEST_CASE("run: stop_after and a stop request save and stop, a divergence ends the run unsaved", "[train][faults]") {
+  TrainConfig c = tiny_config();
+  c.steps = 10, c.eval_every = 0, c.checkpoint_every = 0;
+  std::vector<int64_t> saves;
+  RunHooks hooks;
+  hooks.on_checkpoint = [&](int64_t step) { saves.push_back(step); };
+  hooks.stop_after = 4;
+  auto t = make_trainer(c);
+  RunOutcome out = run(*t, hooks);
+  CHECK(out.end == RunEnd::kStoppedAfter);
+  CHECK((out.step == 4 && t->step() == 4));
+  CHECK(saves == std::vector<int64_t>{4});
+
+  hooks.stop_after = 0;
+  int polls = 0;
+  hooks.stop_requested = [&] { return ++polls == 3; };  // asked before the run's third step
+  out = run(*t, hooks);
+  CHECK(out.end == RunEnd::kStopRequested);
+  CHECK(out.step == 7);  // the step asked before is still taken, then the run stops
+  CHECK(saves == std::vector<int64_t>{4, 7});
+
+  // The lab's rule: a loss above 1.0x the first step's for 2 steps after warmup 0 diverges (a
+  // training loss falls below its first value only after a few steps, so this fires early).
+  hooks.stop_requested = {};
+  c.lr = 3.0, c.warmup = 0;
+  DivergenceDetector detector(StabilityOptions{.factor = 1.0, .patience = 2}, 0);
+  hooks.detector = &detector;
+  int reported = 0;
+  hooks.on_step = [&](const StepReport& r) {
+    ++reported;
+    if (r.divergence) CHECK_FALSE(r.eval);
+  };
+  saves.clear();
+  auto wild = make_trainer(c);
+  out = run(*wild, hooks);
+  REQUIRE(out.end == RunEnd::kDiverged);
+  REQUIRE(out.divergence);
+  CHECK(out.divergence->cause == "loss_explosion");
+  CHECK(reported == out.step);  // the diverged step is reported too
+  CHECK(out.step < 10);
+  CHECK(saves.empty());
 }

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sweep.h"
+#include "tapegrad/lab/sweep.h"
 
 #include "tapegrad/error.h"
 

@@ -52,6 +52,7 @@ cmake -S "$work/src" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE
 cmake --build "$work/build" >/dev/null
 "$work/build/consumer"
 "$work/build/consumer_lm"
+"$work/build/consumer_lab"
 "$work/build/consumer_mlp"
 for p in "${programs[@]}"; do "$work/build/$p"; done
 echo "built and ran ${#programs[@]} code blocks of the docs: ${programs[*]}"

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "cli.h"
-#include "grid.h"
+#include "tapegrad/lab/grid.h"
 #include "tapegrad/lm/settings.h"
 #include "tapegrad/lm/usage_error.h"
 #include "train_flags.h"

@@ -1,4 +1,4 @@
-#include "report.h"
+#include "tapegrad/lab/report.h"
 
 #include <algorithm>
 #include <cmath>

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "sweep.h"
+#include "tapegrad/lab/sweep.h"
 
 namespace tapegrad::lab {
 

@@ -1,6 +1,6 @@
-#include "sweep.h"
+#include "tapegrad/lab/sweep.h"
 
-#include "grid.h"
+#include "tapegrad/lab/grid.h"
 
 #include <atomic>
 #include <charconv>
@@ -20,6 +20,7 @@
 #include "tapegrad/io/sha256.h"
 #include "tapegrad/lm/recipes.h"
 #include "tapegrad/lm/run_log.h"
+#include "tapegrad/lm/run.h"
 #include "tapegrad/lm/sharpness.h"
 #include "tapegrad/lm/usage_error.h"
 #include "tapegrad/threads.h"
@@ -158,7 +159,8 @@ lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threa
   c.norm = nn::NormKind::parse(spec.norm), c.placement = nn::parse_placement(spec.placement), c.lr = spec.lr;
   c.min_lr = spec.lr * o.min_lr_ratio;
   c.seed = spec.seed, c.layers = spec.depth, c.warmup = spec.warmup;
-  c.instrument = true, c.threads = threads, c.eval_every = 0, c.checkpoint_every = 0;
+  c.instrument = true, c.threads = threads, c.checkpoint_every = 0;
+  c.eval_every = o.evals > 0 ? std::max<int64_t>(1, c.steps / o.evals) : 0;  // and at the last step (lm::run)
   // A recipe gives the runs of its target its settings, except those the sweep varies and those
   // given a value of their own (one that differs from train_lm's default); runs of other targets
   // keep theirs.
@@ -191,14 +193,15 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
   // The lr column in the id's text: exact, so the row reads back to the same id.
   const std::string prefix = join({spec.id(), spec.norm, spec.placement, setting_text(spec.lr), std::to_string(spec.seed),
                                    std::to_string(spec.depth), std::to_string(spec.warmup)});
-  while (trainer.step() < c.steps) {
-    if (stop()) return std::nullopt;
-    const StepResult r = trainer.train_step();
-    const StepStats& s = *trainer.last_stats();
+  lm::RunHooks hooks;
+  hooks.detector = &detector;
+  hooks.stop_requested = stop;
+  hooks.on_step = [&](const lm::StepReport& report) {
+    const StepResult& r = report.result;
+    const StepStats& s = *report.stats;
     if (r.step == 1) rec.initial_loss = r.loss;
     else ms += r.step_ms;
     rec.steps_done = r.step;
-    const auto divergence = detector.check(r, &s);
     for (const auto& l : s.layers) {
       if (std::isfinite(l.residual_rms)) rec.peak_residual_rms = std::max(rec.peak_residual_rms, l.residual_rms);
       if (std::isfinite(l.max_logit)) rec.peak_max_logit = std::max(rec.peak_max_logit, l.max_logit);
@@ -210,11 +213,8 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
     if (std::isfinite(r.log_z_min) && !(r.log_z_min >= rec.min_log_z)) rec.min_log_z = r.log_z_min;
 
     double val = kNaN, train = kNaN;
-    const bool eval_now = !divergence && o.evals > 0 &&
-                          (r.step == c.steps || r.step % std::max<int64_t>(1, c.steps / o.evals) == 0);
-    if (eval_now) {
-      const lm::EvalResult e = trainer.evaluate();
-      val = e.val_loss, train = e.train_loss;
+    if (const auto& e = report.eval) {
+      val = e->val_loss, train = e->train_loss;
       rec.final_val_loss = val, rec.final_train_loss = train;
       rec.min_val_loss = std::min(rec.min_val_loss, val), rec.min_train_loss = std::min(rec.min_train_loss, train);
     }
@@ -225,8 +225,8 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
     if (c.sharpness_every > 0) {
       lm::Sharpness h;
       h.value = h.threshold = h.preconditioned = h.preconditioned_threshold = h.batch_sharpness = h.batch_lambda_max = kNaN;
-      if (!divergence && r.step % c.sharpness_every == 0) {
-        h = lm::measure_sharpness(trainer, r.lr, lm::sharpness_options(c));
+      if (report.sharpness) {
+        h = *report.sharpness;
         const double ratio = lm::edge_ratio(h);
         if (std::isnan(rec.peak_sharpness_ratio) || ratio > rec.peak_sharpness_ratio) rec.peak_sharpness_ratio = ratio;
         if (ratio >= 1 && rec.sharpness_cross_step == 0) rec.sharpness_cross_step = r.step;
@@ -239,14 +239,15 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
     for (const auto& l : s.layers)
       for (double v : {l.residual_rms, l.norm_out_rms, l.max_logit, l.grad_norm, l.update_ratio}) row.push_back(num(v));
     curve += join(row) + "\n";
-    if (divergence) {
-      rec.diverged = true;
-      rec.divergence_step = divergence->step;
-      rec.divergence_cause = divergence->cause;
-      rec.divergence_quantity = divergence->quantity;
-      rec.final_val_loss = rec.final_train_loss = kNaN;
-      break;
-    }
+  };
+  const lm::RunOutcome outcome = lm::run(trainer, hooks);
+  if (outcome.end == lm::RunEnd::kStopRequested) return std::nullopt;
+  if (const auto& d = outcome.divergence) {
+    rec.diverged = true;
+    rec.divergence_step = d->step;
+    rec.divergence_cause = d->cause;
+    rec.divergence_quantity = d->quantity;
+    rec.final_val_loss = rec.final_train_loss = kNaN;
   }
   rec.spikes = detector.spikes();
   if (!std::isfinite(rec.min_val_loss)) rec.min_val_loss = kNaN;
@@ -427,10 +428,12 @@ std::string describe_data(const nlohmann::json& d) {
 }
 
 // What a run trained with, as its proof holds it: the run's settings as train_lm's config.json,
-// less the thread count (a run's bits depend on it, its comparability does not).
+// less the thread count (a run's bits depend on it, its comparability does not) and the
+// evaluation interval (sweep.json's "evals", one per folder, sets it).
 nlohmann::json proof_config(const SweepOptions& o, const RunSpec& spec) {
   nlohmann::json c = lm::to_json(run_config(o, spec, 1));
   c.erase("threads");
+  c.erase("eval-every");
   return c;
 }
 

@@ -6,15 +6,16 @@
 #include "tapegrad/lm/corpus.h"
 #include "tapegrad/lm/divergence.h"
 #include "cli.h"
-#include "grid.h"
+#include "tapegrad/lab/grid.h"
 #include "tapegrad/lm/settings.h"
-#include "report.h"
+#include "tapegrad/lab/report.h"
 #include "support.h"
-#include "sweep.h"
+#include "tapegrad/lab/sweep.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/ops/add.h"
 #include "tapegrad/lm/trainer.h"
+#include "tapegrad/text/lexical.h"
 
 using namespace tapegrad;
 using namespace tapegrad::lab;
@@ -618,10 +619,10 @@ TEST_CASE("lab: curves.csv places each run's cells by its file's own header", "[
 }
 
 TEST_CASE("lab: the commands the report shows paste as the values they name", "[lab]") {
-  CHECK(cli::shell_quote("runs/exp7") == "runs/exp7");
-  CHECK(cli::shell_quote("") == "''");
-  CHECK(cli::shell_quote("my data $(touch X).txt") == "'my data $(touch X).txt'");
-  CHECK(cli::shell_quote("it's") == "'it'\\''s'");
+  CHECK(text::shell_quote("runs/exp7") == "runs/exp7");
+  CHECK(text::shell_quote("") == "''");
+  CHECK(text::shell_quote("my data $(touch X).txt") == "'my data $(touch X).txt'");
+  CHECK(text::shell_quote("it's") == "'it'\\''s'");
   SweepOptions o, defaults;
   o.norms = {"none"}, o.lrs = {1e-3}, o.seeds = {1}, o.depths = {1}, o.placements = {"pre"};
   o.base.data = "/tmp/my data $(touch X).txt";

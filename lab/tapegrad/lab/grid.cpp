@@ -1,4 +1,4 @@
-#include "grid.h"
+#include "tapegrad/lab/grid.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "cli.h"
-#include "sweep.h"
+#include "tapegrad/text/lexical.h"
+#include "tapegrad/lab/sweep.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/json.h"
 #include "tapegrad/lm/recipes.h"
@@ -206,7 +206,7 @@ nlohmann::json setting_value(const std::string& key, const std::string& text) {
     uint64_t u = 0;
     int64_t i = 0;
     const char* end = text.data() + text.size();
-    const std::string form = cli::decimal_whole_number(text, !is_unsigned);  // "010" is not 10, nor 8
+    const std::string form = text::decimal_whole_number(text, !is_unsigned);  // "010" is not 10, nor 8
     check(form.empty(), "--", key, " ", shown, ": ", form);
     const auto r = is_unsigned ? std::from_chars(text.data(), end, u) : std::from_chars(text.data(), end, i);
     check(r.ec == std::errc() && r.ptr == end, "--", key, " ", shown, ": must be a whole number",
@@ -245,7 +245,7 @@ std::string grid_shape(const SweepOptions& o) {
 
 std::string reproduce_command(const SweepOptions& o, const SweepOptions& defaults) {
   // Every value shell-quoted: a path like "my data $(touch X).txt" pastes as that path, not a command.
-  using cli::shell_quote;
+  using text::shell_quote;
   std::string cmd = "compare_norms";
   for (const auto& [key, values] : all_axes(o)) {
     cmd += " --" + key;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sweep.h"
+#include "tapegrad/lab/sweep.h"
 
 namespace CLI {
 class App;

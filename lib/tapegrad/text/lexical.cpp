@@ -1,0 +1,31 @@
+#include "tapegrad/text/lexical.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+#include "tapegrad/error.h"
+
+namespace tapegrad::text {
+
+std::string decimal_whole_number(const std::string& v, bool sign) {
+  const size_t start = sign && !v.empty() && v[0] == '-' ? 1 : 0;
+  const std::string digits = v.substr(start);
+  const bool ok = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
+                  (digits.size() == 1 || digits[0] != '0');
+  return ok ? std::string()
+            : cat("must be a whole number in decimal (", sign ? "an optional '-', then " : "",
+                  "digits without leading zeros), got '", v.substr(0, 40), v.size() > 40 ? "...'" : "'");
+}
+
+std::string shell_quote(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./:=+,@%-").find(c) != std::string_view::npos;
+  });
+  if (plain) return word;
+  std::string q = "'";
+  for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace tapegrad::text

@@ -1,0 +1,17 @@
+// Lexical checks and quoting of words typed by people or read from files.
+#pragma once
+
+#include <string>
+
+namespace tapegrad::text {
+
+// A whole number as people write one in decimal: an optional '-' (when `sign`), then digits,
+// without leading zeros. Returns an error message, or "" when `v` is one. CLI11 alone reads
+// "010" as octal 8 and "0x10" as hex, and strtoll saturates "+99999999999999999999" to 2^63 - 1.
+std::string decimal_whole_number(const std::string& v, bool sign);
+
+// `word` as a POSIX shell reads it back verbatim: as is when it holds only [A-Za-z0-9_./:=+,@%-],
+// otherwise in single quotes (a ' inside as '\''). For commands shown to be pasted.
+std::string shell_quote(const std::string& word);
+
+}  // namespace tapegrad::text
