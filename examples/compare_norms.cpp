@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(nn::placement_names()))->group("Sweep");
   app.add_option("--lr", o.lrs, "learning-rate grid (peak lr of each run)")->check(cli::positive())->group("Sweep");
   app.add_option("--seed", o.seeds, "seeds (initialisation and batches)")->check(cli::unsigned_integer())->group("Sweep");
-  app.add_option("--layers", o.depths, "depths")->check(cli::positive())->group("Sweep");
+  app.add_option("--layers", o.layers, "transformer blocks")->check(cli::positive())->group("Sweep");
   app.add_option("--warmup", o.warmups, "warmup lengths (default: 30)")->check(cli::non_negative())->group("Sweep");
   app.add_option("--min-lr-ratio", o.min_lr_ratio, "each run decays to lr * ratio")->check(cli::in_range(0.0, 1.0))
       ->group("Sweep");
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
 
   return cli::run_cli(app, argc, argv, [&] {
     const std::set<std::string> given = axis_flags.apply();  // checks each value as train_lm would
-    check(!o.lrs.empty() && !o.seeds.empty() && !o.depths.empty() && !o.norms.empty() && !o.placements.empty(),
+    check(!o.lrs.empty() && !o.seeds.empty() && !o.layers.empty() && !o.norms.empty() && !o.placements.empty(),
           "every sweep axis needs at least one value");
     std::optional<lm::RunLock> lock;  // one writer per sweep folder (rank 0 writes the shared files)
     if (comm.rank() == 0) lock.emplace(o.out);
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
                       r.divergence_cause.c_str(), r.divergence_quantity.c_str());
       else
         std::snprintf(status, sizeof status, "val %.3f, peak residual RMS %.2f, max logit %.1f", r.final_val_loss,
-                      r.peak_residual_rms, r.peak_max_logit);
+                      r.peak_residual_rms, r.peak_attention_logit);
       std::fprintf(stderr, "%s[%3d/%d] %-40s %s%s%s\n", who.c_str(), done, n, r.spec.id().c_str(), status,
                    skipped ? "  (done earlier)" : (" " + std::to_string(static_cast<int>(r.wall_s + 0.5)) + " s").c_str(), eta);
     }, &comm);
@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
           {"plots/loss_vs_lr.png", "Final validation loss vs learning rate (mean ± std over seeds; × = diverged)"},
           {"plots/loss_curves.png", "Training loss at the reference learning rate"},
           {"plots/residual_rms.png", "Scale drift: RMS of the residual stream entering each block, and what the norm hands the sub-layer"},
-          {"plots/max_logit.png", "Largest attention logit per step"},
+          {"plots/attention_logit.png", "Largest attention logit per step"},
           {"plots/grad_norm.png", "Global gradient norm per step"},
           {"plots/log_z_vs_lr.png", "Output-logit drift: each run's lowest mean log Z vs learning rate"},
           {"plots/log_z.png", "Mean log Z of the LM head per step at the largest learning rate"},

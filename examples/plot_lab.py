@@ -9,7 +9,7 @@ Writes into runs/lab/plots/ (sharpness.png only for sweeps run with --sharpness-
   loss_curves.png    training loss at the reference learning rate (every seed, smoothed)
   residual_rms.png   scale drift: RMS of the residual stream entering each block (solid) and of the
                      normalised copy the attention reads (dashed), per norm, at the reference lr
-  max_logit.png      the largest attention logit (over layers) per step
+  attention_logit.png the largest attention logit (over layers) per step
   grad_norm.png      the global gradient norm per step
   log_z_vs_lr.png    the lowest mean log Z (the LM head's logsumexp) of each run vs learning rate, median
                      over seeds, with the drift floor the report flags (-10)
@@ -39,9 +39,22 @@ COLORS = {}
 STYLES = {"pre": "-", "post": "--"}
 
 
+# Columns renamed since older sweeps wrote them (lab/sweep.h, current_column): read under the new names.
+RENAMED = {"depth": "layers", "peak_max_logit": "peak_attention_logit",
+           "logit_mean": "output_logit_mean", "logit_max": "output_logit_max"}
+
+
+def current_column(name):
+    if name.startswith("max_logit_"):
+        return "attention_logit_" + name[len("max_logit_"):]
+    return RENAMED.get(name, name)
+
+
 def read_csv(path):
     with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+        reader = csv.reader(f)
+        header = [current_column(c) for c in next(reader, [])]
+        return [dict(zip(header, row)) for row in reader]
 
 
 def num(s):
@@ -71,14 +84,14 @@ def make_group_key(runs, out):
         base = {k: setting_text(v) for k, v in g.get("train", {}).items()}
         recipe_targets = g.get("recipe_targets", {})  # recipe -> {setting: value of the runs it is for}
     names = sorted({k for s in settings.values() for k in s})
-    vary_depth = len({r["depth"] for r in runs}) > 1
+    vary_layers = len({r["layers"] for r in runs}) > 1
     vary_warmup = len({r["warmup"] for r in runs}) > 1
     vary = [k for k in names if len({settings[r["run_id"]].get(k, base.get(k, "base")) for r in runs}) > 1]
 
     def group_key(row):
         key = f"{row['norm']}/{row['placement']}"
-        if vary_depth:
-            key += f" L{row['depth']}"
+        if vary_layers:
+            key += f" L{row['layers']}"
         if vary_warmup:
             key += f" w{row['warmup']}"
         s = settings.get(row["run_id"], {})
@@ -241,15 +254,15 @@ def main():
     per_step_plot("loss_curves.png", f"Training loss at lr {ref_lr:g} (EMA 0.1; every seed)", "training loss",
                   lambda rows: ema([num(c["loss"]) for c in rows]))
 
-    def max_logit(rows):
+    def attention_logit(rows):
         out = []
         for c in rows:
-            vals = [num(c[k]) for k in c if k.startswith("max_logit_") and c[k] not in ("", None)]
+            vals = [num(c[k]) for k in c if k.startswith("attention_logit_") and c[k] not in ("", None)]
             out.append(max(vals) if vals else math.nan)
         return out
 
-    per_step_plot("max_logit.png", f"Largest attention logit <q,k>/sqrt(HS) over layers, lr {ref_lr:g}",
-                  "max attention logit", max_logit)
+    per_step_plot("attention_logit.png", f"Largest attention logit <q,k>/sqrt(HS) over layers, lr {ref_lr:g}",
+                  "max attention logit", attention_logit)
     per_step_plot("grad_norm.png", f"Global gradient norm (before clipping), lr {ref_lr:g}", "gradient norm",
                   lambda rows: ema([num(c["grad_norm"]) for c in rows], 0.2), log=True)
 
@@ -318,11 +331,11 @@ def main():
     for ax, k in zip(axes.flat, keys):
         rows = next(rows for rows in by_run.values()
                     if group_key(rows[0]) == k and rows[0]["seed"] == seeds[0])
-        depth = int(rows[0]["depth"])
+        layers = int(rows[0]["layers"])
         steps = [int(c["step"]) for c in rows]
         cmap = plt.get_cmap("viridis")
-        for i in range(depth):
-            color = cmap(i / max(1, depth - 1))
+        for i in range(layers):
+            color = cmap(i / max(1, layers - 1))
             ax.plot(steps, [num(c[f"residual_rms_{i}"]) for c in rows], color=color, label=f"block {i} input")
             ax.plot(steps, [num(c[f"norm_out_rms_{i}"]) for c in rows], color=color, linestyle=":", alpha=0.8)
         ax.plot(steps, [num(c["final_residual_rms"]) for c in rows], color="black", label="after last block")

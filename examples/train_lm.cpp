@@ -49,12 +49,12 @@ nlohmann::json step_line(const StepResult& s, double flops, const StepStats* sta
   if (s.comm_ms > 0) j["comm_ms"] = s.comm_ms;
   if (stats) {
     j["update_ratio"] = stats->update_ratio;
-    j["logit_mean"] = stats->logit_mean;
-    j["logit_max"] = stats->logit_max;
+    j["output_logit_mean"] = stats->output_logit_mean;
+    j["output_logit_max"] = stats->output_logit_max;
     j["final_residual_rms"] = stats->final_residual_rms;
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : stats->layers)
-      layers.push_back({{"residual_rms", l.residual_rms}, {"norm_out_rms", l.norm_out_rms}, {"max_logit", l.max_logit},
+      layers.push_back({{"residual_rms", l.residual_rms}, {"norm_out_rms", l.norm_out_rms}, {"attention_logit", l.attention_logit},
                         {"grad_norm", l.grad_norm}, {"update_ratio", l.update_ratio}});
     j["layers"] = layers;
   }

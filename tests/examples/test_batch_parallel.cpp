@@ -73,11 +73,11 @@ TEST_CASE("batch parallel: the split step's loss, gradients and statistics are t
   for (size_t i = 0; i < whole.blocks.size(); ++i) {
     CHECK_THAT(split.blocks[i].residual_rms, Catch::Matchers::WithinRel(whole.blocks[i].residual_rms, 1e-12));
     CHECK_THAT(split.blocks[i].norm_out_rms, Catch::Matchers::WithinRel(whole.blocks[i].norm_out_rms, 1e-12));
-    CHECK(split.blocks[i].max_logit == whole.blocks[i].max_logit);
+    CHECK(split.blocks[i].attention_logit == whole.blocks[i].attention_logit);
   }
   CHECK_THAT(split.final_residual_rms, Catch::Matchers::WithinRel(whole.final_residual_rms, 1e-12));
-  CHECK_THAT(split.logit_mean, Catch::Matchers::WithinRel(whole.logit_mean, 1e-12));
-  CHECK(split.logit_max == whole.logit_max);
+  CHECK_THAT(split.output_logit_mean, Catch::Matchers::WithinRel(whole.output_logit_mean, 1e-12));
+  CHECK(split.output_logit_max == whole.output_logit_max);
 }
 
 TEST_CASE("batch parallel: bitwise repeatable for a thread count, no more workers than sequences", "[lm]") {

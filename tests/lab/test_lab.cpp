@@ -37,7 +37,7 @@ SweepOptions tiny_sweep(const std::string& out) {
   o.norms = {"layernorm", "none"};
   o.lrs = {1e-3};
   o.seeds = {1};
-  o.depths = {2};
+  o.layers = {2};
   o.evals = 2;
   o.out = out;
   return o;
@@ -71,15 +71,15 @@ TEST_CASE("lab: the probe's statistics equal their definitions recomputed by han
     CHECK_THAT(probe.blocks[i].norm_out_rms,
                Catch::Matchers::WithinRel(rms_of(model.block(i).norm1().forward(x).value()), 1e-6));
     model.block(i).attn().forward(model.block(i).norm1().forward(x));  // what the block's attention read
-    CHECK(probe.blocks[i].max_logit == model.block(i).attn().last_max_logit());
+    CHECK(probe.blocks[i].attention_logit == model.block(i).attn().last_max_logit());
     x = model.block(i).forward(x);
   }
   CHECK_THAT(probe.final_residual_rms, Catch::Matchers::WithinRel(rms_of(x.value()), 1e-6));
   const auto z = out.logits.value();
   double sum = 0, mx = -1e30;
   for (int64_t i = 0; i < z.numel(); ++i) sum += z[i], mx = std::max(mx, static_cast<double>(z[i]));
-  CHECK_THAT(probe.logit_mean, Catch::Matchers::WithinRel(sum / z.numel(), 1e-9));
-  CHECK(probe.logit_max == mx);
+  CHECK_THAT(probe.output_logit_mean, Catch::Matchers::WithinRel(sum / z.numel(), 1e-9));
+  CHECK(probe.output_logit_max == mx);
 }
 
 TEST_CASE("lab: per-layer gradient norms and update ratios equal their definitions", "[lab]") {
@@ -126,7 +126,7 @@ TEST_CASE("lab: divergence detection — forced NaN names the first non-finite q
   CHECK_FALSE(d.check(r, &s));
   r.step = 2;
   s.layers[1].residual_rms = std::numeric_limits<double>::quiet_NaN();
-  s.layers[2].max_logit = std::numeric_limits<double>::infinity();
+  s.layers[2].attention_logit = std::numeric_limits<double>::infinity();
   const auto div = d.check(r, &s);
   REQUIRE(div);
   CHECK(div->cause == "nan");
@@ -138,17 +138,17 @@ TEST_CASE("lab: divergence detection — loss above the threshold after warmup, 
   DivergenceDetector d({.factor = 1.5, .patience = 1}, 2);
   StepStats s;
   s.layers.resize(2);
-  s.layers[0].max_logit = 2, s.layers[1].max_logit = 3;
+  s.layers[0].attention_logit = 2, s.layers[1].attention_logit = 3;
   StepResult r{1, 4.0, 1e-3, 1.0, 0, 0, true};
   CHECK_FALSE(d.check(r, &s));
   r.step = 2, r.loss = 7.0;  // still in warmup: tolerated
   CHECK_FALSE(d.check(r, &s));
   r.step = 3, r.loss = 6.5;
-  s.layers[1].max_logit = 300;
+  s.layers[1].attention_logit = 300;
   const auto div = d.check(r, &s);
   REQUIRE(div);
   CHECK(div->cause == "loss_explosion");
-  CHECK(div->quantity == "blocks.1.max_logit");
+  CHECK(div->quantity == "blocks.1.attention_logit");
 }
 
 TEST_CASE("lab: divergence needs `patience` steps above the threshold, a spike that recovers is counted", "[lab]") {
@@ -350,7 +350,7 @@ TEST_CASE("lab: readings compare along any axis, and claim speed only outside th
     r.spec = {norm, "pre", lr, seed, 4, 30};
     if (!dim.empty()) r.spec.settings["dim"] = dim;
     r.initial_loss = 4.2, r.final_val_loss = r.min_val_loss = val, r.step_ms = ms;
-    r.peak_residual_rms = 1, r.peak_max_logit = 1, r.final_residual_rms = 1;
+    r.peak_residual_rms = 1, r.peak_attention_logit = 1, r.final_residual_rms = 1;
     return r;
   };
   std::vector<RunRecord> runs;
@@ -439,7 +439,7 @@ TEST_CASE("lab: a collapsed run or one whose attention logits passed 1e4 is not 
   auto rec = [](double lr, double best, double last, double logit, uint64_t seed = 1) {
     RunRecord r;
     r.spec = {"layernorm", "pre", lr, seed, 4, 0};
-    r.initial_loss = 3.50, r.min_val_loss = best, r.final_val_loss = last, r.peak_max_logit = logit;
+    r.initial_loss = 3.50, r.min_val_loss = best, r.final_val_loss = last, r.peak_attention_logit = logit;
     return r;
   };
   // Threshold 0.9 x 3.50 = 3.15. Trained to 2.0 and came back to 3.3: collapsed. Ended 0.15 above
@@ -471,7 +471,7 @@ TEST_CASE("lab: a run whose mean log Z drifted below -10 is not clean, the lowes
   auto rec = [](double lr, double log_z, uint64_t seed = 1) {
     RunRecord r;
     r.spec = {"layernorm", "pre", lr, seed, 4, 0};
-    r.initial_loss = 3.50, r.min_val_loss = r.final_val_loss = 2.0, r.peak_max_logit = 10;
+    r.initial_loss = 3.50, r.min_val_loss = r.final_val_loss = 2.0, r.peak_attention_logit = 10;
     r.min_log_z_mean = log_z, r.min_log_z = log_z - 1;
     return r;
   };
@@ -547,6 +547,17 @@ TEST_CASE("lab: runs.csv is read by its header's names, an unknown or missing co
   std::string lacking = header_and_row;
   lacking.erase(lacking.find("initial_loss,"), 13);
   CHECK_THAT(refused(lacking), Catch::StartsWith("x/runs.csv: the header lacks column 'initial_loss'"));
+  // Files written before the columns' renames read under the new names.
+  std::string old_names = header_and_row;
+  old_names.replace(old_names.find(",layers,"), 8, ",depth,");
+  old_names.replace(old_names.find("peak_attention_logit"), 20, "peak_max_logit");
+  const auto old = parse_runs(old_names, "old/runs.csv");
+  REQUIRE(old.size() == 1);
+  CHECK(old[0].spec.id() == r.spec.id());
+  CHECK(old[0].spec.layers == 2);
+  CHECK(current_column("max_logit_3") == "attention_logit_3");
+  CHECK(current_column("logit_max") == "output_logit_max");
+  CHECK(current_column("residual_rms_3") == "residual_rms_3");
   fs::remove_all(out);
 }
 
@@ -624,7 +635,7 @@ TEST_CASE("lab: the commands the report shows paste as the values they name", "[
   CHECK(text::shell_quote("my data $(touch X).txt") == "'my data $(touch X).txt'");
   CHECK(text::shell_quote("it's") == "'it'\\''s'");
   SweepOptions o, defaults;
-  o.norms = {"none"}, o.lrs = {1e-3}, o.seeds = {1}, o.depths = {1}, o.placements = {"pre"};
+  o.norms = {"none"}, o.lrs = {1e-3}, o.seeds = {1}, o.layers = {1}, o.placements = {"pre"};
   o.base.data = "/tmp/my data $(touch X).txt";
   o.out = "out `id`";
   const std::string cmd = reproduce_command(o, defaults);
@@ -634,10 +645,10 @@ TEST_CASE("lab: the commands the report shows paste as the values they name", "[
 
 TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
   CHECK(kRunColumns == std::vector<std::string>{
-                           "run_id", "norm", "placement", "lr", "seed", "depth", "warmup", "steps", "steps_done",
+                           "run_id", "norm", "placement", "lr", "seed", "layers", "warmup", "steps", "steps_done",
                            "initial_loss", "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss",
                            "diverged", "divergence_step", "divergence_cause", "divergence_quantity", "step_ms",
-                           "tokens_per_s", "peak_residual_rms", "final_residual_rms", "peak_max_logit", "wall_s",
+                           "tokens_per_s", "peak_residual_rms", "final_residual_rms", "peak_attention_logit", "wall_s",
                            "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit", "min_log_z_mean",
                            "min_log_z", "peak_batch_sharpness_ratio", "settings"});
   const auto c = curve_columns(2);
@@ -649,9 +660,10 @@ TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
   const auto runs = run_sweep(tiny_sweep(out.string()), [](const RunRecord&, bool, int, int) {});
   const std::string curves = io::read_file(out.string() + "/curves.csv");
   CHECK(curves.substr(0, curves.find('\n')) ==
-        "run_id,norm,placement,lr,seed,depth,warmup,step,loss,lr_now,grad_norm,update_ratio,logit_mean,logit_max,"
-        "final_residual_rms,val_loss,train_eval_loss,z_loss,log_z_mean,log_z_min,residual_rms_0,norm_out_rms_0,max_logit_0,grad_norm_0,"
-        "update_ratio_0,residual_rms_1,norm_out_rms_1,max_logit_1,grad_norm_1,update_ratio_1");
+        "run_id,norm,placement,lr,seed,layers,warmup,step,loss,lr_now,grad_norm,update_ratio,output_logit_mean,"
+        "output_logit_max,final_residual_rms,val_loss,train_eval_loss,z_loss,log_z_mean,log_z_min,residual_rms_0,"
+        "norm_out_rms_0,attention_logit_0,grad_norm_0,update_ratio_0,residual_rms_1,norm_out_rms_1,attention_logit_1,"
+        "grad_norm_1,update_ratio_1");
   CHECK(std::count(curves.begin(), curves.end(), '\n') == 1 + 2 * 8);  // header + 2 runs x 8 steps
   // Each run's lowest log Z over its steps: finite, the per-token one at most the mean one.
   for (const auto& r : runs) {

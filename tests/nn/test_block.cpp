@@ -39,8 +39,8 @@ TEST_CASE("block: the probe reports residual RMS, norm-output RMS and max logit"
   CHECK_THAT(probe.norm_out_rms, Catch::Matchers::WithinAbs(1.0, 1e-6));  // LayerNorm output, unit gain
   // The attention alone, on what it read (pre-norm: Norm1(x)), reports the same largest logit.
   block.attn().forward(block.norm1().forward(tape.constant(x)));
-  CHECK(probe.max_logit == block.attn().last_max_logit());
-  CHECK(probe.max_logit > 0);
+  CHECK(probe.attention_logit == block.attn().last_max_logit());
+  CHECK(probe.attention_logit > 0);
 }
 
 TEST_CASE("gradcheck: block", "[nn][gradcheck]") {

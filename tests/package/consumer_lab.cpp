@@ -14,7 +14,7 @@ int main() {
   o.base.steps = 20, o.base.warmup = 2, o.base.eval_iters = 2, o.base.threads = 1;
   o.norms = {"layernorm", "none"};
   o.lrs = {3e-3};
-  o.depths = {1};
+  o.layers = {1};
   o.evals = 1;
   o.out = (std::filesystem::temp_directory_path() / "tapegrad_consumer_lab").string();
   std::filesystem::remove_all(o.out);

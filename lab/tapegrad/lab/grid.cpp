@@ -107,7 +107,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> all_axes(const Swe
     return t;
   };
   axes.emplace_back("placement", texts(o.placements));
-  axes.emplace_back("layers", texts(o.depths));
+  axes.emplace_back("layers", texts(o.layers));
   axes.emplace_back("warmup", texts(o.warmups.empty() ? std::vector<int64_t>{o.base.warmup} : o.warmups));
   axes.emplace_back("lr", texts(o.lrs));
   axes.emplace_back("seed", texts(o.seeds));
@@ -126,7 +126,7 @@ void set_axis(SweepOptions& o, const std::string& key, const std::vector<std::st
   // Names through their parsers: a norm must be registered, a placement known.
   if (key == "placement") each(o.placements, [](const nlohmann::json& v) { return nn::to_string(nn::parse_placement(v.get<std::string>())); });
   else if (key == "norm") each(o.norms, [](const nlohmann::json& v) { return std::string(nn::NormKind::parse(v.get<std::string>()).name()); });
-  else if (key == "layers") each(o.depths, [](const nlohmann::json& v) { return v.get<int64_t>(); });
+  else if (key == "layers") each(o.layers, [](const nlohmann::json& v) { return v.get<int64_t>(); });
   else if (key == "warmup") each(o.warmups, [](const nlohmann::json& v) { return v.get<int64_t>(); });
   else if (key == "lr") each(o.lrs, [](const nlohmann::json& v) { return v.get<double>(); });
   else if (key == "seed") each(o.seeds, [](const nlohmann::json& v) { return v.get<uint64_t>(); });
@@ -232,7 +232,7 @@ std::map<std::string, std::string> base_values(const SweepOptions& o) {
 
 std::string grid_shape(const SweepOptions& o) {
   static const std::map<std::string, std::string> plural = {
-      {"placement", "placements"}, {"layers", "depths"}, {"warmup", "warmups"}, {"lr", "lrs"}, {"seed", "seeds"}, {"norm", "norms"}};
+      {"placement", "placements"}, {"layers", "layers"}, {"warmup", "warmups"}, {"lr", "lrs"}, {"seed", "seeds"}, {"norm", "norms"}};
   std::string s;
   for (const auto& [key, values] : all_axes(o)) {
     const bool core = plural.count(key);
@@ -334,18 +334,18 @@ SweepOptions read_grid(const std::string& path, const SweepOptions& like, const 
     std::map<std::string, std::set<std::string>> seen;
     std::set<double> lrs;
     std::set<uint64_t> seeds;
-    std::set<int64_t> depths, warmups;
+    std::set<int64_t> layers, warmups;
     std::vector<std::string> norms, placements;
     for (const auto& r : recorded) {
       if (std::find(norms.begin(), norms.end(), r.spec.norm) == norms.end()) norms.push_back(r.spec.norm);
       if (std::find(placements.begin(), placements.end(), r.spec.placement) == placements.end())
         placements.push_back(r.spec.placement);
-      lrs.insert(r.spec.lr), seeds.insert(r.spec.seed), depths.insert(r.spec.depth), warmups.insert(r.spec.warmup);
+      lrs.insert(r.spec.lr), seeds.insert(r.spec.seed), layers.insert(r.spec.layers), warmups.insert(r.spec.warmup);
     }
     if (!recorded.empty()) {
       g.norms = norms, g.placements = placements;
       g.lrs.assign(lrs.begin(), lrs.end()), g.seeds.assign(seeds.begin(), seeds.end());
-      g.depths.assign(depths.begin(), depths.end()), g.warmups.assign(warmups.begin(), warmups.end());
+      g.layers.assign(layers.begin(), layers.end()), g.warmups.assign(warmups.begin(), warmups.end());
     }
   }
   try {

@@ -57,7 +57,7 @@ std::string text_or(double v, const char* fmt, const char* none = "-") { return 
 std::string Group::value(const std::string& key, const std::map<std::string, std::string>& base) const {
   if (key == "norm") return norm;
   if (key == "placement") return placement;
-  if (key == "layers") return std::to_string(depth);
+  if (key == "layers") return std::to_string(layers);
   if (key == "warmup") return std::to_string(warmup);
   if (auto it = settings.find(key); it != settings.end()) return it->second;
   auto it = base.find(key);
@@ -89,7 +89,7 @@ bool collapsed(const RunRecord& r, double trained_below) {
          r.final_val_loss > r.min_val_loss + kCollapseMargin;
 }
 
-bool attention_blowup(const RunRecord& r) { return !r.diverged && r.peak_max_logit > kAttentionLogitLimit; }
+bool attention_blowup(const RunRecord& r) { return !r.diverged && r.peak_attention_logit > kAttentionLogitLimit; }
 
 bool output_logit_drift(const RunRecord& r) { return !r.diverged && r.min_log_z_mean < kLogZFloor; }
 
@@ -102,7 +102,7 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
   std::vector<std::vector<std::string>> order;
   for (const auto& r : runs) {
     Group probe;
-    probe.norm = r.spec.norm, probe.placement = r.spec.placement, probe.depth = r.spec.depth, probe.warmup = r.spec.warmup;
+    probe.norm = r.spec.norm, probe.placement = r.spec.placement, probe.layers = r.spec.layers, probe.warmup = r.spec.warmup;
     probe.settings = r.spec.settings;
     std::vector<std::string> k;
     for (const auto& a : axes) k.push_back(probe.value(a, base));
@@ -118,7 +118,7 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
   for (const auto& k : order) {
     Group g;
     const RunRecord& first = *by_group[k].front();
-    g.norm = first.spec.norm, g.placement = first.spec.placement, g.depth = first.spec.depth, g.warmup = first.spec.warmup;
+    g.norm = first.spec.norm, g.placement = first.spec.placement, g.layers = first.spec.layers, g.warmup = first.spec.warmup;
     g.settings = first.spec.settings;
     g.label = g.norm + "/" + g.placement;
     for (const auto& a : s.varied) g.label += label_part(a, g.value(a, base));
@@ -149,7 +149,7 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
       std::vector<double> ok, residual, attention, output, log_z;
       double cap = 0;
       for (const RunRecord* r : rs) {
-        residual.push_back(r->peak_residual_rms), attention.push_back(r->peak_max_logit), output.push_back(r->peak_output_logit);
+        residual.push_back(r->peak_residual_rms), attention.push_back(r->peak_attention_logit), output.push_back(r->peak_output_logit);
         log_z.push_back(r->min_log_z_mean);
         if (std::isfinite(r->min_log_z_mean) && !(r->min_log_z_mean >= g.min_log_z_mean)) g.min_log_z_mean = r->min_log_z_mean;
         ++c.runs;
@@ -202,9 +202,9 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
     std::vector<double> peak, logit, fin, out;
     for (const RunRecord* r : by_group[order[i]])
       if (r->spec.lr == s.reference_lr)
-        peak.push_back(r->peak_residual_rms), logit.push_back(r->peak_max_logit), fin.push_back(r->final_residual_rms),
+        peak.push_back(r->peak_residual_rms), logit.push_back(r->peak_attention_logit), fin.push_back(r->final_residual_rms),
             out.push_back(r->peak_output_logit);
-    g.ref_peak_residual_rms = median(peak), g.ref_peak_max_logit = median(logit), g.ref_final_residual_rms = median(fin);
+    g.ref_peak_residual_rms = median(peak), g.ref_peak_attention_logit = median(logit), g.ref_final_residual_rms = median(fin);
     g.ref_peak_output_logit = median(out);
   }
   return s;
@@ -247,7 +247,7 @@ std::string where_text(const Summary& s, const Group& g, const std::string& axis
   if (axis != "norm") add(nn::norm_label(g.norm));
   for (const auto& a : s.varied) {
     if (a == axis || a == "placement") continue;
-    if (a == "layers") add(std::to_string(g.depth) + " layers");
+    if (a == "layers") add(std::to_string(g.layers) + " layers");
     else if (a == "warmup") add("warmup " + std::to_string(g.warmup));
     else add(a + "=" + g.value(a, s.base));
   }
@@ -311,7 +311,7 @@ std::string axis_reading(const Summary& s, const std::string& axis) {
                       " (lowest mean log Z " + list([](const Group& h) { return text_or(h.min_log_z_mean, "%.2f"); }) + ")"
                 : std::string()) +
            "; at lr " + lr_str(s.reference_lr) + " peak residual RMS " + list([](const Group& h) { return text_or(h.ref_peak_residual_rms, "%.2f"); }) +
-           ", peak attention logit " + list([](const Group& h) { return text_or(h.ref_peak_max_logit, "%.1f"); }) +
+           ", peak attention logit " + list([](const Group& h) { return text_or(h.ref_peak_attention_logit, "%.1f"); }) +
            (std::any_of(family.begin(), family.end(), [](const Group* h) { return std::isfinite(h->ref_peak_output_logit); })
                 ? ", peak output logit " + list([](const Group& h) { return text_or(h.ref_peak_output_logit, "%.1f"); })
                 : std::string()) + ".";
@@ -397,9 +397,9 @@ std::string reading(const Summary& s) {
                    ? ". In pre-norm the stream itself is never normalised; the norm hands each sub-layer a rescaled "
                      "copy, which is what keeps the sub-layers' inputs steady as the stream grows."
                    : ". In post-norm every block's output is normalised, so the stream stays near the norm's scale.";
-        if (std::isfinite(none->ref_peak_max_logit) && std::isfinite(best->ref_peak_max_logit))
-          out += " The largest attention logit reached " + f("%.1f", none->ref_peak_max_logit) + " without a norm vs " +
-                 f("%.1f", best->ref_peak_max_logit) + " with " + label(best) + ".";
+        if (std::isfinite(none->ref_peak_attention_logit) && std::isfinite(best->ref_peak_attention_logit))
+          out += " The largest attention logit reached " + f("%.1f", none->ref_peak_attention_logit) + " without a norm vs " +
+                 f("%.1f", best->ref_peak_attention_logit) + " with " + label(best) + ".";
         out += "\n";
       }
     }
@@ -506,7 +506,7 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
           (std::isfinite(g.best_loss) ? f("%.3f", g.best_loss) : "–") + " | " +
           (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : "none") + " | " + sensitivity_text(g) + " | " +
           std::to_string(g.diverged) + "/" + std::to_string(g.runs) + " | " + f("%.1f", g.step_ms) + " | " +
-          f("%.2f", g.ref_peak_residual_rms) + " | " + f("%.1f", g.ref_peak_max_logit) + " | " +
+          f("%.2f", g.ref_peak_residual_rms) + " | " + f("%.1f", g.ref_peak_attention_logit) + " | " +
           text_or(g.ref_peak_output_logit, "%.1f") + " | " + text_or(g.min_log_z_mean, "%.2f") + " | " +
           std::to_string(g.spikes) + " | " + std::to_string(g.collapsed) + "/" + std::to_string(g.runs) + " | " +
           std::to_string(g.attention_blowups) + "/" + std::to_string(g.runs) + " | " + std::to_string(g.log_z_drifts) + "/" +
@@ -539,11 +539,11 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   std::string unclean;
   for (const Group& g : s.groups)
     for (const auto& r : runs)
-      if (r.spec.norm == g.norm && r.spec.placement == g.placement && r.spec.depth == g.depth &&
+      if (r.spec.norm == g.norm && r.spec.placement == g.placement && r.spec.layers == g.layers &&
           r.spec.warmup == g.warmup && r.spec.settings == g.settings &&
           (collapsed(r, g.trained_below) || attention_blowup(r) || output_logit_drift(r)))
         unclean += "| " + r.spec.id() + " | " + (collapsed(r, g.trained_below) ? "yes" : "no") + " | " +
-                   f("%.3f", r.min_val_loss) + " | " + f("%.3f", r.final_val_loss) + " | " + f("%.1f", r.peak_max_logit) +
+                   f("%.3f", r.min_val_loss) + " | " + f("%.3f", r.final_val_loss) + " | " + f("%.1f", r.peak_attention_logit) +
                    " | " + text_or(r.min_log_z_mean, "%.2f") + " |\n";
   md += "\n## Collapses, attention-logit blow-ups and log-Z drifts\n\nRuns that did not diverge but are not clean (see above).\n\n";
   md += unclean.empty() ? "None.\n"
@@ -557,13 +557,13 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   for (size_t i = 0; i < kRunColumns.size(); ++i) md += (i ? ", " : "") + kRunColumns[i];
   md += " (settings: the run's values of the other axes where they differ from the base, key=value;...).\n"
         "- `sweep.json`: the whole grid; `compare_norms --out DIR` continues it, and values given then add to it.\n"
-        "- `curves.csv`: one row per step per run (join with runs.csv on run_id for the other axes): run_id, norm, "
-        "placement, lr, seed, depth, warmup, step, loss, lr_now, grad_norm, update_ratio, "
-        "logit_mean, logit_max, final_residual_rms, val_loss and train_eval_loss (at evaluations), z_loss, "
-        "log_z_mean, log_z_min, with "
-        "--sharpness-every sharpness, sharpness_threshold, precond_sharpness and precond_threshold (at measurements), "
-        "then per layer i "
-        "residual_rms_i, norm_out_rms_i, max_logit_i, grad_norm_i, update_ratio_i.\n";
+        "- `curves.csv`: one row per step per run (join with runs.csv on run_id for the other axes; val_loss and "
+        "train_eval_loss at evaluations, the sharpness columns with --sharpness-every at measurements; a "
+        "layer's columns end in its index i): ";
+  const std::vector<std::string> curve = curve_columns(1, true);
+  for (size_t i = 0; i < curve.size(); ++i)
+    md += (i ? ", " : "") + (curve[i].ends_with("_0") ? curve[i].substr(0, curve[i].size() - 2) + "_i" : curve[i]);
+  md += ".\n";
   return md;
 }
 

@@ -50,7 +50,7 @@ inline constexpr double kTrainedFraction = 0.9;
 
 struct Group {
   std::string norm, placement;
-  int64_t depth = 0, warmup = 0;
+  int64_t layers = 0, warmup = 0;
   std::map<std::string, std::string> settings;  // the other axes' values (RunSpec::settings)
   // The group's value of axis `key` (a flag name: "norm", "layers", "dim", ...); for another
   // setting it holds at the base, `base` (Summary::base) names the value.
@@ -71,7 +71,7 @@ struct Group {
   int64_t spikes = 0;                 // recovered loss spikes, summed over the group's runs
   double step_ms = 0;                 // mean over runs
   std::map<std::pair<double, uint64_t>, double> run_step_ms;  // (lr, seed) -> step_ms, runs that did not diverge
-  double ref_peak_residual_rms = 0, ref_peak_max_logit = 0, ref_final_residual_rms = 0;  // at the reference LR
+  double ref_peak_residual_rms = 0, ref_peak_attention_logit = 0, ref_final_residual_rms = 0;  // at the reference LR
   double ref_peak_output_logit = 0;   // largest LM-head logit, median over seeds at the reference LR
   double min_log_z_mean = 0;          // the lowest mean log Z of any of its runs (NaN: not recorded)
 };

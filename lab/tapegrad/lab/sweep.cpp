@@ -57,19 +57,19 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-const std::vector<std::string> kCurvePrefix = {"run_id", "norm", "placement", "lr", "seed", "depth", "warmup",
+const std::vector<std::string> kCurvePrefix = {"run_id", "norm", "placement", "lr", "seed", "layers", "warmup",
                                                "step", "loss", "lr_now", "grad_norm", "update_ratio",
-                                               "logit_mean", "logit_max", "final_residual_rms", "val_loss",
+                                               "output_logit_mean", "output_logit_max", "final_residual_rms", "val_loss",
                                                "train_eval_loss", "z_loss", "log_z_mean", "log_z_min"};
-const std::vector<std::string> kLayerFields = {"residual_rms", "norm_out_rms", "max_logit", "grad_norm", "update_ratio"};
+const std::vector<std::string> kLayerFields = {"residual_rms", "norm_out_rms", "attention_logit", "grad_norm", "update_ratio"};
 
 }  // namespace
 
 const std::vector<std::string> kRunColumns = {
-    "run_id", "norm", "placement", "lr", "seed", "depth", "warmup", "steps", "steps_done", "initial_loss",
+    "run_id", "norm", "placement", "lr", "seed", "layers", "warmup", "steps", "steps_done", "initial_loss",
     "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss", "diverged", "divergence_step",
     "divergence_cause", "divergence_quantity", "step_ms", "tokens_per_s", "peak_residual_rms", "final_residual_rms",
-    "peak_max_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit",
+    "peak_attention_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit",
     "min_log_z_mean", "min_log_z", "peak_batch_sharpness_ratio", "settings"};
 
 namespace {
@@ -79,10 +79,19 @@ const std::vector<std::string> kSharpnessFields = {"sharpness",         "sharpne
                                                    "precond_threshold", "batch_sharpness",     "batch_lambda_max"};
 }  // namespace
 
-std::vector<std::string> curve_columns(int64_t max_depth, bool sharpness) {
+std::string current_column(const std::string& name) {
+  static const std::map<std::string, std::string> renamed = {
+      {"depth", "layers"}, {"peak_max_logit", "peak_attention_logit"}, {"logit_mean", "output_logit_mean"},
+      {"logit_max", "output_logit_max"}};
+  if (const auto it = renamed.find(name); it != renamed.end()) return it->second;
+  if (name.starts_with("max_logit_")) return "attention_logit_" + name.substr(10);
+  return name;
+}
+
+std::vector<std::string> curve_columns(int64_t max_layers, bool sharpness) {
   std::vector<std::string> c = kCurvePrefix;
   if (sharpness) c.insert(c.end(), kSharpnessFields.begin(), kSharpnessFields.end());
-  for (int64_t i = 0; i < max_depth; ++i)
+  for (int64_t i = 0; i < max_layers; ++i)
     for (const auto& f : kLayerFields) c.push_back(f + "_" + std::to_string(i));
   return c;
 }
@@ -90,7 +99,7 @@ std::vector<std::string> curve_columns(int64_t max_depth, bool sharpness) {
 // The learning rate as %g when that reads back exactly (every id ever written for such values
 // stays the same), otherwise with all 17 digits: 1.0000004e-3 must not reuse the 1e-3 run.
 std::string RunSpec::id() const {
-  std::string id = cat(norm, "_", placement, "_lr", setting_text(lr), "_s", seed, "_L", depth, "_w", warmup);
+  std::string id = cat(norm, "_", placement, "_lr", setting_text(lr), "_s", seed, "_L", layers, "_w", warmup);
   for (const auto& [key, value] : settings) id += "_" + key + "=" + value;
   return id;
 }
@@ -112,7 +121,7 @@ std::vector<RunSpec> expand(const SweepOptions& o) {
     n = values == 0 ? 0 : (n > kMaxRuns / values ? kMaxRuns + 1 : n * values);
   };
   times("norm", o.norms.size()), times("placement", o.placements.size()), times("lr", o.lrs.size());
-  times("seed", o.seeds.size()), times("layers", o.depths.size()), times("warmup", warmups.size());
+  times("seed", o.seeds.size()), times("layers", o.layers.size()), times("warmup", warmups.size());
   for (const auto& [key, values] : o.axes) times(key, values.size());
   check(n <= kMaxRuns, "a sweep of ", shape, " is more than ", kMaxRuns, " runs");
   // The other axes' points, outermost: each a map of the values that differ from the base.
@@ -131,11 +140,11 @@ std::vector<RunSpec> expand(const SweepOptions& o) {
   std::vector<RunSpec> specs;
   for (const auto& settings : points)
     for (const auto& placement : o.placements)
-      for (int64_t depth : o.depths)
+      for (int64_t layers : o.layers)
         for (int64_t warmup : warmups)
           for (double lr : o.lrs)
             for (uint64_t seed : o.seeds)
-              for (const auto& norm : o.norms) specs.push_back({norm, placement, lr, seed, depth, warmup, settings});
+              for (const auto& norm : o.norms) specs.push_back({norm, placement, lr, seed, layers, warmup, settings});
   std::set<std::string> ids;
   for (const auto& s : specs) check(ids.insert(s.id()).second, "sweep: run ", s.id(), " appears twice (repeated axis value?)");
   // Every combination must be a valid training run (e.g. --heads must divide --dim in each).
@@ -158,7 +167,7 @@ lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threa
   }
   c.norm = nn::NormKind::parse(spec.norm), c.placement = nn::parse_placement(spec.placement), c.lr = spec.lr;
   c.min_lr = spec.lr * o.min_lr_ratio;
-  c.seed = spec.seed, c.layers = spec.depth, c.warmup = spec.warmup;
+  c.seed = spec.seed, c.layers = spec.layers, c.warmup = spec.warmup;
   c.instrument = true, c.threads = threads, c.checkpoint_every = 0;
   c.eval_every = o.evals > 0 ? std::max<int64_t>(1, c.steps / o.evals) : 0;  // and at the last step (lm::run)
   // A recipe gives the runs of its target its settings, except those the sweep varies and those
@@ -192,7 +201,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
   double ms = 0;
   // The lr column in the id's text: exact, so the row reads back to the same id.
   const std::string prefix = join({spec.id(), spec.norm, spec.placement, setting_text(spec.lr), std::to_string(spec.seed),
-                                   std::to_string(spec.depth), std::to_string(spec.warmup)});
+                                   std::to_string(spec.layers), std::to_string(spec.warmup)});
   lm::RunHooks hooks;
   hooks.detector = &detector;
   hooks.stop_requested = stop;
@@ -204,10 +213,10 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
     rec.steps_done = r.step;
     for (const auto& l : s.layers) {
       if (std::isfinite(l.residual_rms)) rec.peak_residual_rms = std::max(rec.peak_residual_rms, l.residual_rms);
-      if (std::isfinite(l.max_logit)) rec.peak_max_logit = std::max(rec.peak_max_logit, l.max_logit);
+      if (std::isfinite(l.attention_logit)) rec.peak_attention_logit = std::max(rec.peak_attention_logit, l.attention_logit);
     }
     if (std::isfinite(s.final_residual_rms)) rec.peak_residual_rms = std::max(rec.peak_residual_rms, s.final_residual_rms);
-    if (std::isfinite(s.logit_max) && !(s.logit_max <= rec.peak_output_logit)) rec.peak_output_logit = s.logit_max;
+    if (std::isfinite(s.output_logit_max) && !(s.output_logit_max <= rec.peak_output_logit)) rec.peak_output_logit = s.output_logit_max;
     rec.final_residual_rms = s.final_residual_rms;
     if (std::isfinite(r.log_z_mean) && !(r.log_z_mean >= rec.min_log_z_mean)) rec.min_log_z_mean = r.log_z_mean;
     if (std::isfinite(r.log_z_min) && !(r.log_z_min >= rec.min_log_z)) rec.min_log_z = r.log_z_min;
@@ -219,7 +228,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
       rec.min_val_loss = std::min(rec.min_val_loss, val), rec.min_train_loss = std::min(rec.min_train_loss, train);
     }
     std::vector<std::string> row{prefix,         std::to_string(r.step), num(r.loss),        num(r.lr),
-                                 num(r.grad_norm), num(s.update_ratio),  num(s.logit_mean),  num(s.logit_max),
+                                 num(r.grad_norm), num(s.update_ratio),  num(s.output_logit_mean),  num(s.output_logit_max),
                                  num(s.final_residual_rms), num(val),    num(train),
                                  num(r.z_loss), num(r.log_z_mean), num(r.log_z_min)};
     if (c.sharpness_every > 0) {
@@ -237,7 +246,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
         row.push_back(num(v));
     }
     for (const auto& l : s.layers)
-      for (double v : {l.residual_rms, l.norm_out_rms, l.max_logit, l.grad_norm, l.update_ratio}) row.push_back(num(v));
+      for (double v : {l.residual_rms, l.norm_out_rms, l.attention_logit, l.grad_norm, l.update_ratio}) row.push_back(num(v));
     curve += join(row) + "\n";
   };
   const lm::RunOutcome outcome = lm::run(trainer, hooks);
@@ -261,12 +270,12 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
 std::string csv_row(const RunRecord& r) {
   const RunSpec& s = r.spec;
   // lr as the id writes it (every digit it needs): reading the row back gives the same bits, so the same id.
-  return join({s.id(), s.norm, s.placement, setting_text(s.lr), std::to_string(s.seed), std::to_string(s.depth),
+  return join({s.id(), s.norm, s.placement, setting_text(s.lr), std::to_string(s.seed), std::to_string(s.layers),
                std::to_string(s.warmup), std::to_string(r.steps), std::to_string(r.steps_done), num(r.initial_loss),
                num(r.final_train_loss), num(r.min_train_loss), num(r.final_val_loss), num(r.min_val_loss),
                r.diverged ? "1" : "0", std::to_string(r.divergence_step), r.divergence_cause, r.divergence_quantity,
                num(r.step_ms), num(r.tokens_per_s), num(r.peak_residual_rms), num(r.final_residual_rms),
-               num(r.peak_max_logit), num(r.wall_s), num(r.peak_sharpness_ratio),
+               num(r.peak_attention_logit), num(r.wall_s), num(r.peak_sharpness_ratio),
                std::to_string(r.sharpness_cross_step), std::to_string(r.spikes), num(r.peak_output_logit),
                num(r.min_log_z_mean), num(r.min_log_z), num(r.peak_batch_sharpness_ratio), s.settings_text(";")});
 }
@@ -325,9 +334,11 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
   std::istringstream in(text);
   std::string line;
   std::getline(in, line);
-  const std::vector<std::string> header = split(line);
+  std::vector<std::string> header = split(line);
+  for (std::string& name : header) name = current_column(name);
   // Columns are found by name: files written by earlier versions lack the later columns (they
-  // read as unmeasured) or hold them in another order; every name must be one of kRunColumns.
+  // read as unmeasured), hold them in another order or under their old names; every name must
+  // be one of kRunColumns.
   std::map<std::string, size_t> at;
   for (size_t i = 0; i < header.size(); ++i) {
     check(std::find(kRunColumns.begin(), kRunColumns.end(), header[i]) != kRunColumns.end(), path, ": unknown column '",
@@ -356,7 +367,7 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
     } catch (const Error& e) {
       throw Error(cat(where, ": ", e.what()));
     }
-    number("lr", r.spec.lr), number("seed", r.spec.seed), number("depth", r.spec.depth), number("warmup", r.spec.warmup);
+    number("lr", r.spec.lr), number("seed", r.spec.seed), number("layers", r.spec.layers), number("warmup", r.spec.warmup);
     number("steps", r.steps), number("steps_done", r.steps_done), number("initial_loss", r.initial_loss);
     number("final_train_loss", r.final_train_loss), number("min_train_loss", r.min_train_loss);
     number("final_val_loss", r.final_val_loss), number("min_val_loss", r.min_val_loss);
@@ -364,7 +375,7 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
     r.divergence_cause = text("divergence_cause"), r.divergence_quantity = text("divergence_quantity");
     number("step_ms", r.step_ms), number("tokens_per_s", r.tokens_per_s);
     number("peak_residual_rms", r.peak_residual_rms), number("final_residual_rms", r.final_residual_rms);
-    number("peak_max_logit", r.peak_max_logit), number("wall_s", r.wall_s);
+    number("peak_attention_logit", r.peak_attention_logit), number("wall_s", r.wall_s);
     number("peak_sharpness_ratio", r.peak_sharpness_ratio), number("sharpness_cross_step", r.sharpness_cross_step);
     number("spikes", r.spikes), number("peak_output_logit", r.peak_output_logit);
     number("min_log_z_mean", r.min_log_z_mean), number("min_log_z", r.min_log_z);
@@ -600,7 +611,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
           const auto rec = run_one(o, spec, shared.tokenizer, shared.data, threads, curve, stop);
           if (!rec) return;
           // The curve, then the record, then the proof of both: a run is done once its proof is written.
-          const std::string curve_file = join(curve_columns(spec.depth, o.base.sharpness_every > 0)) + "\n" + curve;
+          const std::string curve_file = join(curve_columns(spec.layers, o.base.sharpness_every > 0)) + "\n" + curve;
           const std::string record_file = join(kRunColumns) + "\n" + csv_row(*rec) + "\n";
           io::write_file_atomic(o.out + "/curves/" + spec.id() + ".csv", curve_file);
           io::write_file_atomic(o.out + "/records/" + spec.id() + ".csv", record_file);
@@ -639,16 +650,17 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
   write_runs_csv(o.out, all);
   // curves.csv: every recorded run's curve under the deepest run's columns. Each file's cells are
   // placed by its own header, so a curve written before a column existed leaves that column empty.
-  int64_t max_depth = 0;
-  for (const auto& [id, r] : all) max_depth = std::max(max_depth, r.spec.depth);
-  const std::vector<std::string> columns = curve_columns(max_depth, o.base.sharpness_every > 0);
+  int64_t max_layers = 0;
+  for (const auto& [id, r] : all) max_layers = std::max(max_layers, r.spec.layers);
+  const std::vector<std::string> columns = curve_columns(max_layers, o.base.sharpness_every > 0);
   std::string curves = join(columns) + "\n";
   for (const auto& [id, r] : all) {
     const std::string path = o.out + "/curves/" + id + ".csv";
     std::istringstream in(io::read_file(path, kMaxCurveBytes));
     std::string line;
     std::getline(in, line);
-    const std::vector<std::string> header = split(line);
+    std::vector<std::string> header = split(line);
+    for (std::string& name : header) name = current_column(name);
     std::vector<int> source(columns.size(), -1);  // column k of curves.csv is the file's column source[k]
     for (size_t k = 0; k < columns.size(); ++k)
       if (const auto it = std::find(header.begin(), header.end(), columns[k]); it != header.end())

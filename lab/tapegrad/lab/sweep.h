@@ -49,7 +49,7 @@ struct RunSpec {
   std::string norm, placement;
   double lr = 0;
   uint64_t seed = 0;
-  int64_t depth = 0, warmup = 0;
+  int64_t layers = 0, warmup = 0;
   // The other axes (grid.h) where this run's value differs from the sweep's base: flag -> text.
   std::map<std::string, std::string> settings{};
   // "layernorm_pre_lr0.003_s1_L4_w30" (+ "_dim=64" per setting): stable, file-name safe, unique
@@ -72,7 +72,7 @@ struct RunRecord {
   double step_ms = 0, tokens_per_s = 0;          // mean over the steps after the first
   double peak_residual_rms = 0;                  // max over steps and layers (and the final stream)
   double final_residual_rms = 0;                 // after the last block, at the last step
-  double peak_max_logit = 0;                     // max over steps and layers
+  double peak_attention_logit = 0;                     // max over steps and layers
   double wall_s = 0;
   // With --sharpness-every: the largest edge_ratio (sharpness over its threshold, sharpness.h) and
   // the first measured step where it reached 1 (0: never; NaN / 0 when not measured).
@@ -91,10 +91,14 @@ struct RunRecord {
 };
 
 extern const std::vector<std::string> kRunColumns;
+// A column as this version names it: files written before a rename (depth, peak_max_logit,
+// logit_mean, logit_max, max_logit_<i>) are read under the new names (layers, peak_attention_logit,
+// output_logit_mean, output_logit_max, attention_logit_<i>).
+std::string current_column(const std::string& name);
 // With `sharpness`, six columns after the run's own: sharpness, sharpness_threshold,
 // precond_sharpness, precond_threshold, batch_sharpness, batch_lambda_max (NaN at steps without
 // a measurement; the batch ones without --batch-sharpness).
-std::vector<std::string> curve_columns(int64_t max_depth, bool sharpness = false);
+std::vector<std::string> curve_columns(int64_t max_layers, bool sharpness = false);
 
 struct SweepOptions {
   lm::TrainConfig base;  // everything the axes do not set; base.instrument is forced on
@@ -102,7 +106,7 @@ struct SweepOptions {
   std::vector<std::string> placements{"pre"};
   std::vector<double> lrs;
   std::vector<uint64_t> seeds{1};
-  std::vector<int64_t> depths{4};
+  std::vector<int64_t> layers{4};
   std::vector<int64_t> warmups;  // empty: base.warmup
   // Every other swept setting (grid.h): flag name -> values as text, base.<flag>'s value among
   // them; a setting with one value lives in `base` only.

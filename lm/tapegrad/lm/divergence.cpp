@@ -13,10 +13,10 @@ std::vector<std::pair<std::string, double>> DivergenceDetector::quantities(const
       const std::string b = "blocks." + std::to_string(i) + ".";
       q.emplace_back(b + "residual_rms", s->layers[i].residual_rms);
       q.emplace_back(b + "norm_out_rms", s->layers[i].norm_out_rms);
-      q.emplace_back(b + "max_logit", s->layers[i].max_logit);
+      q.emplace_back(b + "attention_logit", s->layers[i].attention_logit);
     }
     q.emplace_back("final_residual_rms", s->final_residual_rms);
-    q.emplace_back("logit_max", s->logit_max);
+    q.emplace_back("output_logit_max", s->output_logit_max);
   }
   q.emplace_back("loss", r.loss);
   if (s)

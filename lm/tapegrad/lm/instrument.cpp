@@ -32,11 +32,11 @@ void Instrument::after_backward() {
     s.grad_norm = std::sqrt(s.grad_norm);
     s.residual_rms = probe_.blocks[i].residual_rms;
     s.norm_out_rms = probe_.blocks[i].norm_out_rms;
-    s.max_logit = probe_.blocks[i].max_logit;
+    s.attention_logit = probe_.blocks[i].attention_logit;
   }
   stats_.final_residual_rms = probe_.final_residual_rms;
-  stats_.logit_mean = probe_.logit_mean;
-  stats_.logit_max = probe_.logit_max;
+  stats_.output_logit_mean = probe_.output_logit_mean;
+  stats_.output_logit_max = probe_.output_logit_max;
 }
 
 void Instrument::before_update() {

@@ -5,7 +5,7 @@
 //   per layer i (block i):
 //     residual_rms   RMS of the residual stream entering block i ("scale drift")
 //     norm_out_rms   RMS of what its attention reads: Norm1(X) in pre-norm — the correction
-//     max_logit      largest attention logit <q, k> / sqrt(HS) in block i
+//     attention_logit largest attention logit <q, k> / sqrt(HS) in block i
 //     grad_norm      L2 norm of the gradients of block i's parameters (before clipping)
 //     update_ratio   RMS(w_after - w_before) / RMS(w_before) over block i's parameters
 //   whole model: the residual stream after the last block, output-logit mean and max, and the
@@ -20,12 +20,12 @@
 namespace tapegrad::lm {
 
 struct LayerStats {
-  double residual_rms = 0, norm_out_rms = 0, max_logit = 0, grad_norm = 0, update_ratio = 0;
+  double residual_rms = 0, norm_out_rms = 0, attention_logit = 0, grad_norm = 0, update_ratio = 0;
 };
 
 struct StepStats {
   std::vector<LayerStats> layers;
-  double final_residual_rms = 0, logit_mean = 0, logit_max = 0, update_ratio = 0;
+  double final_residual_rms = 0, output_logit_mean = 0, output_logit_max = 0, update_ratio = 0;
 };
 
 class Instrument {

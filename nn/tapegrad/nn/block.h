@@ -54,7 +54,7 @@ struct BlockOptions {
 struct BlockProbe {
   double residual_rms = 0;   // RMS of X, the residual stream entering the block
   double norm_out_rms = 0;   // RMS of what the attention reads: Norm1(X) (pre) or X (post)
-  double max_logit = 0;      // largest attention logit <q, k> / sqrt(HS)
+  double attention_logit = 0;  // largest attention logit <q, k> / sqrt(HS)
 };
 
 template <typename T>

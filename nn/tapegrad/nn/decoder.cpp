@@ -87,8 +87,8 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
     const TensorView<const T> z = out.logits.value();
     double sum = 0, mx = -std::numeric_limits<double>::infinity();
     for (int64_t i = 0; i < z.numel(); ++i) sum += z[i], mx = std::max(mx, static_cast<double>(z[i]));
-    probe->logit_mean = sum / static_cast<double>(z.numel());
-    probe->logit_max = mx;
+    probe->output_logit_mean = sum / static_cast<double>(z.numel());
+    probe->output_logit_max = mx;
   }
   if (!targets.empty()) out.loss = cross_entropy(out.logits, targets, config_.z_loss, &out.terms);
   return out;
@@ -126,11 +126,11 @@ void combine_probes(std::span<const DecoderProbe> parts, std::span<const double>
   for (size_t i = 0; i < out.blocks.size(); ++i) {
     out.blocks[i].residual_rms = rms([i](const DecoderProbe& p) { return p.blocks[i].residual_rms; });
     out.blocks[i].norm_out_rms = rms([i](const DecoderProbe& p) { return p.blocks[i].norm_out_rms; });
-    out.blocks[i].max_logit = max([i](const DecoderProbe& p) { return p.blocks[i].max_logit; });
+    out.blocks[i].attention_logit = max([i](const DecoderProbe& p) { return p.blocks[i].attention_logit; });
   }
   out.final_residual_rms = rms([](const DecoderProbe& p) { return p.final_residual_rms; });
-  out.logit_mean = mean([](const DecoderProbe& p) { return p.logit_mean; });
-  out.logit_max = max([](const DecoderProbe& p) { return p.logit_max; });
+  out.output_logit_mean = mean([](const DecoderProbe& p) { return p.output_logit_mean; });
+  out.output_logit_max = max([](const DecoderProbe& p) { return p.output_logit_max; });
 }
 
 template class Decoder<float>;

@@ -34,7 +34,7 @@ namespace tapegrad::nn {
 struct DecoderProbe {
   std::vector<BlockProbe> blocks;  // one per block; sized by forward()
   double final_residual_rms = 0;   // the residual stream after the last block
-  double logit_mean = 0, logit_max = 0;
+  double output_logit_mean = 0, output_logit_max = 0;
 };
 // The probe of a whole batch from the probes of its parts (a data-parallel step's workers), part
 // k holding the fraction weights[k] of the batch's rows: RMS values combine as the root of the
