@@ -66,10 +66,12 @@ std::string joined(const std::vector<std::string>& v) {
 // "C128 H4 T64 B8, 300 steps, adamw, warmup then cosine to lr x 0.1": the base settings.
 std::string model_text(const SweepOptions& o) {
   char b[256];
-  std::snprintf(b, sizeof b, "C%lld H%lld T%lld B%lld, %lld steps, %s, warmup then cosine to lr x %g",
+  const std::string decay = o.base.schedule == "constant" ? std::string("a constant lr")
+                                                          : cat(o.base.schedule, " to lr x ", o.min_lr_ratio);
+  std::snprintf(b, sizeof b, "C%lld H%lld T%lld B%lld, %lld steps, %s, warmup then %s",
                 static_cast<long long>(o.base.dim), static_cast<long long>(o.base.heads), static_cast<long long>(o.base.ctx),
                 static_cast<long long>(o.base.batch), static_cast<long long>(o.base.steps), o.base.optimizer.c_str(),
-                o.min_lr_ratio);
+                decay.c_str());
   std::string s = b;
   if (!o.base.qk_norm.is_none()) s += ", QK-norm " + nn::to_string(o.base.qk_norm);
   if (o.base.z_loss > 0) s += ", z-loss " + setting_text(o.base.z_loss);

@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
       const auto optimizer = load_optimizer(dir, m);
       const TrainConfig& c = m.config;
       const int64_t step = m.checkpoint["step"].get<int64_t>();
-      const double eta = lr > 0 ? lr : CosineSchedule{c.lr, c.min_lr, c.warmup, c.steps}.at(std::max<int64_t>(0, step - 1));
+      const double eta = lr > 0 ? lr : schedule_for(c)->at(std::max<int64_t>(0, step - 1));
       const Sharpness h = measure_sharpness(*m.model, *optimizer, ids, targets, B, ctx, eta,
                                             {.iters = static_cast<int>(sharpness_iters)});
       std::printf("sharpness on the first %lld windows of '%s' (the --dump-grads batch), lr %.6g (step %lld):\n",

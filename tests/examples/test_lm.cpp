@@ -427,3 +427,21 @@ TEST_CASE("run: stop_after and a stop request save and stop, a divergence ends t
   CHECK(out.step < 10);
   CHECK(saves.empty());
 }
+
+TEST_CASE("trainer: the rate is the schedule's, set_schedule changes it from the next step, --schedule picks one", "[train]") {
+  TrainConfig c = tiny_config();
+  c.steps = 6, c.warmup = 2, c.lr = 1e-2, c.min_lr = 1e-3;
+  auto t = make_trainer(c);
+  CHECK(t->lr() == CosineSchedule({.lr = 1e-2, .min_lr = 1e-3, .warmup = 2, .total = 6}).at(0));
+  CHECK(t->train_step().lr == 5e-3);  // warmup: lr (0 + 1) / 2
+  t->set_schedule(make_schedule("constant", {.lr = 0.1, .warmup = 0}));
+  CHECK(t->lr() == 0.1);
+  CHECK(t->train_step().lr == 0.1);
+  CHECK_THROWS_WITH(t->set_schedule(nullptr), Catch::Contains("the schedule is null"));
+  c.schedule = "linear";
+  auto linear = make_trainer(c);
+  for (int i = 0; i < 3; ++i) linear->train_step();
+  CHECK_THAT(linear->train_step().lr, Catch::Matchers::WithinRel(1e-2 - 0.25 * 9e-3, 1e-12));  // a quarter of the decay
+  c.schedule = "cosin";
+  CHECK_THROWS_WITH(make_trainer(c), Catch::Contains("--schedule must be cosine, linear, constant"));
+}

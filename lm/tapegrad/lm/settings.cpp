@@ -4,6 +4,7 @@
 #include "tapegrad/io/json_field.h"
 #include "tapegrad/lm/recipes.h"
 #include "tapegrad/optim/registry.h"
+#include "tapegrad/optim/schedule.h"
 
 namespace tapegrad::lm {
 
@@ -89,7 +90,10 @@ std::vector<Setting> make_settings() {
       // optimisation
       {.key = "optimizer", .member = &TrainConfig::optimizer, .group = G::kOptimisation,
        .help = "the update rule (a registered optimizer):\n" + optimizer_registry().help(),
-       .choices = optimizer_registry().names()},
+       .registry_names = [] { return optimizer_registry().names(); }},
+      {.key = "schedule", .member = &TrainConfig::schedule, .group = G::kOptimisation,
+       .help = "the learning-rate schedule (a registered schedule):\n" + schedule_registry().help(),
+       .registry_names = [] { return schedule_registry().names(); }},
       {.key = "batch", .member = &TrainConfig::batch, .group = G::kOptimisation, .help = "sequences per step B",
        .range = positive(), .at_most = k2_20},
       {.key = "full-batch", .member = &TrainConfig::full_batch, .group = G::kOptimisation,
@@ -100,7 +104,7 @@ std::vector<Setting> make_settings() {
       {.key = "lr", .member = &TrainConfig::lr, .group = G::kOptimisation, .help = "peak learning rate",
        .range = positive()},
       {.key = "min-lr", .member = &TrainConfig::min_lr, .group = G::kOptimisation,
-       .help = "learning rate at the end of the cosine decay", .sweep = R::kLab},
+       .help = "learning rate at the last step: the floor the schedule decays to", .sweep = R::kLab},
       {.key = "warmup", .member = &TrainConfig::warmup, .group = G::kOptimisation, .help = "linear warmup steps",
        .range = at_least_zero(), .at_most = k2_40},
       {.key = "weight-decay", .member = &TrainConfig::weight_decay, .group = G::kOptimisation,
@@ -160,6 +164,8 @@ const std::vector<Setting>& settings() {
   static const std::vector<Setting> table = make_settings();
   return table;
 }
+
+std::vector<std::string> setting_choices(const Setting& s) { return s.registry_names ? s.registry_names() : s.choices; }
 
 const Setting* find_setting(std::string_view key) {
   for (const Setting& s : settings())

@@ -58,9 +58,15 @@ struct Setting {
   std::optional<SettingRange> range{};   // numbers: validate() checks it, naming the flag
   std::optional<double> at_most{};       // integers: a size bound ("--dim 70000 is too large (at most 65536)")
   std::vector<std::string> choices{};    // names a text setting may take (the enums use their registries)
+  // For a text setting named from an open registry (optimizer, schedule): its names, read at each
+  // check, so entries a program registers after the table was built are accepted.
+  std::function<std::vector<std::string>()> registry_names{};
   bool negatable = false;                // a bool flag with a --no- form (--tie-head / --no-tie-head)
   bool path = false;                     // a file path: stored absolute
 };
+
+// The names a text setting may take now: `choices`, or its registry's names (empty: any text).
+std::vector<std::string> setting_choices(const Setting& s);
 
 // Every setting, in --help order.
 const std::vector<Setting>& settings();

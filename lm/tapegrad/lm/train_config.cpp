@@ -69,12 +69,12 @@ void check_setting(const Setting& s, const TrainConfig& c) {
             check_flag(static_cast<double>(v) <= *s.at_most, "--", s.key, " ", v, " is too large (at most ",
                        static_cast<int64_t>(*s.at_most), ")");
         } else if constexpr (std::is_same_v<V, std::string>) {
-          if (!s.choices.empty()) {
+          if (const std::vector<std::string> choices = setting_choices(s); !choices.empty()) {
             std::string allowed;
-            for (size_t i = 0; i < s.choices.size(); ++i)
-              allowed += cat(i == 0 ? "" : i + 1 == s.choices.size() ? " or " : ", ", s.choices[i]);
-            check_flag(std::find(s.choices.begin(), s.choices.end(), v) != s.choices.end(), "--", s.key,
-                       " must be ", allowed, ", got '", v, "'");
+            for (size_t i = 0; i < choices.size(); ++i)
+              allowed += cat(i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ", choices[i]);
+            check_flag(std::find(choices.begin(), choices.end(), v) != choices.end(), "--", s.key, " must be ",
+                       allowed, ", got '", v, "'");
           }
         }
       },

@@ -36,6 +36,7 @@ struct TrainConfig {
   std::string recipe = "none";  // a published recipe (recipes.h): sets the settings above as its paper does
   // optimisation
   std::string optimizer = "adamw";  // a registered optimizer (optim/registry.h)
+  std::string schedule = "cosine";  // a registered learning-rate schedule (optim/schedule.h)
   std::string weight_decay_mode = "coupled";  // coupled | independent (optim/optimizer.h)
   int64_t batch = 12, steps = 2000, warmup = 100;
   // Every step on the same `batch` sequences, drawn once: full-batch gradient descent on that

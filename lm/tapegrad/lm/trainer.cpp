@@ -31,6 +31,15 @@ std::unique_ptr<Optimizer<float>> optimizer_for(const TrainConfig& c, std::vecto
                          .weight_decay = {c.weight_decay, parse_weight_decay_mode(c.weight_decay_mode), c.lr}});
 }
 
+std::unique_ptr<Schedule> schedule_for(const TrainConfig& c) {
+  return make_schedule(c.schedule, {.lr = c.lr, .min_lr = c.min_lr, .warmup = c.warmup, .total = c.steps});
+}
+
+void Trainer::set_schedule(std::unique_ptr<Schedule> schedule) {
+  check(schedule != nullptr, "Trainer::set_schedule: the schedule is null");
+  schedule_ = std::move(schedule);
+}
+
 Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenizer> tokenizer,
                  std::shared_ptr<const TokenData> data, const Communicator* comm)
     : config_(config),
@@ -50,7 +59,7 @@ Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenize
   params_ = model_->parameters();
   batch_parallel_ = std::make_unique<BatchParallelStep<float>>(*model_, params_);
   optimizer_ = optimizer_for(config_, params_);
-  schedule_ = {config_.lr, config_.min_lr, config_.warmup, config_.steps};
+  schedule_ = schedule_for(config_);
   if (config_.instrument) instrument_ = std::make_unique<Instrument>(*model_);
   // Full batch: the batch a mini-batch run would train on first, drawn by a generator of its own
   // so that a resumed run (whose sampler state is restored) trains on the same sequences.
@@ -101,7 +110,7 @@ StepResult Trainer::train_step(bool request_stop) {
   }
   if (instrument_) instrument_->after_backward();
   r.grad_norm = last_grad_norm_ = grad_norm<float>(params_);
-  r.lr = schedule_.at(step_);
+  r.lr = schedule_->at(step_);
   r.finite = std::isfinite(r.loss) && std::isfinite(r.z_loss) && std::isfinite(r.grad_norm);
   if (r.finite) {  // never write NaN/Inf into the weights
     if (instrument_) instrument_->before_update();

@@ -64,8 +64,15 @@ class Trainer {
 
   int64_t step() const { return step_; }
   void set_step(int64_t s) { step_ = s; }
-  TrainConfig& config() { return config_; }
+  // The run's settings, read-only: changing one under a running trainer would be silently
+  // ignored (the model, optimizer and schedule are built from them).
   const TrainConfig& config() const { return config_; }
+  // The learning-rate schedule (config.schedule over config.lr, min_lr, warmup and steps) and the
+  // rate the next step will use. set_schedule replaces it from the next step on — a constant
+  // rate, the user's own shape; it is not saved in checkpoints: set it again after resuming.
+  const Schedule& schedule() const { return *schedule_; }
+  void set_schedule(std::unique_ptr<Schedule> schedule);
+  double lr() const { return schedule_->at(step_); }
   nn::Decoder<float>& model() { return *model_; }
   Optimizer<float>& optimizer() { return *optimizer_; }
   const text::Tokenizer& tokenizer() const { return *tokenizer_; }
@@ -91,7 +98,7 @@ class Trainer {
   std::unique_ptr<nn::Decoder<float>> model_;
   std::vector<Parameter<float>*> params_;
   std::unique_ptr<Optimizer<float>> optimizer_;
-  CosineSchedule schedule_;
+  std::unique_ptr<Schedule> schedule_;
   BatchSampler sampler_;
   Tape<float> tape_;  // evaluation
   std::unique_ptr<BatchParallelStep<float>> batch_parallel_;  // training steps: the batch split over the threads
@@ -105,6 +112,9 @@ class Trainer {
 
 // The optimizer the config asks for (--optimizer, its betas, momentum and weight decay) over `params`.
 std::unique_ptr<Optimizer<float>> optimizer_for(const TrainConfig& config, std::vector<Parameter<float>*> params);
+
+// The learning-rate schedule the config asks for (--schedule over --lr, --min-lr, --warmup, --steps).
+std::unique_ptr<Schedule> schedule_for(const TrainConfig& config);
 
 // Reads the training text: `path`, or the embedded corpus when empty. Errors name the file.
 std::string load_text(const std::string& path);

@@ -7,7 +7,7 @@ using namespace tapegrad;
 using namespace tapegrad::testing;
 
 TEST_CASE("schedule: linear warmup then cosine to the floor", "[optim]") {
-  const CosineSchedule s{.lr = 1e-3, .min_lr = 1e-4, .warmup = 100, .total = 2000};
+  const CosineSchedule s({.lr = 1e-3, .min_lr = 1e-4, .warmup = 100, .total = 2000});
   CHECK_THAT(s.at(0), Catch::Matchers::WithinRel(1e-5, 1e-12));
   CHECK_THAT(s.at(49), Catch::Matchers::WithinRel(5e-4, 1e-12));
   CHECK_THAT(s.at(99), Catch::Matchers::WithinRel(1e-3, 1e-12));
@@ -15,6 +15,49 @@ TEST_CASE("schedule: linear warmup then cosine to the floor", "[optim]") {
   CHECK_THAT(s.at(1050), Catch::Matchers::WithinRel(5.5e-4, 1e-12));  // half way: the mean of lr and min_lr
   CHECK_THAT(s.at(1999), Catch::Matchers::WithinRel(0.000100000615141408, 1e-10));
   CHECK_THAT(s.at(5000), Catch::Matchers::WithinRel(1e-4, 1e-12));
+}
+
+TEST_CASE("schedule: the registered shapes, by name, and one of the user's own", "[optim][registry]") {
+  const ScheduleShape shape{.lr = 1e-3, .min_lr = 1e-4, .warmup = 10, .total = 110};
+  const auto cosine = make_schedule("cosine", shape), linear = make_schedule("linear", shape);
+  const auto constant = make_schedule("constant", shape), one_cycle = make_schedule("one-cycle", shape);
+  // The same warmup for all but one-cycle, which rises from min_lr along half a cosine.
+  for (const auto* s : {cosine.get(), linear.get(), constant.get()}) {
+    CHECK_THAT(s->at(0), Catch::Matchers::WithinRel(1e-4, 1e-12));
+    CHECK_THAT(s->at(9), Catch::Matchers::WithinRel(1e-3, 1e-12));
+  }
+  CHECK_THAT(one_cycle->at(0), Catch::Matchers::WithinRel(1e-4, 1e-12));
+  CHECK_THAT(one_cycle->at(5), Catch::Matchers::WithinRel(5.5e-4, 1e-12));  // half way up: the mean
+  CHECK_THAT(one_cycle->at(10), Catch::Matchers::WithinRel(1e-3, 1e-12));
+  // Half way through the decay (step 60): cosine and linear at the mean, constant at the peak.
+  CHECK_THAT(cosine->at(60), Catch::Matchers::WithinRel(5.5e-4, 1e-12));
+  CHECK_THAT(linear->at(60), Catch::Matchers::WithinRel(5.5e-4, 1e-12));
+  CHECK_THAT(linear->at(35), Catch::Matchers::WithinRel(1e-3 - 0.25 * 9e-4, 1e-12));
+  CHECK_THAT(one_cycle->at(60), Catch::Matchers::WithinRel(5.5e-4, 1e-12));
+  CHECK(constant->at(60) == 1e-3);
+  CHECK(constant->at(500) == 1e-3);
+  CHECK_THAT(linear->at(110), Catch::Matchers::WithinRel(1e-4, 1e-12));
+  CHECK_THAT(cosine->at(110), Catch::Matchers::WithinRel(1e-4, 1e-12));
+  // The built-in cosine is CosineSchedule.
+  CHECK(cosine->at(37) == CosineSchedule(shape).at(37));
+  CHECK_THROWS_WITH(make_schedule("cosin", shape),
+                    Catch::StartsWith("unknown schedule 'cosin'; known: cosine, linear, constant, one-cycle"));
+  // A program's own, by name: inverse square root after the warmup (as in the original Transformer).
+  struct InverseSqrt final : Schedule {
+    ScheduleShape s;
+    explicit InverseSqrt(ScheduleShape shape) : s(shape) {}
+    double at(int64_t step) const override {
+      return s.lr * std::min((step + 1.0) / s.warmup, std::sqrt(s.warmup / (step + 1.0)));
+    }
+  };
+  if (!schedule_registry().find("inverse-sqrt-test"))
+    schedule_registry().add({.name = "inverse-sqrt-test", .description = "lr min((t+1)/w, sqrt(w/(t+1)))",
+                             .make = [](const ScheduleShape& s) -> std::unique_ptr<Schedule> {
+                               return std::make_unique<InverseSqrt>(s);
+                             }});
+  CHECK_THAT(make_schedule("inverse-sqrt-test", shape)->at(39), Catch::Matchers::WithinRel(5e-4, 1e-12));
+  CHECK_THROWS_WITH(schedule_registry().add({.name = "cosine", .description = "mine", .make = {}}),
+                    Catch::StartsWith("schedule name 'cosine' is taken"));
 }
 
 TEST_CASE("clip_grad_norm: returns the global norm and rescales above the limit", "[optim]") {
