@@ -7,6 +7,7 @@
 
 #include "support.h"
 #include "tapegrad/lm/batch_parallel.h"
+#include "tapegrad/lm/trainer.h"
 #include "tapegrad/ops.h"
 #include "tapegrad/threads.h"
 
@@ -67,5 +68,22 @@ TEST_CASE("batch parallel: a warmed-up step split over two threads makes zero he
   set_num_threads(0);
   CHECK(step.workers() == 2);
   INFO("heap allocations in 20 warmed-up split steps: " << during);
+  CHECK(during == 0);
+}
+
+TEST_CASE("trainer: a warmed-up step accumulating micro-batches, instrumented, makes zero heap allocations", "[lm][alloc]") {
+  lm::TrainConfig c;
+  c.layers = 2, c.heads = 2, c.dim = 32, c.ctx = 16, c.batch = 6, c.accumulate = 3, c.threads = 2;
+  c.instrument = true, c.steps = 100;
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "the fox sees the heron by the river. ";
+  auto tokenizer = lm::build_tokenizer(c, text, "the text");
+  lm::Trainer trainer(c, tokenizer, lm::make_token_data(c, *tokenizer, text));
+  for (int i = 0; i < 3; ++i) trainer.train_step();
+  const int64_t before = alloc_counter::allocations();
+  for (int i = 0; i < 20; ++i) trainer.train_step();
+  const int64_t during = alloc_counter::allocations() - before;
+  set_num_threads(0);
+  INFO("heap allocations in 20 warmed-up trainer steps: " << during);
   CHECK(during == 0);
 }

@@ -37,7 +37,7 @@ void BatchParallelStep<T>::ensure_workers(int n) {
 
 template <typename T>
 CrossEntropyTerms BatchParallelStep<T>::forward_backward(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B,
-                                              int64_t Tn, nn::DecoderProbe* probe) {
+                                              int64_t Tn, nn::DecoderProbe* probe, double scale) {
   check(B > 0 && Tn > 0 && static_cast<int64_t>(ids.size()) == B * Tn && targets.size() == ids.size(),
         "BatchParallelStep: ", ids.size(), " ids and ", targets.size(), " targets for a batch of ", B, " x ", Tn);
   const int n = batch_workers(B);
@@ -63,7 +63,9 @@ CrossEntropyTerms BatchParallelStep<T>::forward_backward(std::span<const int32_t
       w.terms.cross_entropy = out.terms.z_loss == 0 ? static_cast<double>(out.loss.value()[0])
                                                     : static_cast<double>(static_cast<T>(out.terms.cross_entropy));
       w.terms.z_loss = static_cast<T>(out.terms.z_loss);
-      const T seed = static_cast<T>(s.end - s.begin) / static_cast<T>(B);  // d loss / d (this share's mean loss)
+      // d loss / d (this share's mean loss); scale == 1 keeps the float division of a whole batch.
+      const T seed = scale == 1.0 ? static_cast<T>(s.end - s.begin) / static_cast<T>(B)
+                                  : static_cast<T>(scale * static_cast<double>(s.end - s.begin) / static_cast<double>(B));
       w.tape.backward(out.loss, TensorView<const T>(&seed, out.loss.shape()));
     } catch (...) {
       w.error = std::current_exception();

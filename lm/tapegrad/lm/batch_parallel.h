@@ -39,13 +39,13 @@ class BatchParallelStep {
  public:
   BatchParallelStep(nn::Decoder<T>& model, std::vector<Parameter<T>*> params);
 
-  // Forward and backward of the batch (B, T): adds d(mean objective)/d(p) into every parameter's
-  // .grad and returns the batch's loss terms (cross-entropy and z-loss as the tape's precision T
-  // holds them, weighted means over the workers; log Z's mean and minimum). Uses
+  // Forward and backward of the batch (B, T): adds `scale` x d(mean objective)/d(p) into every
+  // parameter's .grad and returns the batch's loss terms (cross-entropy and z-loss as the tape's
+  // precision T holds them, weighted means over the workers; log Z's mean and minimum). Uses
   // min(num_threads(), B) workers; `probe`, if given, receives the whole batch's statistics
-  // (nn::combine_probes).
+  // (nn::combine_probes). A micro-batch of a larger batch passes its share as `scale`.
   CrossEntropyTerms forward_backward(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t Tn,
-                          nn::DecoderProbe* probe = nullptr);
+                          nn::DecoderProbe* probe = nullptr, double scale = 1.0);
 
   // Workers used by the last step, and worker k's tape (its part of the last step; profiling).
   int workers() const { return used_; }

@@ -96,6 +96,11 @@ std::vector<Setting> make_settings() {
        .registry_names = [] { return schedule_registry().names(); }},
       {.key = "batch", .member = &TrainConfig::batch, .group = G::kOptimisation, .help = "sequences per step B",
        .range = positive(), .at_most = k2_20},
+      {.key = "accumulate", .member = &TrainConfig::accumulate, .group = G::kOptimisation,
+       .help = "run each step's --batch sequences as N micro-batches, one after another, summing their gradients "
+               "before the update (nanoGPT's gradient_accumulation_steps with batch_size --batch / N): the same "
+               "update up to float rounding, 1/N of the activation memory",
+       .range = SettingRange{1, kInf, false, false}, .at_most = k2_20},
       {.key = "full-batch", .member = &TrainConfig::full_batch, .group = G::kOptimisation,
        .help = "every step on the same --batch sequences, drawn once from the training text: full-batch gradient "
                "descent on that subset (Cohen et al. 2021), whose loss --sharpness-every then measures"},

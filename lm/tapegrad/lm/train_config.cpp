@@ -92,6 +92,8 @@ void TrainConfig::validate() const {
              " is too many tokens per step (at most 2^28)");
   check_flag(sharpness_batch * ctx <= int64_t{1} << 28, "--sharpness-batch ", sharpness_batch, " x --ctx ", ctx,
              " is too many tokens per measurement (at most 2^28)");
+  check_flag(accumulate <= batch, "--accumulate ", accumulate, " is more micro-batches than the --batch of ", batch,
+             " sequences (each micro-batch holds at least one)");
   check_flag(min_lr >= 0 && min_lr <= lr, "--min-lr must be in [0, --lr], got ", min_lr);
   check_flag(!full_batch || sharpness_batch == 0 || sharpness_batch == batch, "--sharpness-batch ", sharpness_batch,
              " with --full-batch: the sharpness is measured on the full batch itself (--batch ", batch, "); leave it 0");

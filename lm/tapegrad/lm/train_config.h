@@ -39,6 +39,10 @@ struct TrainConfig {
   std::string schedule = "cosine";  // a registered learning-rate schedule (optim/schedule.h)
   std::string weight_decay_mode = "coupled";  // coupled | independent (optim/optimizer.h)
   int64_t batch = 12, steps = 2000, warmup = 100;
+  // Gradient accumulation: each step's batch runs as this many micro-batches, one after another,
+  // their gradients summed before the one update (the activations of batch / accumulate sequences
+  // are held at a time). The update is the whole batch's, up to float rounding.
+  int64_t accumulate = 1;
   // Every step on the same `batch` sequences, drawn once: full-batch gradient descent on that
   // subset of the training text (Cohen et al. 2021 train so), the loss the sharpness then measures.
   bool full_batch = false;

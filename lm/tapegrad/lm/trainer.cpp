@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "tapegrad/lm/usage_error.h"
 #include "tapegrad/lm/corpus.h"
@@ -80,8 +81,7 @@ StepResult Trainer::train_step(bool request_stop) {
   const std::span<const int32_t> targets(targets_.data() + rank * B * T, static_cast<size_t>(B * T));
   optimizer_->zero_grad();
   StepResult r;
-  const CrossEntropyTerms terms =
-      batch_parallel_->forward_backward(ids, targets, B, T, instrument_ ? instrument_->probe() : nullptr);
+  const CrossEntropyTerms terms = accumulate(ids, targets, B, T);
   r.loss = terms.cross_entropy, r.z_loss = terms.z_loss;
   r.log_z_mean = terms.log_z_mean, r.log_z_min = terms.log_z_min;
   r.stop = request_stop;
@@ -121,6 +121,31 @@ StepResult Trainer::train_step(bool request_stop) {
   r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   r.tokens_per_s = static_cast<double>(config_.batch * config_.ctx) / (r.step_ms / 1000.0);
   return r;
+}
+
+CrossEntropyTerms Trainer::accumulate(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T) {
+  nn::DecoderProbe* probe = instrument_ ? instrument_->probe() : nullptr;
+  const int64_t n = std::min(config_.accumulate, B);
+  if (n == 1) return batch_parallel_->forward_backward(ids, targets, B, T, probe);
+  // Micro-batch m holds sequences [B m / n, B (m + 1) / n) and weighs b_m / B in the batch's mean:
+  // its gradient enters with that scale, its loss terms and statistics with that weight.
+  CrossEntropyTerms terms{.log_z_min = std::numeric_limits<double>::infinity()};
+  micro_probes_.resize(static_cast<size_t>(n));
+  micro_weights_.resize(static_cast<size_t>(n));
+  for (int64_t m = 0; m < n; ++m) {
+    const int64_t begin = B * m / n, end = B * (m + 1) / n, b = end - begin;
+    const double w = static_cast<double>(b) / static_cast<double>(B);
+    const auto part = [&](std::span<const int32_t> all) {
+      return all.subspan(static_cast<size_t>(begin * T), static_cast<size_t>(b * T));
+    };
+    const CrossEntropyTerms t = batch_parallel_->forward_backward(
+        part(ids), part(targets), b, T, probe ? &micro_probes_[static_cast<size_t>(m)] : nullptr, w);
+    terms.cross_entropy += w * t.cross_entropy, terms.z_loss += w * t.z_loss, terms.log_z_mean += w * t.log_z_mean;
+    if (!(t.log_z_min >= terms.log_z_min)) terms.log_z_min = t.log_z_min;  // NaN propagates
+    micro_weights_[static_cast<size_t>(m)] = w;
+  }
+  if (probe) nn::combine_probes(micro_probes_, micro_weights_, *probe);
+  return terms;
 }
 
 double Trainer::loss_on(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T) {

@@ -91,6 +91,8 @@ class Trainer {
 
  private:
   double mean_loss(std::span<const int32_t> split, uint64_t seed);
+  // Forward and backward of this rank's batch in config.accumulate micro-batches.
+  CrossEntropyTerms accumulate(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T);
 
   TrainConfig config_;
   std::shared_ptr<const text::Tokenizer> tokenizer_;
@@ -104,6 +106,8 @@ class Trainer {
   std::unique_ptr<BatchParallelStep<float>> batch_parallel_;  // training steps: the batch split over the threads
   std::vector<int32_t> ids_, targets_;
   std::unique_ptr<Instrument> instrument_;
+  std::vector<nn::DecoderProbe> micro_probes_;  // per micro-batch, with config.accumulate > 1
+  std::vector<double> micro_weights_;
   const Communicator* comm_ = nullptr;
   std::vector<float> flat_;  // gradients + loss + stop flag, for the one allreduce per step
   double last_grad_norm_ = 0;
