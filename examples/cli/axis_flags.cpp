@@ -39,6 +39,8 @@ std::string canonical(const lm::TrainConfig& base, const std::string& key, const
   const std::string t = setting_text(lm::to_json(c)[key]);
   try {
     setting_value(key, t);  // a swept value becomes part of run ids (file names)
+  } catch (const lm::SettingError&) {
+    throw;
   } catch (const Error& e) {
     throw lm::UsageError(e.what());
   }

@@ -218,6 +218,8 @@ int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
   }
   try {
     return body();
+  } catch (const lm::SettingError& e) {  // the training layer names settings; here they are flags
+    return usage(e.flags());
   } catch (const UsageError& e) {
     return usage(e.what());
   } catch (const tapegrad::Error& e) {

@@ -300,7 +300,7 @@ def cases(f):
         ("compare_norms", ["--dim", "16", "15", "--heads", "2"], 2, "--heads 2 does not divide --dim 15 (in the runs with dim=15)",
          "a swept combination that cannot train"),
         ("compare_norms", ["--beta2", "0.9", "nan"], 2, "--beta2 'nan': must be a finite number", "NaN among a swept setting's values"),
-        ("compare_norms", ["--out", f["sweep_bad_grid"]], 1, "sweep.json: --lr must be positive, got -1",
+        ("compare_norms", ["--out", f["sweep_bad_grid"]], 1, "sweep.json: lr must be positive, got -1",
          "a sweep.json whose grid holds a negative lr"),
         ("compare_norms", ["--out", f["sweep_path_grid"]], 1, "sweep.json: axis --qk-norm '../../x': a swept value must be",
          "a sweep.json whose axis value is a path"),

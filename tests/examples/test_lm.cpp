@@ -443,7 +443,7 @@ TEST_CASE("trainer: the rate is the schedule's, set_schedule changes it from the
   for (int i = 0; i < 3; ++i) linear->train_step();
   CHECK_THAT(linear->train_step().lr, Catch::Matchers::WithinRel(1e-2 - 0.25 * 9e-3, 1e-12));  // a quarter of the decay
   c.schedule = "cosin";
-  CHECK_THROWS_WITH(make_trainer(c), Catch::Contains("--schedule must be cosine, linear, constant"));
+  CHECK_THROWS_WITH(make_trainer(c), Catch::Contains("schedule must be cosine, linear, constant"));
 }
 
 TEST_CASE("accumulate: micro-batches give the whole batch's step within float32 rounding, deterministically", "[train]") {
@@ -498,5 +498,5 @@ TEST_CASE("accumulate: micro-batches give the whole batch's step within float32 
   // Deterministic: the same accumulation twice gives the same bits.
   CHECK(std::get<0>(run(3, 1)) == std::get<0>(run(3, 1)));
   c.accumulate = 9;
-  CHECK_THROWS_WITH(make_trainer(c), Catch::Contains("--accumulate 9 is more micro-batches than the --batch of 8"));
+  CHECK_THROWS_WITH(make_trainer(c), Catch::Contains("accumulate 9 is more micro-batches than the batch of 8"));
 }

@@ -83,8 +83,10 @@ TEST_CASE("settings: each row's range is checked, naming the flag as the table s
     edit(c);
     try {
       c.validate();
-    } catch (const lm::UsageError& e) {
-      return std::string(e.what());
+    } catch (const lm::SettingError& e) {
+      // The training layer names the setting; the programs print it as the flag.
+      CHECK(e.what() == lm::render_settings(e.message(), ""));
+      return e.flags();
     }
     return std::string("accepted");
   };
@@ -141,7 +143,7 @@ TEST_CASE("recipes: a recipe sets its target and its settings, flags given win, 
   lm::TrainConfig e;
   e.recipe = "dyt-paper";
   REQUIRE_THROWS_WITH(lm::apply_recipe(e, {"recipe", "norm"}, {"recipe", "norm"}),
-                      "--recipe dyt-paper is for --norm dyt, got layernorm");
+                      "recipe dyt-paper is for norm dyt, got layernorm");
   lm::apply_recipe(e, {"norm"}, {"norm"}, /*other_targets_allowed=*/true);
   CHECK(e.embed_scale == nn::EmbedScale::kNone);
   CHECK(e.dyt_beta);
@@ -180,4 +182,20 @@ TEST_CASE("recipes: a recipe sets its target and its settings, flags given win, 
   CHECK((lm::dyt_paper_alpha(4096) == std::pair{0.8, 0.2}));
   CHECK((lm::dyt_paper_alpha(5120) == std::pair{0.6, 0.15}));
   CHECK((lm::dyt_paper_alpha(8192) == std::pair{0.2, 0.05}));
+}
+
+TEST_CASE("settings: lm's errors name settings, the programs name flags, a value's own braces are kept", "[settings][errors]") {
+  const lm::SettingError e("{heads} 3 does not divide {dim} 128, got '{not-a-setting}'");
+  CHECK(std::string(e.what()) == "heads 3 does not divide dim 128, got '{not-a-setting}'");
+  CHECK(e.flags() == "--heads 3 does not divide --dim 128, got '{not-a-setting}'");
+  CHECK(lm::render_settings("{lr", "--") == "{lr");  // an unclosed brace is text
+  lm::TrainConfig c;
+  c.heads = 3;
+  try {
+    c.validate();
+    FAIL("accepted");
+  } catch (const lm::SettingError& err) {
+    CHECK(std::string(err.what()) == "heads 3 does not divide dim 128");
+    CHECK(err.flags() == "--heads 3 does not divide --dim 128");
+  }
 }

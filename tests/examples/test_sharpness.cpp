@@ -189,9 +189,9 @@ TEST_CASE("full batch: every step trains on one batch, the sharpness is that bat
   // Settings that would measure another batch are refused.
   TrainConfig bad = c;
   bad.full_batch = true, bad.sharpness_batch = 2;
-  CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("--sharpness-batch 2 with --full-batch"));
+  CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("sharpness-batch 2 with full-batch"));
   bad.sharpness_batch = 0, bad.batch_sharpness = 2, bad.sharpness_every = 1;
-  CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("--batch-sharpness 2 with --full-batch"));
+  CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("batch-sharpness 2 with full-batch"));
   bad.full_batch = false, bad.sharpness_every = 0;
-  CHECK_THROWS_WITH(bad.validate(), "--batch-sharpness 2 needs --sharpness-every (it is measured at the sharpness measurements)");
+  CHECK_THROWS_WITH(bad.validate(), "batch-sharpness 2 needs sharpness-every (it is measured at the sharpness measurements)");
 }

@@ -313,7 +313,7 @@ TEST_CASE("lab: swept values are checked, exact and file-name safe, in flags and
   // A combination that cannot train is named before anything trains.
   SweepOptions o = tiny_sweep(fresh("combination").string());
   o.axes = {{"dim", {"16", "15"}}};
-  REQUIRE_THROWS_WITH(expand(o), "--heads 2 does not divide --dim 15 (in the runs with dim=15)");
+  REQUIRE_THROWS_WITH(expand(o), "heads 2 does not divide dim 15 (in the runs with dim=15)");
   // A grid is counted before it is built: 1000 lrs x 1000 seeds is refused, not allocated.
   o.axes.clear();
   o.lrs.assign(1000, 0), o.seeds.assign(1000, 0);

@@ -151,6 +151,8 @@ std::vector<RunSpec> expand(const SweepOptions& o) {
   for (const auto& s : specs) {
     try {
       run_config(o, s, 1).validate();
+    } catch (const lm::SettingError& e) {
+      throw lm::SettingError(s.settings.empty() ? e.message() : cat(e.message(), " (in the runs with ", s.settings_text(), ")"));
     } catch (const lm::UsageError& e) {
       throw lm::UsageError(s.settings.empty() ? std::string(e.what()) : cat(e.what(), " (in the runs with ", s.settings_text(), ")"));
     }

@@ -158,8 +158,8 @@ void check_same_text(const nlohmann::json& saved, const std::string& text, const
   const std::string what = source.empty() ? std::string("the embedded corpus") : "'" + source + "'";
   throw Error(cat("the training text ", what, " is not the text this run was trained on (", json_path, " records ",
                   bytes, " bytes with SHA-256 ", sha.substr(0, 12), "..., it now has ", now_bytes, " bytes, ",
-                  now_sha.substr(0, 12), "...); restore the file, or pass --allow-data-change to continue on "
-                  "the new text"));
+                  now_sha.substr(0, 12), "...); restore the file, or allow the change to continue on the new text (train_lm "
+                  "--allow-data-change; ResumeOverrides::allow_data_change)"));
 }
 
 // What checkpoint.json holds besides the file hashes, parsed and validated in one place so that

@@ -99,13 +99,13 @@ void apply_recipe(TrainConfig& c, const std::set<std::string>& given, const std:
   if (r == nullptr) {
     std::string names;
     for (const std::string& n : recipe_names()) names += (names.empty() ? "" : ", ") + n;
-    throw UsageError(cat("--recipe must be one of ", names, ", got '", c.recipe.substr(0, 64), "'"));
+    throw SettingError(cat("{recipe} must be one of ", names, ", got '", c.recipe.substr(0, 64), "'"));
   }
   const Setting& target = *find_setting(r->target_key);
   if (!given.count(r->target_key)) set_setting(target, c, r->target_value);
   if (!recipe_targets(*r, c)) {
     if (other_targets_allowed) return;
-    throw UsageError(cat("--recipe ", r->name, " is for --", r->target_key, " ", r->target_value, ", got ",
+    throw SettingError(cat("{recipe} ", r->name, " is for {", r->target_key, "} ", r->target_value, ", got ",
                          setting_json(target, c).get<std::string>()));
   }
   apply_settings(*r, c, keep);

@@ -144,7 +144,7 @@ std::vector<Setting> make_settings() {
        .range = SettingRange{1, 1000, false, false}},
       {.key = "sharpness-batch", .member = &TrainConfig::sharpness_batch, .group = G::kMeasurement,
        .help = "sequences in the sharpness batch (0: --batch)", .sweep = R::kShared,
-       .range = at_least_zero("(0: --batch)"), .at_most = k2_20},
+       .range = at_least_zero("(0: {batch})"), .at_most = k2_20},
       {.key = "batch-sharpness", .member = &TrainConfig::batch_sharpness, .group = G::kMeasurement,
        .help = "at each sharpness measurement also the batch sharpness of N fresh training batches (Andreyev & "
                "Beneventano 2024: the mean of g'Hg / g'g, each batch's Hessian along its gradient) and the mean of "

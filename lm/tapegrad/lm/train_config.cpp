@@ -32,10 +32,10 @@ void TrainConfig::take_model(const nn::DecoderConfig& m) {
 }
 
 namespace {
-// check() for flag values: a failure is a usage error (exit status 2).
+// check() for settings' values: a failure is a SettingError naming each setting as {key}.
 template <typename... Args>
-void check_flag(bool ok, Args&&... args) {
-  if (!ok) throw UsageError(cat(std::forward<Args>(args)...));
+void check_setting_value(bool ok, Args&&... args) {
+  if (!ok) throw SettingError(cat(std::forward<Args>(args)...));
 }
 }  // namespace
 
@@ -58,22 +58,22 @@ void check_setting(const Setting& s, const TrainConfig& c) {
         using V = std::decay_t<decltype(v)>;
         if constexpr (std::is_arithmetic_v<V> && !std::is_same_v<V, bool>) {
           if constexpr (std::is_floating_point_v<V>)
-            check_flag(std::isfinite(v), "--", s.key, " must be a finite number, got ", v);
+            check_setting_value(std::isfinite(v), "{", s.key, "}", " must be a finite number, got ", v);
           if (s.range) {
             const SettingRange& r = *s.range;
             const double x = static_cast<double>(v);
             const bool above = r.low_open ? x > r.low : x >= r.low, below = r.high_open ? x < r.high : x <= r.high;
-            check_flag(above && below, "--", s.key, " ", range_text(r), ", got ", v);
+            check_setting_value(above && below, "{", s.key, "}", " ", range_text(r), ", got ", v);
           }
           if (s.at_most)
-            check_flag(static_cast<double>(v) <= *s.at_most, "--", s.key, " ", v, " is too large (at most ",
+            check_setting_value(static_cast<double>(v) <= *s.at_most, "{", s.key, "}", " ", v, " is too large (at most ",
                        static_cast<int64_t>(*s.at_most), ")");
         } else if constexpr (std::is_same_v<V, std::string>) {
           if (const std::vector<std::string> choices = setting_choices(s); !choices.empty()) {
             std::string allowed;
             for (size_t i = 0; i < choices.size(); ++i)
               allowed += cat(i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ", choices[i]);
-            check_flag(std::find(choices.begin(), choices.end(), v) != choices.end(), "--", s.key, " must be ",
+            check_setting_value(std::find(choices.begin(), choices.end(), v) != choices.end(), "{", s.key, "}", " must be ",
                        allowed, ", got '", v, "'");
           }
         }
@@ -85,30 +85,30 @@ void check_setting(const Setting& s, const TrainConfig& c) {
 void TrainConfig::validate() const {
   for (const Setting& s : settings()) check_setting(s, *this);
   // Relations between settings, which no single row can state.
-  check_flag(dim % heads == 0, "--heads ", heads, " does not divide --dim ", dim);
+  check_setting_value(dim % heads == 0, "{heads} ", heads, " does not divide {dim} ", dim);
   // Bounds far above anything trainable here, so that every product of sizes downstream (tokens
   // per step, parameter counts, FLOP estimates) stays far inside 64 bits.
-  check_flag(batch * ctx <= int64_t{1} << 28, "--batch ", batch, " x --ctx ", ctx,
+  check_setting_value(batch * ctx <= int64_t{1} << 28, "{batch} ", batch, " x {ctx} ", ctx,
              " is too many tokens per step (at most 2^28)");
-  check_flag(sharpness_batch * ctx <= int64_t{1} << 28, "--sharpness-batch ", sharpness_batch, " x --ctx ", ctx,
+  check_setting_value(sharpness_batch * ctx <= int64_t{1} << 28, "{sharpness-batch} ", sharpness_batch, " x {ctx} ", ctx,
              " is too many tokens per measurement (at most 2^28)");
-  check_flag(accumulate <= batch, "--accumulate ", accumulate, " is more micro-batches than the --batch of ", batch,
+  check_setting_value(accumulate <= batch, "{accumulate} ", accumulate, " is more micro-batches than the {batch} of ", batch,
              " sequences (each micro-batch holds at least one)");
-  check_flag(min_lr >= 0 && min_lr <= lr, "--min-lr must be in [0, --lr], got ", min_lr);
-  check_flag(!full_batch || sharpness_batch == 0 || sharpness_batch == batch, "--sharpness-batch ", sharpness_batch,
-             " with --full-batch: the sharpness is measured on the full batch itself (--batch ", batch, "); leave it 0");
-  check_flag(!full_batch || batch_sharpness == 0, "--batch-sharpness ", batch_sharpness,
-             " with --full-batch: every batch is the full batch, whose sharpness --sharpness-every measures; leave it 0");
-  check_flag(batch_sharpness == 0 || sharpness_every > 0, "--batch-sharpness ", batch_sharpness,
-             " needs --sharpness-every (it is measured at the sharpness measurements)");
+  check_setting_value(min_lr >= 0 && min_lr <= lr, "{min-lr} must be in [0, {lr}], got ", min_lr);
+  check_setting_value(!full_batch || sharpness_batch == 0 || sharpness_batch == batch, "{sharpness-batch} ", sharpness_batch,
+             " with {full-batch}: the sharpness is measured on the full batch itself ({batch} ", batch, "); leave it 0");
+  check_setting_value(!full_batch || batch_sharpness == 0, "{batch-sharpness} ", batch_sharpness,
+             " with {full-batch}: every batch is the full batch, whose sharpness {sharpness-every} measures; leave it 0");
+  check_setting_value(batch_sharpness == 0 || sharpness_every > 0, "{batch-sharpness} ", batch_sharpness,
+             " needs {sharpness-every} (it is measured at the sharpness measurements)");
   // The model holds alpha in float32: a value that rounds to 0 or a subnormal there is refused.
   for (const auto& [flag, alpha] : {std::pair{"dyt-alpha", dyt_alpha}, {"dyt-alpha-attn", dyt_alpha_attn}})
-    check_flag(alpha == 0 || static_cast<float>(alpha) >= std::numeric_limits<float>::min(), "--", flag, " ", alpha,
+    check_setting_value(alpha == 0 || static_cast<float>(alpha) >= std::numeric_limits<float>::min(), "{", flag, "}", " ", alpha,
                " rounds to ", static_cast<float>(alpha), " in float32, the model's precision: use at least ",
                std::numeric_limits<float>::min());
-  check_flag(tokenizer != "bpe" || vocab_size >= 256, "--vocab-size ", vocab_size,
+  check_setting_value(tokenizer != "bpe" || vocab_size >= 256, "{vocab-size} ", vocab_size,
              " is smaller than the 256-byte alphabet of the bpe tokenizer");
-  check_flag(qk_norm.can_be_qk_norm(), "--qk-norm ", qk_norm.name(),
+  check_setting_value(qk_norm.can_be_qk_norm(), "{qk-norm} ", qk_norm.name(),
              ": this norm has no row kernels for QK-norm; choose one of ", qk_norm_names());
 }
 

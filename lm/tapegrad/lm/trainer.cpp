@@ -51,7 +51,7 @@ Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenize
   config_.validate();
   const int ranks = comm_ ? comm_->size() : 1;
   if (config_.batch % ranks != 0)
-    throw UsageError(cat("--batch ", config_.batch, " does not divide among the ", ranks,
+    throw SettingError(cat("{batch} ", config_.batch, " does not divide among the ", ranks,
                          " ranks: the global batch is split evenly, so use a multiple of ", ranks));
   // Ranks on one machine share its cores: one OpenMP pool each, never oversubscribed.
   set_num_threads(config_.threads > 0 ? config_.threads
