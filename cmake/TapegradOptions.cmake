@@ -30,3 +30,19 @@ function(tapegrad_set_target_options target)
     target_link_options(${target} PUBLIC ${TAPEGRAD_SANITIZER_FLAGS})
   endif()
 endfunction()
+
+# One installed layer: tapegrad_<name> built from SOURCES, exported as tapegrad::<name>, its
+# headers under this folder (tapegrad/<name>/...), linked PUBLIC to the layers below (DEPENDS).
+function(tapegrad_add_layer name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  add_library(tapegrad_${name} ${ARG_SOURCES})
+  add_library(tapegrad::${name} ALIAS tapegrad_${name})
+  set_target_properties(tapegrad_${name} PROPERTIES EXPORT_NAME ${name} OUTPUT_NAME tapegrad_${name})
+  target_include_directories(tapegrad_${name} PUBLIC
+    $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  if(ARG_DEPENDS)
+    target_link_libraries(tapegrad_${name} PUBLIC ${ARG_DEPENDS})
+  endif()
+  tapegrad_set_target_options(tapegrad_${name})
+endfunction()

@@ -10,6 +10,7 @@
 #include "tapegrad/nn/sequential.h"
 #include "tapegrad/ops/cross_entropy.h"
 #include "tapegrad/optim/adamw.h"
+#include "tapegrad/optim/clip.h"
 
 using namespace tapegrad;
 using namespace tapegrad::testing;
@@ -107,4 +108,16 @@ TEST_CASE("sequential: an MLP with ReLU and dropout learns three spirals", "[nn]
   CHECK(first == Approx(1.0986).margin(0.05));  // ln 3 at a small init
   CHECK(last < 0.15);
   CHECK(acc >= 0.95);  // 0.983 with these seeds
+}
+
+TEST_CASE("sequential: at<M>(i) gives a layer as its own type, clip_grad_norm takes parameters() as it is", "[nn]") {
+  nn::manual_seed(1);
+  auto mlp = make_mlp<float>(2, 4, 3, 0.5);
+  nn::Linear<float>& first = mlp->at<nn::Linear<float>>(0);
+  CHECK(first.weight().value.shape() == Shape{4, 2});
+  CHECK_THROWS_WITH(mlp->at<nn::Linear<float>>(1), "Sequential::at(1): layer 1 is a ReLU, not the type asked for");
+  CHECK_THROWS_WITH(mlp->at<nn::Linear<float>>(9), "Sequential::at(9): it holds 4 layers");
+  for (Parameter<float>* p : mlp->parameters()) p->grad.fill(1.f);  // 8 + 4 + 12 + 3 = 27 ones
+  CHECK_THAT(clip_grad_norm(mlp->parameters(), 1.0), Catch::Matchers::WithinRel(std::sqrt(27.0), 1e-12));
+  CHECK_THAT(grad_norm(mlp->parameters()), Catch::Matchers::WithinRel(1.0, 1e-5));
 }

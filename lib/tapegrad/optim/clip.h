@@ -5,6 +5,7 @@
 #pragma once
 
 #include <span>
+#include <vector>
 
 #include "tapegrad/parameter.h"
 
@@ -17,6 +18,17 @@ double grad_norm(std::span<Parameter<T>* const> params);
 // max_norm <= 0 disables clipping (the norm is still returned).
 template <typename T>
 double clip_grad_norm(std::span<Parameter<T>* const> params, double max_norm);
+
+// The same over the vector model.parameters() returns, so the element type is deduced:
+// clip_grad_norm(model.parameters(), 1.0).
+template <typename T>
+double grad_norm(const std::vector<Parameter<T>*>& params) {
+  return grad_norm<T>(std::span<Parameter<T>* const>(params));
+}
+template <typename T>
+double clip_grad_norm(const std::vector<Parameter<T>*>& params, double max_norm) {
+  return clip_grad_norm<T>(std::span<Parameter<T>* const>(params), max_norm);
+}
 
 // The factor clip_grad_norm would scale the gradients by: min(1, max_norm / (norm + 1e-6)); 1
 // when clipping is off or the norm is not finite. Pass it to Optimizer::step instead of

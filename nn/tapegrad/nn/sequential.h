@@ -41,6 +41,16 @@ class Sequential : public UnaryModule<T> {
   }
   size_t size() const { return layers_.size(); }
   UnaryModule<T>& operator[](size_t i) const { return *layers_.at(i); }
+  // Layer i as the module type it was added as (seq.at<Linear<float>>(0).weight()); an Error names
+  // the layer's type when it is another.
+  template <typename M>
+  M& at(size_t i) const {
+    check(i < layers_.size(), "Sequential::at(", i, "): it holds ", layers_.size(), " layers");
+    M* m = dynamic_cast<M*>(layers_[i]);
+    check(m != nullptr, "Sequential::at(", i, "): layer ", i, " is a ", layers_[i]->type_name(),
+          ", not the type asked for");
+    return *m;
+  }
   std::string type_name() const override { return "Sequential"; }
 
  private:
