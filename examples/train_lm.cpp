@@ -10,7 +10,6 @@
 // checkpoint.json) every --checkpoint-every steps and at the end. Ctrl-C saves a checkpoint and
 // exits; `--resume DIR` continues from it. Under mpirun every rank trains its slice of the global
 // --batch and rank 0 alone writes (see Trainer for the one allreduce per step).
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -31,6 +30,7 @@
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/lm/trainer.h"
+#include "tapegrad/progress.h"
 #include "tapegrad/threads.h"
 #include "train_flags.h"
 
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
     const auto log = [&](const nlohmann::json& line) {
       if (metrics) metrics->write(line);
     };
-    Progress progress(trainer->step(), c.steps, root && isatty(STDERR_FILENO) != 0, root);
+    Progress progress(trainer->step(), c.steps, root && Progress::stderr_is_terminal(), root);
     install_stop_handlers();
     bool saved = !resume.empty();  // whether `out` holds a checkpoint of this run
     double ms_sum = 0, tok_sum = 0, comm_sum = 0;
@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
       }
       log(step_line(s, flops, report.stats));
       if (s.step > 1) ms_sum += s.step_ms, tok_sum += s.tokens_per_s, comm_sum += s.comm_ms, ++timed;  // step 1: warm-up
-      progress.update(s.step, s.loss, s.tokens_per_s);
+      progress.update(s.step, s.loss, s.tokens_per_s, "tok/s");
       if (const auto& e = report.eval) {
         log({{"step", s.step}, {"val_loss", e->val_loss}, {"train_loss", e->train_loss}});
         progress.message(fmt("step %5.0f: train loss %.4f, val loss %.4f", static_cast<double>(s.step), e->train_loss,
