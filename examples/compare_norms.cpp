@@ -1,5 +1,5 @@
 // compare_norms: the norm-stability lab. Trains the same tiny decoder with every registered norm
-// (and none) x placement x learning rate x seed x depth x warmup x any other training setting
+// (and none) x placement x learning rate x seed x layers x warmup x any other training setting
 // given several values, instrumented, and writes runs.csv, curves.csv, report.md and plots to --out.
 //
 //   build/examples/compare_norms                                    # the default sweep (~5 min, 2 cores)
@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
         std::snprintf(status, sizeof status, "DIVERGED at step %lld (%s, %s)", static_cast<long long>(r.divergence_step),
                       r.divergence_cause.c_str(), r.divergence_quantity.c_str());
       else
-        std::snprintf(status, sizeof status, "val %.3f, peak residual RMS %.2f, max logit %.1f", r.final_val_loss,
+        std::snprintf(status, sizeof status, "val %.3f, peak residual RMS %.2f, attention logit %.1f", r.final_val_loss,
                       r.peak_residual_rms, r.peak_attention_logit);
       std::fprintf(stderr, "%s[%3d/%d] %-40s %s%s%s\n", who.c_str(), done, n, r.spec.id().c_str(), status,
                    skipped ? "  (done earlier)" : (" " + std::to_string(static_cast<int>(r.wall_s + 0.5)) + " s").c_str(), eta);

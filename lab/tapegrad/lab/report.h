@@ -1,5 +1,5 @@
 // The lab's report: aggregates over seeds for every group (a point of the grid without its lr and
-// seed: norm x placement x depth x warmup x any other axis), the LR-sensitivity measure of
+// seed: norm x placement x layers x warmup x any other axis), the LR-sensitivity measure of
 // Wortsman et al. 2023, and report.md with a plain-language reading generated from the numbers.
 #pragma once
 

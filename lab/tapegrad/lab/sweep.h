@@ -1,5 +1,5 @@
 // The lab's sweep: one training run per point of its grid (grid.h: norm x placement x learning
-// rate x seed x depth x warmup x any other training setting given several values), every run on
+// rate x seed x layers x warmup x any other training setting given several values), every run on
 // the same data with the same initialisation seed and the same batches (the seed fixes both), so
 // norms are compared pairwise on identical inputs.
 //
@@ -133,7 +133,7 @@ void verify_sweep_folder(const SweepOptions& o);
 // The unigram loss of the sweep's data (lm::unigram_loss): the bar a run must beat to count as trained.
 double sweep_unigram_loss(const SweepOptions& o);
 
-// All runs of the sweep, in a fixed order (other axes, placement, depth, warmup, lr, seed, norm:
+// All runs of the sweep, in a fixed order (other axes, placement, layers, warmup, lr, seed, norm:
 // a seed's norms are neighbours, so they train side by side and their timings pair up). Every
 // run's settings are validated here (train_lm's rules), so a bad combination fails before training.
 std::vector<RunSpec> expand(const SweepOptions& o);

@@ -159,7 +159,7 @@ std::vector<Setting> make_settings() {
        .help = "steps between checkpoints (0: only at the end)", .sweep = R::kLab, .range = at_least_zero(),
        .at_most = k2_40},
       {.key = "instrument", .member = &TrainConfig::instrument, .group = G::kBookkeeping,
-       .help = "log per-layer residual/norm RMS, max logit, grad norms", .sweep = R::kLab},
+       .help = "log per-layer residual/norm RMS, attention logit, grad norms", .sweep = R::kLab},
   };
 }
 
