@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -75,7 +76,8 @@ std::string model_text(const SweepOptions& o) {
   std::string s = b;
   if (!o.base.qk_norm.is_none()) s += ", QK-norm " + nn::to_string(o.base.qk_norm);
   if (o.base.z_loss > 0) s += ", z-loss " + setting_text(o.base.z_loss);
-  if (!o.axes.empty()) s += " (where no axis sets them otherwise)";
+  if (std::any_of(o.axes.begin(), o.axes.end(), [](const Axis& a) { return !identity_part(a.key); }))
+    s += " (where no axis sets them otherwise)";
   return s;
 }
 
@@ -96,22 +98,14 @@ int main(int argc, char** argv) {
   // Each norm as its authors run it: DyT on its paper's recipe (lm/recipes.h; it changes only the
   // DyT runs). --recipe none runs DyT with the settings as given.
   o.base.recipe = "dyt-paper";
-  o.lrs = {1e-3, 3e-3, 1e-2, 3e-2, 1e-1};
-  o.seeds = {1, 2};
+  set_axis(o, "lr", std::vector<nlohmann::json>{1e-3, 3e-3, 1e-2, 3e-2, 1e-1});
+  set_axis(o, "seed", std::vector<nlohmann::json>{1, 2});
   o.jobs = std::max(1, num_cores() / comm.local_size());  // ranks on one machine share its cores
   o.out = "runs/lab";
   const SweepOptions defaults = o;
   std::string python;
   bool plot = true;
-  AxisFlags axis_flags(app, o);  // every other training setting: one value, or several (an axis)
-  app.add_option("--norm", o.norms, "norms to compare (default: every registered norm):\n" + nn::norm_help())
-      ->check(CLI::IsMember(nn::norm_names()))->group("Sweep");
-  app.add_option("--placement", o.placements, "norm placements: " + nn::placement_help())
-      ->check(CLI::IsMember(nn::placement_names()))->group("Sweep");
-  app.add_option("--lr", o.lrs, "learning-rate grid (peak lr of each run)")->check(cli::positive())->group("Sweep");
-  app.add_option("--seed", o.seeds, "seeds (initialisation and batches)")->check(cli::unsigned_integer())->group("Sweep");
-  app.add_option("--layers", o.layers, "transformer blocks")->check(cli::positive())->group("Sweep");
-  app.add_option("--warmup", o.warmups, "warmup lengths (default: 30)")->check(cli::non_negative())->group("Sweep");
+  AxisFlags axis_flags(app, o);  // every training setting: one value, or several (an axis)
   app.add_option("--min-lr-ratio", o.min_lr_ratio, "each run decays to lr * ratio")->check(cli::in_range(0.0, 1.0))
       ->group("Sweep");
   app.add_option("--divergence-factor", o.divergence_factor,
@@ -133,8 +127,6 @@ int main(int argc, char** argv) {
 
   return cli::run_cli(app, argc, argv, [&] {
     const std::set<std::string> given = axis_flags.apply();  // checks each value as train_lm would
-    check(!o.lrs.empty() && !o.seeds.empty() && !o.layers.empty() && !o.norms.empty() && !o.placements.empty(),
-          "every sweep axis needs at least one value");
     std::optional<lm::RunLock> lock;  // one writer per sweep folder (rank 0 writes the shared files)
     if (comm.rank() == 0) lock.emplace(o.out);
     const std::string resumed = fs::exists(o.out + "/sweep.json") ? " (the grid in " + o.out + "/sweep.json, grown by this command)" : "";

@@ -73,27 +73,33 @@ def setting_text(v):
     return str(v)
 
 
+# The settings every run id names, with their prefixes (lab/run_spec.h), for folders whose
+# sweep.json predates its "identity" entry.
+RUN_IDENTITY = [("norm", ""), ("placement", ""), ("lr", "lr"), ("seed", "s"), ("layers", "L"), ("warmup", "w")]
+
+
 def make_group_key(runs, out):
     """The label of a run's group: norm/placement plus every other axis that varies, as report.md
     labels it (" L8", " w0", " dim=64"); curve rows are matched to their run by run_id."""
     settings = {r["run_id"]: dict(kv.split("=", 1) for kv in (r.get("settings") or "").split(";") if kv) for r in runs}
-    base, recipe_targets = {}, {}
+    base, recipe_targets, identity = {}, {}, RUN_IDENTITY
     grid = os.path.join(out, "sweep.json")
     if os.path.exists(grid):
         g = json.load(open(grid))
         base = {k: setting_text(v) for k, v in g.get("train", {}).items()}
         recipe_targets = g.get("recipe_targets", {})  # recipe -> {setting: value of the runs it is for}
+        identity = [tuple(p) for p in g.get("identity", RUN_IDENTITY)]
     names = sorted({k for s in settings.values() for k in s})
-    vary_layers = len({r["layers"] for r in runs}) > 1
-    vary_warmup = len({r["warmup"] for r in runs}) > 1
+    # The identity's columns beyond norm and placement (always in the label), but lr and seed
+    # (what a group's runs differ in): as the id writes them (" L8", " w0") where they vary.
+    shown = [(k, prefix) for k, prefix in identity if k not in ("norm", "placement", "lr", "seed")]
+    vary_identity = [(k, prefix) for k, prefix in shown if len({r[k] for r in runs}) > 1]
     vary = [k for k in names if len({settings[r["run_id"]].get(k, base.get(k, "base")) for r in runs}) > 1]
 
     def group_key(row):
         key = f"{row['norm']}/{row['placement']}"
-        if vary_layers:
-            key += f" L{row['layers']}"
-        if vary_warmup:
-            key += f" w{row['warmup']}"
+        for k, prefix in vary_identity:
+            key += f" {prefix}{row[k]}" if prefix else f" {k}={row[k]}"
         s = settings.get(row["run_id"], {})
         for k in vary:
             key += f" {k}={s.get(k, base.get(k, 'base'))}"

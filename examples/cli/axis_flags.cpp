@@ -51,22 +51,24 @@ std::string canonical(const lm::TrainConfig& base, const std::string& key, const
 
 AxisFlags::AxisFlags(CLI::App& app, SweepOptions& o) : app_(app), o_(o) {
   std::set<std::string> skip = not_flags();
-  skip.insert(kCoreAxes.begin(), kCoreAxes.end());
-  skip.insert(extra_axis_keys().begin(), extra_axis_keys().end());
+  skip.insert(axis_keys().begin(), axis_keys().end());
   cli::add_train_flags(app, o.base, skip);
-  // Each axis flag reuses train_lm's help text and group, harvested from a scratch App.
+  // Each axis flag reuses train_lm's help text and group, harvested from a scratch App; the run
+  // identity's (norm, lr, seed, ...) are listed under "Sweep".
   lm::TrainConfig scratch = o.base;
   CLI::App harvest;
   cli::add_train_flags(harvest, scratch);
-  const nlohmann::json defaults = lm::to_json(o.base);
-  for (const std::string& key : extra_axis_keys()) {
-    const CLI::Option* like = harvest.get_option("--" + key);
-    const bool boolean = defaults[key].is_boolean();
-    app.add_option("--" + key, raw_[key],
+  for (const lm::Setting& s : lm::settings()) {  // --help order
+    if (!is_axis(s.key)) continue;
+    const CLI::Option* like = harvest.get_option("--" + s.key);
+    const bool boolean = lm::setting_json(s, o.base).is_boolean();
+    std::string shown;
+    for (const auto& v : axis_values(o, s.key)) shown += (shown.empty() ? "" : " ") + setting_text(v);
+    app.add_option("--" + s.key, raw_[s.key],
                    like->get_description() + (boolean ? " (true or false)" : "") + "; several values: one run per value")
-        ->default_str(setting_text(defaults[key]))
+        ->default_str(shown)
         ->type_name(boolean ? "BOOL" : "VALUE")
-        ->group(like->get_group());
+        ->group(identity_part(s.key) ? std::string("Sweep") : like->get_group());
   }
 }
 
@@ -76,22 +78,15 @@ std::set<std::string> AxisFlags::apply() {
     if (opt->count() == 0 || opt->get_lnames().empty()) continue;
     given.insert(opt->get_lnames()[0]);
   }
-  const nlohmann::json defaults = lm::to_json(o_.base);
-  nlohmann::json base = defaults;
-  for (const std::string& key : extra_axis_keys()) {  // --help order: the order of the axes
+  for (const std::string& key : axis_keys()) {
     if (!given.count(key)) continue;
-    const std::vector<std::string>& values = raw_[key];
-    std::vector<std::string> texts;
-    for (const auto& v : values) {
-      const std::string t = canonical(o_.base, key, v, defaults[key].is_boolean());
-      if (std::find(texts.begin(), texts.end(), t) == texts.end()) texts.push_back(t);
-    }
-    base[key] = setting_value(key, texts[0]);
-    if (texts.size() > 1) o_.axes.emplace_back(key, texts);
+    const bool boolean = axis_values(o_, key)[0].is_boolean();
+    std::vector<nlohmann::json> values;
+    for (const auto& v : raw_[key]) values.push_back(setting_value(key, canonical(o_.base, key, v, boolean)));
+    // Checked together later (expand): --dim 30 --heads 5 is valid, though --dim 30 with the
+    // default 4 heads is not.
+    set_axis(o_, key, values);
   }
-  // Set together, then checked: --dim 30 --heads 5 is valid, though --dim 30 with the default
-  // 4 heads is not.
-  o_.base = lm::train_config_from_json(base);
   return given;
 }
 

@@ -18,11 +18,11 @@ namespace tapegrad::lab {
 
 class AxisFlags {
  public:
-  // Registers the axis flags other than the six core ones (which compare_norms defines with the
-  // lab's defaults) and train_lm's flags for the rest, bound to o.base.
+  // Registers a flag for every setting that can be an axis (its default: o's values, so set the
+  // lab's defaults first) and train_lm's flags for the rest, bound to o.base.
   AxisFlags(CLI::App& app, SweepOptions& o);
-  // After parsing: writes the values given into o (a setting with one value into o.base, several
-  // into o.axes) and returns the flag names given on the command line, core axes included.
+  // After parsing: writes the values given into o (set_axis: one value into o.base, several into
+  // o.axes) and returns the flag names given on the command line.
   std::set<std::string> apply();
 
  private:

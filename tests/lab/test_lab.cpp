@@ -30,14 +30,18 @@ double rms_of(TensorView<const float> v) {
   return std::sqrt(s / static_cast<double>(v.numel()));
 }
 
+// A run named by its identity settings (run_spec.h).
+RunSpec spec(const std::string& norm, const std::string& placement, double lr, uint64_t seed, int64_t layers,
+             int64_t warmup) {
+  return RunSpec{{{"norm", norm}, {"placement", placement}, {"lr", lr}, {"seed", seed}, {"layers", layers}, {"warmup", warmup}}};
+}
+
 SweepOptions tiny_sweep(const std::string& out) {
   SweepOptions o;
   o.base.dim = 16, o.base.heads = 2, o.base.ctx = 16, o.base.batch = 2, o.base.steps = 8, o.base.warmup = 2;
   o.base.eval_iters = 2, o.base.threads = 1;
-  o.norms = {"layernorm", "none"};
-  o.lrs = {1e-3};
-  o.seeds = {1};
-  o.layers = {2};
+  set_axis(o, "norm", {"layernorm", "none"});
+  o.base.lr = 1e-3, o.base.seed = 1, o.base.layers = 2;
   o.evals = 2;
   o.out = out;
   return o;
@@ -181,8 +185,8 @@ TEST_CASE("lab: divergence needs `patience` steps above the threshold, a spike t
 TEST_CASE("lab: an exploding learning rate diverges, is recorded, and the sweep goes on", "[lab]") {
   const fs::path out = fresh("explode");
   SweepOptions o = tiny_sweep(out.string());
-  o.norms = {"none"};
-  o.lrs = {1e-3, 50.0};
+  set_axis(o, "norm", {"none"});
+  set_axis(o, "lr", {1e-3, 50.0});
   o.base.clip = 0;
   std::vector<std::string> seen;
   const auto runs = run_sweep(o, [&](const RunRecord& r, bool, int, int) { seen.push_back(r.spec.id()); });
@@ -201,20 +205,22 @@ TEST_CASE("lab: an exploding learning rate diverges, is recorded, and the sweep 
 TEST_CASE("lab: a short sweep trains every registered norm and reports each", "[lab][registry]") {
   const fs::path out = fresh("registry");
   SweepOptions o = tiny_sweep(out.string());
-  o.norms = SweepOptions{}.norms;
-  REQUIRE(o.norms == nn::norm_names());
+  o.axes = SweepOptions{}.axes;
+  std::vector<std::string> norms;
+  for (const auto& v : axis_values(o, "norm")) norms.push_back(v.get<std::string>());
+  REQUIRE(norms == nn::norm_names());
   const auto runs = run_sweep(o, [](const RunRecord&, bool, int, int) {});
-  REQUIRE(runs.size() == o.norms.size());
+  REQUIRE(runs.size() == norms.size());
   for (const auto& r : runs) {
-    INFO(r.spec.norm);
+    INFO(r.spec.text("norm"));
     CHECK_FALSE(r.diverged);
     CHECK(std::isfinite(r.final_val_loss));
   }
   const Summary s = summarize(runs);
-  REQUIRE(s.groups.size() == o.norms.size());
+  REQUIRE(s.groups.size() == norms.size());
   ReportContext ctx;
   const std::string md = report_markdown(s, runs, ctx);
-  for (const std::string& n : o.norms) CHECK_THAT(md, Catch::Matchers::Contains(n + "/pre"));
+  for (const std::string& n : norms) CHECK_THAT(md, Catch::Matchers::Contains(n + "/pre"));
   fs::remove_all(out);
 }
 
@@ -240,7 +246,7 @@ TEST_CASE("lab: an interrupted sweep resumes, redoing only unfinished runs", "[l
 TEST_CASE("lab: the grid lives in sweep.json — continued alone, grown by new values, refused only where runs must agree", "[lab]") {
   const fs::path out = fresh("settings");
   SweepOptions o = tiny_sweep(out.string());
-  o.norms = {"none"};
+  set_axis(o, "norm", {"none"});
   const auto first = run_sweep(o, [](const RunRecord&, bool, int, int) {});
   REQUIRE(first.size() == 1);
   const nlohmann::json grid = nlohmann::json::parse(io::read_file((out / "sweep.json").string()));
@@ -249,26 +255,30 @@ TEST_CASE("lab: the grid lives in sweep.json — continued alone, grown by new v
   CHECK(grid["train"]["steps"] == 8);
   // `compare_norms --out DIR` alone: whatever its defaults, the stored grid is the sweep.
   SweepOptions bare = tiny_sweep(out.string());
-  bare.lrs = {5e-3, 7e-3}, bare.base.steps = 99;
+  set_axis(bare, "lr", {5e-3, 7e-3}), bare.base.steps = 99;
   const SweepOptions resumed = resolve_sweep(bare, {});
-  CHECK(resumed.lrs == std::vector<double>{1e-3});
-  CHECK(resumed.norms == std::vector<std::string>{"none"});
+  CHECK(axis_values(resumed, "lr") == std::vector<nlohmann::json>{1e-3});
+  CHECK(axis_values(resumed, "norm") == std::vector<nlohmann::json>{"none"});
+  CHECK(resumed.axes.empty());
   CHECK(resumed.base.steps == 8);
   // Values given on a later command add to the axes (one more lr, another qk-norm); the runs
   // already trained keep their ids and are reused; every run of the grid is reported.
   SweepOptions more = tiny_sweep(out.string());
-  more.lrs = {2e-3}, more.base.qk_norm = nn::NormKind::parse("rmsnorm"), more.base.threads = 2;
+  more.base.lr = 2e-3, more.base.qk_norm = nn::NormKind::parse("rmsnorm"), more.base.threads = 2;
   const SweepOptions grown = resolve_sweep(more, {"lr", "qk-norm"});
-  CHECK(grown.lrs == std::vector<double>{1e-3, 2e-3});
-  REQUIRE(grown.axes.size() == 1);
-  CHECK(grown.axes[0] == std::pair<std::string, std::vector<std::string>>{"qk-norm", {"none", "rmsnorm"}});
+  // Axes in the sweep's order: the other settings outermost, then the run identity's.
+  REQUIRE(grown.axes.size() == 2);
+  CHECK(grown.axes[0] == Axis{"qk-norm", {"none", "rmsnorm"}});
+  CHECK(grown.axes[1] == Axis{"lr", {1e-3, 2e-3}});
   std::vector<std::pair<std::string, bool>> seen;
   const auto all = run_sweep(grown, [&](const RunRecord& r, bool skipped, int, int) { seen.emplace_back(r.spec.id(), skipped); });
   REQUIRE(all.size() == 4);
   CHECK(seen[0] == std::pair{first[0].spec.id(), true});
   CHECK(all[0].final_val_loss == first[0].final_val_loss);
   CHECK(all[2].spec.id() == "none_pre_lr0.001_s1_L2_w2_qk-norm=rmsnorm");
-  CHECK(all[2].spec.settings == std::map<std::string, std::string>{{"qk-norm", "rmsnorm"}});
+  CHECK(all[2].spec.settings() == std::map<std::string, std::string>{{"qk-norm", "rmsnorm"}});
+  CHECK(all[2].spec.at("qk-norm") == "rmsnorm");
+  CHECK(all[2].spec.get<double>("lr") == 1e-3);
   CHECK(read_runs((out / "runs.csv").string()).size() == 4);
   // A smaller request still reports the whole grid (the runs.csv rows carry their settings).
   CHECK(run_sweep(o, [](const RunRecord&, bool, int, int) {}).size() == 4);
@@ -299,9 +309,10 @@ TEST_CASE("lab: swept values are checked, exact and file-name safe, in flags and
   REQUIRE_THROWS_WITH(setting_value("dim", "020"), Catch::Contains("--dim '020': must be a whole number in decimal"));
   REQUIRE_THROWS_WITH(setting_value("seed", "+5"), Catch::Contains("--seed '+5': must be a whole number in decimal"));
   REQUIRE_THROWS_WITH(setting_value("beta2", "nan"), "--beta2 'nan': must be a finite number");
-  // The lab's classes come from the settings table: the core axes are axis rows, and a setting the
-  // lab sets for each run is no flag of a sweep.
-  for (const auto& key : kCoreAxes) {
+  // The lab's classes come from the settings table: the run identity's settings are axis rows,
+  // and a setting the lab sets for each run is no flag of a sweep.
+  for (const IdentityPart& p : run_identity()) {
+    const std::string& key = p.key;
     INFO(key);
     REQUIRE(lm::find_setting(key) != nullptr);
     CHECK(lm::find_setting(key)->sweep == lm::SweepRole::kAxis);
@@ -312,20 +323,27 @@ TEST_CASE("lab: swept values are checked, exact and file-name safe, in flags and
   CHECK(is_axis("dyt-alpha"));
   // A combination that cannot train is named before anything trains.
   SweepOptions o = tiny_sweep(fresh("combination").string());
-  o.axes = {{"dim", {"16", "15"}}};
+  set_axis(o, "dim", {16, 15});
   REQUIRE_THROWS_WITH(expand(o), "heads 2 does not divide dim 15 (in the runs with dim=15)");
   // A grid is counted before it is built: 1000 lrs x 1000 seeds is refused, not allocated.
-  o.axes.clear();
-  o.lrs.assign(1000, 0), o.seeds.assign(1000, 0);
-  for (int i = 0; i < 1000; ++i) o.lrs[i] = 1e-3 + i * 1e-6, o.seeds[i] = i;
-  REQUIRE_THROWS_WITH(expand(o), "a sweep of 2 norm x 1 placement x 1000 lr x 1000 seed x 1 layers x 1 warmup is more than 100000 runs");
+  set_axis(o, "dim", {16});
+  std::vector<nlohmann::json> lrs, seeds;
+  for (int i = 0; i < 1000; ++i) lrs.push_back(1e-3 + i * 1e-6), seeds.push_back(i);
+  set_axis(o, "lr", lrs), set_axis(o, "seed", seeds);
+  REQUIRE_THROWS_WITH(expand(o), "a sweep of 1000 lr x 1000 seed x 2 norm is more than 100000 runs");
+  // Values are typed once, as the setting is: a norm by its registered name, a count whole.
+  REQUIRE_THROWS_WITH(set_axis(o, "norm", {"groupnorm"}), Catch::StartsWith("--norm 'groupnorm': unknown norm 'groupnorm'; known: layernorm, rmsnorm,"));
+  REQUIRE_THROWS_WITH(set_axis(o, "layers", {2.5}), Catch::StartsWith("--layers '2.5': "));
+  REQUIRE_THROWS_WITH(set_axis(o, "data", {"x.txt"}), "--data cannot be an axis of a sweep");
+  CHECK(canonical_value("seed", 3) == nlohmann::json(uint64_t{3}));
+  CHECK(canonical_value("lr", 1) == nlohmann::json(1.0));
 }
 
 TEST_CASE("lab: a records row whose settings are not a sweep's is refused, naming file and column", "[lab]") {
   const fs::path out = fresh("evil_settings");
   SweepOptions o = tiny_sweep(out.string());
-  o.norms = {"none"};
-  o.axes = {{"dim", {"16", "32"}}};
+  set_axis(o, "norm", {"none"});
+  set_axis(o, "dim", {16, 32});
   const auto runs = run_sweep(o, [](const RunRecord&, bool, int, int) {});
   REQUIRE(runs.size() == 2);
   std::string csv = io::read_file((out / "runs.csv").string());
@@ -347,8 +365,8 @@ TEST_CASE("lab: a records row whose settings are not a sweep's is refused, namin
 TEST_CASE("lab: readings compare along any axis, and claim speed only outside the run-to-run spread", "[lab]") {
   auto rec = [](const std::string& norm, double lr, uint64_t seed, const std::string& dim, double val, double ms) {
     RunRecord r;
-    r.spec = {norm, "pre", lr, seed, 4, 30};
-    if (!dim.empty()) r.spec.settings["dim"] = dim;
+    r.spec = spec(norm, "pre", lr, seed, 4, 30);
+    if (!dim.empty()) r.spec.values["dim"] = setting_value("dim", dim);
     r.initial_loss = 4.2, r.final_val_loss = r.min_val_loss = val, r.step_ms = ms;
     r.peak_residual_rms = 1, r.peak_attention_logit = 1, r.final_residual_rms = 1;
     return r;
@@ -393,7 +411,7 @@ TEST_CASE("lab: LR sensitivity on a hand-made table", "[lab]") {
   // Through summarize(): two seeds per lr, one diverged at the highest lr.
   auto rec = [](double lr, uint64_t seed, double val, bool diverged) {
     RunRecord r;
-    r.spec = {"none", "pre", lr, seed, 4, 30};
+    r.spec = spec("none", "pre", lr, seed, 4, 30);
     r.initial_loss = 4.2, r.final_val_loss = r.min_val_loss = diverged ? std::nan("") : val, r.diverged = diverged;
     return r;
   };
@@ -414,7 +432,7 @@ TEST_CASE("lab: stable means trained — a run stalled near its initial loss is 
   // Post-norm without warmup, as experiment 03 saw it: nothing diverged, nothing trained (3.44 of 3.50).
   auto rec = [](double lr, double val) {
     RunRecord r;
-    r.spec = {"layernorm", "post", lr, 1, 4, 0};
+    r.spec = spec("layernorm", "post", lr, 1, 4, 0);
     r.initial_loss = 3.50, r.final_val_loss = r.min_val_loss = val;
     return r;
   };
@@ -438,7 +456,7 @@ TEST_CASE("lab: stable means trained — a run stalled near its initial loss is 
 TEST_CASE("lab: a collapsed run or one whose attention logits passed 1e4 is not clean", "[lab]") {
   auto rec = [](double lr, double best, double last, double logit, uint64_t seed = 1) {
     RunRecord r;
-    r.spec = {"layernorm", "pre", lr, seed, 4, 0};
+    r.spec = spec("layernorm", "pre", lr, seed, 4, 0);
     r.initial_loss = 3.50, r.min_val_loss = best, r.final_val_loss = last, r.peak_attention_logit = logit;
     return r;
   };
@@ -470,7 +488,7 @@ TEST_CASE("lab: a collapsed run or one whose attention logits passed 1e4 is not 
 TEST_CASE("lab: a run whose mean log Z drifted below -10 is not clean, the lowest is reported", "[lab]") {
   auto rec = [](double lr, double log_z, uint64_t seed = 1) {
     RunRecord r;
-    r.spec = {"layernorm", "pre", lr, seed, 4, 0};
+    r.spec = spec("layernorm", "pre", lr, seed, 4, 0);
     r.initial_loss = 3.50, r.min_val_loss = r.final_val_loss = 2.0, r.peak_attention_logit = 10;
     r.min_log_z_mean = log_z, r.min_log_z = log_z - 1;
     return r;
@@ -496,7 +514,7 @@ TEST_CASE("lab: a run whose mean log Z drifted below -10 is not clean, the lowes
   CHECK_THAT(md, Catch::Contains("## Lowest mean log Z by learning rate"));
   // Compared along an axis (warmup) in the reading.
   std::vector<RunRecord> two = runs;
-  for (RunRecord r : runs) r.spec.warmup = 30, r.min_log_z_mean = 3.0, two.push_back(r);
+  for (RunRecord r : runs) r.spec.values["warmup"] = 30, r.min_log_z_mean = 3.0, two.push_back(r);
   CHECK_THAT(reading(summarize(two)), Catch::Contains("log Z below -10 1/4 / 0/4 (lowest mean log Z -12.25 / 3.00)"));
 }
 
@@ -504,7 +522,7 @@ TEST_CASE("lab: runs.csv is read by its header's names, an unknown or missing co
   const fs::path out = fresh("by_name");
   fs::create_directories(out);
   RunRecord r;
-  r.spec = {"rmsnorm", "pre", 1e-2, 3, 2, 30, {}};
+  r.spec = spec("rmsnorm", "pre", 1e-2, 3, 2, 30);
   r.steps = r.steps_done = 8, r.initial_loss = 4.25, r.final_val_loss = 2.5, r.min_log_z_mean = -1.5, r.min_log_z = -2.5;
   r.spikes = 2;
   write_runs((out / "runs.csv").string(), {r});
@@ -554,7 +572,7 @@ TEST_CASE("lab: runs.csv is read by its header's names, an unknown or missing co
   const auto old = parse_runs(old_names, "old/runs.csv");
   REQUIRE(old.size() == 1);
   CHECK(old[0].spec.id() == r.spec.id());
-  CHECK(old[0].spec.layers == 2);
+  CHECK(old[0].spec.get<int64_t>("layers") == 2);
   CHECK(current_column("max_logit_3") == "attention_logit_3");
   CHECK(current_column("logit_max") == "output_logit_max");
   CHECK(current_column("residual_rms_3") == "residual_rms_3");
@@ -569,12 +587,12 @@ TEST_CASE("lab: a run's row reads back to its own id, whatever digits its lr nee
   for (double lr : {1.0000004e-3, 0.000333333333, 1e-3, 3e-2, 0.1 + 0.2}) {
     INFO("lr " << lr);
     RunRecord r;
-    r.spec = {"none", "pre", lr, 1, 1, 30, {}};
+    r.spec = spec("none", "pre", lr, 1, 1, 30);
     r.steps = r.steps_done = 4;
     write_runs((out / "runs.csv").string(), {r});
     const auto back = read_runs((out / "runs.csv").string());
     REQUIRE(back.size() == 1);
-    CHECK(back[0].spec.lr == lr);
+    CHECK(back[0].spec.get<double>("lr") == lr);
     CHECK(back[0].spec.id() == r.spec.id());
   }
   fs::remove_all(out);
@@ -585,7 +603,7 @@ TEST_CASE("lab: curves.csv places each run's cells by its file's own header", "[
   // per-layer columns under the wrong names.
   const fs::path out = fresh("old_curve");
   SweepOptions o = tiny_sweep(out.string());
-  o.norms = {"none"};
+  set_axis(o, "norm", {"none"});
   run_sweep(o, [](const RunRecord&, bool, int, int) {});
   const fs::path file = *fs::directory_iterator(out / "curves");
   std::string text = io::read_file(file.string());
@@ -635,7 +653,8 @@ TEST_CASE("lab: the commands the report shows paste as the values they name", "[
   CHECK(text::shell_quote("my data $(touch X).txt") == "'my data $(touch X).txt'");
   CHECK(text::shell_quote("it's") == "'it'\\''s'");
   SweepOptions o, defaults;
-  o.norms = {"none"}, o.lrs = {1e-3}, o.seeds = {1}, o.layers = {1}, o.placements = {"pre"};
+  set_axis(o, "norm", {"none"});
+  o.base.lr = 1e-3, o.base.seed = 1, o.base.layers = 1;
   o.base.data = "/tmp/my data $(touch X).txt";
   o.out = "out `id`";
   const std::string cmd = reproduce_command(o, defaults);

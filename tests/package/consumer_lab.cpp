@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 
+#include "tapegrad/lab/grid.h"
 #include "tapegrad/lab/report.h"
 #include "tapegrad/lab/sweep.h"
 
@@ -12,9 +13,8 @@ int main() {
   lab::SweepOptions o;
   o.base.layers = 1, o.base.heads = 2, o.base.dim = 32, o.base.ctx = 16, o.base.batch = 4;
   o.base.steps = 20, o.base.warmup = 2, o.base.eval_iters = 2, o.base.threads = 1;
-  o.norms = {"layernorm", "none"};
-  o.lrs = {3e-3};
-  o.layers = {1};
+  o.base.lr = 3e-3;
+  lab::set_axis(o, "norm", {"layernorm", "none"});  // an axis: one run per value
   o.evals = 1;
   o.out = (std::filesystem::temp_directory_path() / "tapegrad_consumer_lab").string();
   std::filesystem::remove_all(o.out);

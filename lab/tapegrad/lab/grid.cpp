@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "tapegrad/text/lexical.h"
+#include "tapegrad/lab/run_spec.h"
 #include "tapegrad/lab/sweep.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/json.h"
@@ -18,8 +19,6 @@ namespace tapegrad::lab {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kCoreAxes = {"placement", "layers", "warmup", "lr", "seed", "norm"};
-
 namespace {
 // The settings of one role in a sweep (lm/settings.h), in the table's order.
 std::vector<std::string> keys_with(lm::SweepRole role) {
@@ -28,29 +27,33 @@ std::vector<std::string> keys_with(lm::SweepRole role) {
     if (s.sweep == role) keys.push_back(s.key);
   return keys;
 }
+bool contains(const std::vector<std::string>& list, const std::string& x) {
+  return std::find(list.begin(), list.end(), x) != list.end();
+}
 }  // namespace
 
-const std::vector<std::string>& extra_axis_keys() {
+const std::vector<std::string>& axis_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k;
     for (const std::string& key : keys_with(lm::SweepRole::kAxis))
-      if (std::find(kCoreAxes.begin(), kCoreAxes.end(), key) == kCoreAxes.end()) k.push_back(key);
+      if (!identity_part(key)) k.push_back(key);
+    std::vector<const IdentityPart*> inner;
+    for (const IdentityPart& p : run_identity()) inner.push_back(&p);
+    std::sort(inner.begin(), inner.end(), [](const auto* x, const auto* y) { return x->nesting < y->nesting; });
+    for (const IdentityPart* p : inner) k.push_back(p->key);
     return k;
   }();
   return keys;
 }
 
-namespace {
-bool contains(const std::vector<std::string>& list, const std::string& x) {
-  return std::find(list.begin(), list.end(), x) != list.end();
-}
-// Whether `key` is one of o's other axes (several values), as opposed to held in o.base.
-bool has_axis(const SweepOptions& o, const std::string& key) {
-  return std::any_of(o.axes.begin(), o.axes.end(), [&](const auto& a) { return a.first == key; });
-}
-}  // namespace
+bool is_axis(const std::string& key) { return contains(axis_keys(), key); }
 
-bool is_axis(const std::string& key) { return contains(kCoreAxes, key) || contains(extra_axis_keys(), key); }
+std::vector<Axis> every_norm_axis() {
+  Axis norm{"norm", {}};
+  for (const std::string& name : nn::norm_names()) norm.values.emplace_back(name);
+  if (norm.values.size() < 2) return {};
+  return {norm};
+}
 
 namespace {
 
@@ -61,6 +64,12 @@ std::vector<std::string> bookkeeping() {
   std::vector<std::string> k = keys_with(lm::SweepRole::kLab);
   for (const std::string& key : keys_with(lm::SweepRole::kFree)) k.push_back(key);
   return k;
+}
+
+const Axis* find_axis(const SweepOptions& o, const std::string& key) {
+  for (const Axis& a : o.axes)
+    if (a.key == key) return &a;
+  return nullptr;
 }
 
 nlohmann::json sweep_level(const SweepOptions& o) {
@@ -98,74 +107,45 @@ std::string exact_double(double v) {
   return b;
 }
 
-// The axes of `o` as (key, values as text), core first.
-std::vector<std::pair<std::string, std::vector<std::string>>> all_axes(const SweepOptions& o) {
-  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
-  const auto texts = [](const auto& values) {
-    std::vector<std::string> t;
-    for (const auto& v : values) t.push_back(setting_text(nlohmann::json(v)));
-    return t;
-  };
-  axes.emplace_back("placement", texts(o.placements));
-  axes.emplace_back("layers", texts(o.layers));
-  axes.emplace_back("warmup", texts(o.warmups.empty() ? std::vector<int64_t>{o.base.warmup} : o.warmups));
-  axes.emplace_back("lr", texts(o.lrs));
-  axes.emplace_back("seed", texts(o.seeds));
-  axes.emplace_back("norm", texts(o.norms));
-  for (const auto& a : o.axes) axes.push_back(a);
-  return axes;
-}
 
 }  // namespace
 
-void set_axis(SweepOptions& o, const std::string& key, const std::vector<std::string>& values) {
-  const auto each = [&](auto& out, auto get) {
-    out.clear();
-    for (const auto& t : values) out.push_back(get(setting_value(key, t)));
-  };
-  // Names through their parsers: a norm must be registered, a placement known.
-  if (key == "placement") each(o.placements, [](const nlohmann::json& v) { return nn::to_string(nn::parse_placement(v.get<std::string>())); });
-  else if (key == "norm") each(o.norms, [](const nlohmann::json& v) { return std::string(nn::NormKind::parse(v.get<std::string>()).name()); });
-  else if (key == "layers") each(o.layers, [](const nlohmann::json& v) { return v.get<int64_t>(); });
-  else if (key == "warmup") each(o.warmups, [](const nlohmann::json& v) { return v.get<int64_t>(); });
-  else if (key == "lr") each(o.lrs, [](const nlohmann::json& v) { return v.get<double>(); });
-  else if (key == "seed") each(o.seeds, [](const nlohmann::json& v) { return v.get<uint64_t>(); });
-  else {
-    check(!values.empty(), "--", key, " needs at least one value");
-    auto it = std::find_if(o.axes.begin(), o.axes.end(), [&](const auto& a) { return a.first == key; });
-    nlohmann::json j = lm::to_json(o.base);
-    if (!contains(values, setting_text(j[key]))) {  // the first becomes the base
-      j[key] = setting_value(key, values[0]);
-      const auto threads = o.base.threads;
-      o.base = lm::train_config_from_json(j);
-      o.base.threads = threads;
-    }
-    if (values.size() == 1) {  // one value is not an axis: it is the base
-      if (it != o.axes.end()) o.axes.erase(it);
-      return;
-    }
-    if (it == o.axes.end()) {
-      o.axes.emplace_back(key, values);
-      // --help order, so that ids and tables do not depend on the order flags were given in
-      const auto rank = [](const std::string& k) {
-        return std::find(extra_axis_keys().begin(), extra_axis_keys().end(), k) - extra_axis_keys().begin();
-      };
-      std::stable_sort(o.axes.begin(), o.axes.end(), [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
-    } else {
-      it->second = values;
-    }
+std::vector<nlohmann::json> axis_values(const SweepOptions& o, const std::string& key) {
+  if (const Axis* a = find_axis(o, key)) return a->values;
+  const lm::Setting* s = lm::find_setting(key);
+  check(s != nullptr, "unknown setting '", key.substr(0, 64), "'");
+  return {lm::setting_json(*s, o.base)};
+}
+
+void set_axis(SweepOptions& o, const std::string& key, const std::vector<nlohmann::json>& given) {
+  check(is_axis(key), "--", key.substr(0, 64), " cannot be an axis of a sweep");
+  check(!given.empty(), "--", key, " needs at least one value");
+  std::vector<nlohmann::json> values;
+  for (const auto& v : given) {
+    nlohmann::json c = canonical_value(key, v);
+    if (std::find(values.begin(), values.end(), c) == values.end()) values.push_back(std::move(c));
   }
+  const lm::Setting& s = *lm::find_setting(key);
+  const nlohmann::json base = lm::setting_json(s, o.base);
+  // One value is held in the base; so is the first of several for a setting whose base value is
+  // not among them (the identity settings name every run's value in its id, so for them it is moot).
+  if (values.size() == 1 || std::find(values.begin(), values.end(), base) == values.end())
+    lm::set_setting(s, o.base, values[0]);
+  const auto it = std::find_if(o.axes.begin(), o.axes.end(), [&](const Axis& a) { return a.key == key; });
+  if (values.size() == 1) {
+    if (it != o.axes.end()) o.axes.erase(it);
+    return;
+  }
+  if (it != o.axes.end()) {
+    it->values = std::move(values);
+    return;
+  }
+  o.axes.push_back({key, std::move(values)});
+  // The sweep's order, so that ids and tables do not depend on the order flags were given in.
+  const auto rank = [](const Axis& a) { return std::find(axis_keys().begin(), axis_keys().end(), a.key) - axis_keys().begin(); };
+  std::stable_sort(o.axes.begin(), o.axes.end(), [&](const Axis& a, const Axis& b) { return rank(a) < rank(b); });
 }
 
-namespace {
-
-std::vector<std::string> axis_values(const SweepOptions& o, const std::string& key) {
-  for (const auto& [k, v] : all_axes(o))
-    if (k == key) return v;
-  return {setting_text(lm::to_json(o.base)[key])};  // not an axis: its one value
-}
-
-}  // namespace
 
 std::set<std::string> every_setting() {
   std::set<std::string> keys;
@@ -188,15 +168,44 @@ std::string setting_text(const nlohmann::json& v) {
   return v.dump();
 }
 
-nlohmann::json setting_value(const std::string& key, const std::string& text) {
-  const nlohmann::json defaults = lm::to_json(lm::TrainConfig{});
-  check(defaults.contains(key), "unknown setting '", key.substr(0, 64), "'");
+namespace {
+// A swept value's text becomes part of file names (run ids).
+void check_file_safe(const std::string& key, const std::string& text) {
   const std::string shown = "'" + text.substr(0, 64) + (text.size() > 64 ? "...'" : "'");
   const bool safe = !text.empty() && text.size() <= 64 && std::all_of(text.begin(), text.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-';
   });
   check(safe, "--", key, " ", shown, ": a swept value must be 1 to 64 of [A-Za-z0-9.+-]");
-  const nlohmann::json& like = defaults[key];
+}
+}  // namespace
+
+nlohmann::json canonical_value(const std::string& key, const nlohmann::json& value) {
+  const lm::Setting* s = lm::find_setting(key);
+  check(s != nullptr, "unknown setting '", key.substr(0, 64), "'");
+  if (value.is_string()) check_file_safe(key, value.get<std::string>());
+  check(!value.is_number_float() || std::isfinite(value.get<double>()), "--", key, " ", setting_text(value),
+        ": must be a finite number");
+  // Through the setting's own reader: the type is the field's, a name must be registered.
+  lm::TrainConfig scratch;
+  try {
+    lm::set_setting(*s, scratch, value);
+  } catch (const Error& e) {
+    std::string why = e.what();
+    for (const std::string& prefix : {std::string("training config: "), "'" + key + "': "})
+      if (why.starts_with(prefix)) why = why.substr(prefix.size());
+    throw Error(cat("--", key, " '", setting_text(value).substr(0, 64), "': ", why));
+  }
+  nlohmann::json c = lm::setting_json(*s, scratch);
+  check_file_safe(key, setting_text(c));
+  return c;
+}
+
+nlohmann::json setting_value(const std::string& key, const std::string& text) {
+  const lm::Setting* s = lm::find_setting(key);
+  check(s != nullptr, "unknown setting '", key.substr(0, 64), "'");
+  check_file_safe(key, text);
+  const std::string shown = "'" + text + "'";
+  const nlohmann::json like = lm::setting_json(*s, lm::TrainConfig{});
   if (like.is_boolean()) {
     check(text == "true" || text == "false", "--", key, " ", shown, ": must be true or false");
     return text == "true";
@@ -211,33 +220,43 @@ nlohmann::json setting_value(const std::string& key, const std::string& text) {
     const auto r = is_unsigned ? std::from_chars(text.data(), end, u) : std::from_chars(text.data(), end, i);
     check(r.ec == std::errc() && r.ptr == end, "--", key, " ", shown, ": must be a whole number",
           is_unsigned ? " in [0, 2^64 - 1]" : "");
-    return is_unsigned ? nlohmann::json(u) : nlohmann::json(i);
+    return canonical_value(key, is_unsigned ? nlohmann::json(u) : nlohmann::json(i));
   }
   if (like.is_number()) {
     double d = 0;
     const char* end = text.data() + text.size();
     const auto r = std::from_chars(text.data(), end, d);
     check(r.ec == std::errc() && r.ptr == end && std::isfinite(d), "--", key, " ", shown, ": must be a finite number");
-    return d;
+    return canonical_value(key, d);
   }
-  return text;
+  return canonical_value(key, text);
 }
 
 std::map<std::string, std::string> base_values(const SweepOptions& o) {
-  const nlohmann::json base = lm::to_json(o.base);
   std::map<std::string, std::string> out;
-  for (const auto& key : extra_axis_keys()) out[key] = setting_text(base[key]);
+  for (const auto& key : axis_keys())
+    if (!identity_part(key)) out[key] = setting_text(axis_values(o, key)[0]);
   return out;
 }
 
+namespace {
+// Every setting with its values as listed in shapes, commands and sweep.json: the run identity's
+// (one value or several), then the other axes.
+std::vector<Axis> listed_axes(const SweepOptions& o) {
+  std::vector<Axis> list;
+  for (const IdentityPart& p : run_identity()) list.push_back({p.key, axis_values(o, p.key)});
+  for (const Axis& a : o.axes)
+    if (!identity_part(a.key)) list.push_back(a);
+  return list;
+}
+}  // namespace
+
 std::string grid_shape(const SweepOptions& o) {
-  static const std::map<std::string, std::string> plural = {
-      {"placement", "placements"}, {"layers", "layers"}, {"warmup", "warmups"}, {"lr", "lrs"}, {"seed", "seeds"}, {"norm", "norms"}};
   std::string s;
-  for (const auto& [key, values] : all_axes(o)) {
-    const bool core = plural.count(key);
-    if (core && values.size() == 1 && key != "norm" && key != "lr" && key != "seed") continue;
-    const std::string name = core ? (values.size() == 1 ? key : plural.at(key)) : key;
+  for (const auto& [key, values] : listed_axes(o)) {
+    const IdentityPart* p = identity_part(key);
+    if (p && values.size() == 1 && key != "norm" && key != "lr" && key != "seed") continue;
+    const std::string name = p && values.size() > 1 ? p->plural : key;
     s += (s.empty() ? "" : " x ") + std::to_string(values.size()) + " " + name;
   }
   return s;
@@ -247,13 +266,15 @@ std::string reproduce_command(const SweepOptions& o, const SweepOptions& default
   // Every value shell-quoted: a path like "my data $(touch X).txt" pastes as that path, not a command.
   using text::shell_quote;
   std::string cmd = "compare_norms";
-  for (const auto& [key, values] : all_axes(o)) {
+  std::set<std::string> listed;
+  for (const auto& [key, values] : listed_axes(o)) {
     cmd += " --" + key;
-    for (const auto& v : values) cmd += " " + shell_quote(v);
+    for (const auto& v : values) cmd += " " + shell_quote(setting_text(v));
+    listed.insert(key);
   }
   const nlohmann::json train = lm::to_json(o.base), was = lm::to_json(defaults.base);
   for (const auto& [key, value] : train.items()) {
-    if (!contains(kCoreAxes, key) && !has_axis(o, key) && !contains(bookkeeping(), key) && value != was[key])
+    if (!listed.count(key) && !contains(bookkeeping(), key) && value != was[key])
       cmd += " --" + key + " " + shell_quote(setting_text(value));
   }
   const nlohmann::json sweep = sweep_level(o), sweep_was = sweep_level(defaults);
@@ -264,20 +285,18 @@ std::string reproduce_command(const SweepOptions& o, const SweepOptions& default
 
 nlohmann::json grid_json(const SweepOptions& o) {
   nlohmann::json train = lm::to_json(o.base);
-  for (const auto& k : kCoreAxes) train.erase(k);
+  for (const IdentityPart& p : run_identity()) train.erase(p.key);  // "axes" holds them, with one value or several
   for (const auto& k : bookkeeping()) train.erase(k);
   nlohmann::json axes = nlohmann::json::object();
-  for (const auto& [key, values] : all_axes(o)) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& t : values) list.push_back(setting_value(key, t));
-    axes[key] = list;
-  }
-  nlohmann::json grid = {{"format", 2}, {"train", train}, {"axes", axes}, {"sweep", sweep_level(o)}};
+  for (const auto& [key, values] : listed_axes(o)) axes[key] = values;
+  nlohmann::json identity = nlohmann::json::array();  // the run schema, for readers of the folder (the plots)
+  for (const IdentityPart& p : run_identity()) identity.push_back({p.key, p.prefix});
+  nlohmann::json grid = {{"format", 2}, {"train", train}, {"axes", axes}, {"sweep", sweep_level(o)}, {"identity", identity}};
   // Which runs each recipe of the grid is for (lm/recipes.h), so that readers of the folder (the
   // plots) name it beside the groups it applied to, as the report does.
   nlohmann::json targets = nlohmann::json::object();
   for (const auto& name : axis_values(o, "recipe"))
-    for (const lm::Recipe* r : lm::recipes_in(name)) targets[r->name] = {{r->target_key, r->target_value}};
+    for (const lm::Recipe* r : lm::recipes_in(name.get<std::string>())) targets[r->name] = {{r->target_key, r->target_value}};
   if (!targets.empty()) grid["recipe_targets"] = targets;
   return grid;
 }
@@ -320,32 +339,23 @@ SweepOptions read_grid(const std::string& path, const SweepOptions& like, const 
       check(is_axis(key), path, ": '", key.substr(0, 64), "' cannot be an axis");
       check(values.is_array() && !values.empty() && values.size() <= 4096, path, ": axis '", key,
             "' must be a list of 1 to 4096 values");
-      std::vector<std::string> texts;
+      std::vector<nlohmann::json> typed;
       for (const auto& v : values) {
         try {
-          texts.push_back(setting_text(setting_value(key, setting_text(v))));
+          typed.push_back(setting_value(key, setting_text(v)));  // as strictly as a flag's text
         } catch (const Error& e) {
           throw Error(cat(path, ": axis ", e.what()));
         }
       }
-      set_axis(g, key, texts);
+      set_axis(g, key, typed);
     }
-  } else {  // format 1: the core axes are the values the folder's records hold
-    std::map<std::string, std::set<std::string>> seen;
-    std::set<double> lrs;
-    std::set<uint64_t> seeds;
-    std::set<int64_t> layers, warmups;
-    std::vector<std::string> norms, placements;
-    for (const auto& r : recorded) {
-      if (std::find(norms.begin(), norms.end(), r.spec.norm) == norms.end()) norms.push_back(r.spec.norm);
-      if (std::find(placements.begin(), placements.end(), r.spec.placement) == placements.end())
-        placements.push_back(r.spec.placement);
-      lrs.insert(r.spec.lr), seeds.insert(r.spec.seed), layers.insert(r.spec.layers), warmups.insert(r.spec.warmup);
-    }
-    if (!recorded.empty()) {
-      g.norms = norms, g.placements = placements;
-      g.lrs.assign(lrs.begin(), lrs.end()), g.seeds.assign(seeds.begin(), seeds.end());
-      g.layers.assign(layers.begin(), layers.end()), g.warmups.assign(warmups.begin(), warmups.end());
+  } else {  // format 1: the identity settings take the values the folder's records hold
+    for (const IdentityPart& p : run_identity()) {
+      std::vector<nlohmann::json> values;
+      for (const auto& r : recorded)
+        if (std::find(values.begin(), values.end(), r.spec.at(p.key)) == values.end()) values.push_back(r.spec.at(p.key));
+      if (!values.empty() && values[0].is_number()) std::sort(values.begin(), values.end());
+      if (!values.empty()) set_axis(g, p.key, values);
     }
   }
   try {
@@ -376,21 +386,13 @@ SweepOptions resolve_sweep(const SweepOptions& o, const std::set<std::string>& g
   const nlohmann::json stored_sweep = sweep_level(g), asked_sweep = sweep_level(o);
   for (const auto& [key, value] : stored_sweep.items())
     if (given.count(key)) refuse_change(key, value, asked_sweep[key]);
-  // Axes grow: the stored values, then this command's new ones.
-  for (const auto& [key, asked] : all_axes(o)) {
+  // Axes grow: the stored values, then this command's new ones (a setting given one value that
+  // differs from the stored one becomes an axis).
+  for (const std::string& key : axis_keys()) {
     if (!given.count(key)) continue;
-    std::vector<std::string> values = axis_values(g, key);
-    for (const auto& t : asked)
-      if (!contains(values, t)) values.push_back(t);
-    set_axis(g, key, values);
-  }
-  // A setting given with one value (so held in o.base, not in o.axes) that differs from the
-  // stored one also grows an axis.
-  for (const auto& key : extra_axis_keys()) {
-    if (!given.count(key) || has_axis(o, key)) continue;
-    std::vector<std::string> values = axis_values(g, key);
-    const std::string t = setting_text(asked_train[key]);
-    if (!contains(values, t)) values.push_back(t);
+    std::vector<nlohmann::json> values = axis_values(g, key);
+    for (const auto& v : axis_values(o, key))
+      if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
     set_axis(g, key, values);
   }
   g.jobs = o.jobs;

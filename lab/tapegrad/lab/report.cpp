@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "tapegrad/lab/grid.h"
 #include "tapegrad/lm/recipes.h"
 #include "tapegrad/nn/norm.h"
 
@@ -40,14 +41,25 @@ std::string cell_text(const LrCell& c) {
   return s;
 }
 
-// The axes a group is identified by, in label order: the core ones, then the others by name.
+// The settings a group is identified by (all but lr and seed), in label order: the run identity's,
+// then the others by name.
 std::vector<std::string> group_axes(const std::vector<RunRecord>& runs) {
-  std::vector<std::string> axes{"norm", "placement", "layers", "warmup"};
+  std::vector<std::string> axes;
+  for (const IdentityPart& p : run_identity())
+    if (p.key != "lr" && p.key != "seed") axes.push_back(p.key);
   std::set<std::string> other;
   for (const auto& r : runs)
-    for (const auto& [key, value] : r.spec.settings) other.insert(key);
+    for (const auto& [key, value] : r.spec.settings()) other.insert(key);
   axes.insert(axes.end(), other.begin(), other.end());
   return axes;
+}
+
+// The group's runs: the run's values but lr and seed, as text.
+std::map<std::string, std::string> group_values(const RunSpec& spec) {
+  std::map<std::string, std::string> v;
+  for (const auto& [key, value] : spec.values)
+    if (key != "lr" && key != "seed") v[key] = setting_text(value);
+  return v;
 }
 
 std::string text_or(double v, const char* fmt, const char* none = "-") { return std::isfinite(v) ? f(fmt, v) : none; }
@@ -55,11 +67,7 @@ std::string text_or(double v, const char* fmt, const char* none = "-") { return 
 }  // namespace
 
 std::string Group::value(const std::string& key, const std::map<std::string, std::string>& base) const {
-  if (key == "norm") return norm;
-  if (key == "placement") return placement;
-  if (key == "layers") return std::to_string(layers);
-  if (key == "warmup") return std::to_string(warmup);
-  if (auto it = settings.find(key); it != settings.end()) return it->second;
+  if (auto it = values.find(key); it != values.end()) return it->second;
   auto it = base.find(key);
   return it != base.end() ? it->second : "base";
 }
@@ -75,11 +83,10 @@ double lr_sensitivity(const std::vector<double>& capped) {
 }
 
 namespace {
-// How an axis value reads inside a label: " L8", " w0", " dim=64".
+// How an axis value reads inside a label: as in the run id (" L8", " w0"), or " dim=64".
 std::string label_part(const std::string& key, const std::string& value) {
-  if (key == "layers") return " L" + value;
-  if (key == "warmup") return " w" + value;
-  return " " + key + "=" + value;
+  const IdentityPart* p = identity_part(key);
+  return p && !p->prefix.empty() ? " " + p->prefix + value : " " + key + "=" + value;
 }
 }  // namespace
 
@@ -102,8 +109,7 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
   std::vector<std::vector<std::string>> order;
   for (const auto& r : runs) {
     Group probe;
-    probe.norm = r.spec.norm, probe.placement = r.spec.placement, probe.layers = r.spec.layers, probe.warmup = r.spec.warmup;
-    probe.settings = r.spec.settings;
+    probe.values = group_values(r.spec);
     std::vector<std::string> k;
     for (const auto& a : axes) k.push_back(probe.value(a, base));
     if (!by_group.count(k)) order.push_back(k);
@@ -118,9 +124,8 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
   for (const auto& k : order) {
     Group g;
     const RunRecord& first = *by_group[k].front();
-    g.norm = first.spec.norm, g.placement = first.spec.placement, g.layers = first.spec.layers, g.warmup = first.spec.warmup;
-    g.settings = first.spec.settings;
-    g.label = g.norm + "/" + g.placement;
+    g.values = group_values(first.spec);
+    g.label = g.value("norm") + "/" + g.value("placement");
     for (const auto& a : s.varied) g.label += label_part(a, g.value(a, base));
     // A published recipe the group ran with (lm/recipes.h) is named, when it applied to it.
     if (std::find(s.varied.begin(), s.varied.end(), "recipe") == s.varied.end())
@@ -130,10 +135,10 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
     double init = 0, ms = 0;
     int timed = 0;
     for (const RunRecord* r : by_group[k]) {
-      by_lr[r->spec.lr].push_back(r);
+      by_lr[r->spec.get<double>("lr")].push_back(r);
       init += r->initial_loss;
       if (std::isfinite(r->step_ms)) ms += r->step_ms, ++timed;
-      if (std::isfinite(r->step_ms) && !r->diverged) g.run_step_ms[{r->spec.lr, r->spec.seed}] = r->step_ms;
+      if (std::isfinite(r->step_ms) && !r->diverged) g.run_step_ms[{r->spec.get<double>("lr"), r->spec.get<uint64_t>("seed")}] = r->step_ms;
       ++g.runs;
       g.diverged += r->diverged;
       g.spikes += r->spikes;
@@ -188,7 +193,7 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
 
   // Reference LR: the largest LR stable in every group.
   std::set<double> lrs;
-  for (const auto& r : runs) lrs.insert(r.spec.lr);
+  for (const auto& r : runs) lrs.insert(r.spec.get<double>("lr"));
   s.reference_lr = lrs.empty() ? 0 : *lrs.begin();
   for (double lr : lrs) {
     bool all_stable = true;
@@ -201,7 +206,7 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
     Group& g = s.groups[i];
     std::vector<double> peak, logit, fin, out;
     for (const RunRecord* r : by_group[order[i]])
-      if (r->spec.lr == s.reference_lr)
+      if (r->spec.get<double>("lr") == s.reference_lr)
         peak.push_back(r->peak_residual_rms), logit.push_back(r->peak_attention_logit), fin.push_back(r->final_residual_rms),
             out.push_back(r->peak_output_logit);
     g.ref_peak_residual_rms = median(peak), g.ref_peak_attention_logit = median(logit), g.ref_final_residual_rms = median(fin);
@@ -243,12 +248,12 @@ std::string sensitivity_text(const Group& g) {
 std::string where_text(const Summary& s, const Group& g, const std::string& axis) {
   std::string w;
   const auto add = [&](const std::string& t) { w += (w.empty() ? "" : ", ") + t; };
-  if (axis != "placement") add(g.placement + " placement");  // "pre placement", "deepnorm placement": any registered one
-  if (axis != "norm") add(nn::norm_label(g.norm));
+  if (axis != "placement") add(g.value("placement") + " placement");  // "pre placement", "deepnorm placement": any registered one
+  if (axis != "norm") add(nn::norm_label(g.value("norm")));
   for (const auto& a : s.varied) {
     if (a == axis || a == "placement") continue;
-    if (a == "layers") add(std::to_string(g.layers) + " layers");
-    else if (a == "warmup") add("warmup " + std::to_string(g.warmup));
+    if (a == "layers") add(g.value(a) + " layers");
+    else if (a == "warmup") add("warmup " + g.value(a));
     else add(a + "=" + g.value(a, s.base));
   }
   return w;
@@ -351,14 +356,14 @@ std::string reading(const Summary& s) {
     std::vector<const Group*> normed;
     const Group* none = nullptr;
     for (const Group* g : config) {
-      if (is_no_norm(g->norm)) none = g;
+      if (is_no_norm(g->value("norm"))) none = g;
       else normed.push_back(g);
     }
     const Group* best = nullptr;
     for (const Group* g : normed)
       if (std::isfinite(g->best_loss) && (!best || g->best_loss < best->best_loss)) best = g;
     const std::string where = where_text(s, first, "norm");
-    const auto label = [](const Group* g) { return nn::norm_label(g->norm); };
+    const auto label = [](const Group* g) { return nn::norm_label(g->value("norm")); };
     for (const Group* g : normed) {
       if (g == best || !best || !std::isfinite(g->best_loss)) continue;
       const double d = g->best_loss - best->best_loss;
@@ -393,7 +398,7 @@ std::string reading(const Summary& s) {
                f("%.2f", none->ref_peak_residual_rms) + " without a norm";
         for (const Group* g : normed)
           if (std::isfinite(g->ref_peak_residual_rms)) out += ", " + f("%.2f", g->ref_peak_residual_rms) + " with " + label(g);
-        out += first.placement == "pre"
+        out += first.value("placement") == "pre"
                    ? ". In pre-norm the stream itself is never normalised; the norm hands each sub-layer a rescaled "
                      "copy, which is what keeps the sub-layers' inputs steady as the stream grows."
                    : ". In post-norm every block's output is normalised, so the stream stays near the norm's scale.";
@@ -450,7 +455,7 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   std::string md = "# Norm-stability lab report\n\n";
   std::set<double> lrs;
   std::set<uint64_t> seeds;
-  for (const auto& r : runs) lrs.insert(r.spec.lr), seeds.insert(r.spec.seed);
+  for (const auto& r : runs) lrs.insert(r.spec.get<double>("lr")), seeds.insert(r.spec.get<uint64_t>("seed"));
   double train_s = 0;
   for (const auto& r : runs) train_s += std::isfinite(r.wall_s) ? r.wall_s : 0;
   md += "Data: " + ctx.data + ". Model: " + ctx.model + ". " + std::to_string(runs.size()) + " runs" +
@@ -539,8 +544,7 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   std::string unclean;
   for (const Group& g : s.groups)
     for (const auto& r : runs)
-      if (r.spec.norm == g.norm && r.spec.placement == g.placement && r.spec.layers == g.layers &&
-          r.spec.warmup == g.warmup && r.spec.settings == g.settings &&
+      if (group_values(r.spec) == g.values &&
           (collapsed(r, g.trained_below) || attention_blowup(r) || output_logit_drift(r)))
         unclean += "| " + r.spec.id() + " | " + (collapsed(r, g.trained_below) ? "yes" : "no") + " | " +
                    f("%.3f", r.min_val_loss) + " | " + f("%.3f", r.final_val_loss) + " | " + f("%.1f", r.peak_attention_logit) +

@@ -49,9 +49,9 @@ struct LrCell {
 inline constexpr double kTrainedFraction = 0.9;
 
 struct Group {
-  std::string norm, placement;
-  int64_t layers = 0, warmup = 0;
-  std::map<std::string, std::string> settings;  // the other axes' values (RunSpec::settings)
+  // What the group's runs share: every value of their specs (run_spec.h) but lr and seed, as text
+  // ("norm" -> "rmsnorm", "layers" -> "8", "dim" -> "64").
+  std::map<std::string, std::string> values;
   // The group's value of axis `key` (a flag name: "norm", "layers", "dim", ...); for another
   // setting it holds at the base, `base` (Summary::base) names the value.
   std::string value(const std::string& key, const std::map<std::string, std::string>& base = {}) const;

@@ -21,6 +21,7 @@
 #include "tapegrad/lm/recipes.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/lm/run.h"
+#include "tapegrad/lm/settings.h"
 #include "tapegrad/lm/sharpness.h"
 #include "tapegrad/lm/usage_error.h"
 #include "tapegrad/threads.h"
@@ -57,20 +58,30 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-const std::vector<std::string> kCurvePrefix = {"run_id", "norm", "placement", "lr", "seed", "layers", "warmup",
-                                               "step", "loss", "lr_now", "grad_norm", "update_ratio",
+// run_id and the run identity's settings (run_spec.h), then these.
+const std::vector<std::string> kCurveFields = {"step", "loss", "lr_now", "grad_norm", "update_ratio",
                                                "output_logit_mean", "output_logit_max", "final_residual_rms", "val_loss",
                                                "train_eval_loss", "z_loss", "log_z_mean", "log_z_min"};
 const std::vector<std::string> kLayerFields = {"residual_rms", "norm_out_rms", "attention_logit", "grad_norm", "update_ratio"};
 
 }  // namespace
 
-const std::vector<std::string> kRunColumns = {
-    "run_id", "norm", "placement", "lr", "seed", "layers", "warmup", "steps", "steps_done", "initial_loss",
+namespace {
+// "run_id" and the run identity's settings, then `fields`.
+std::vector<std::string> identified(const std::vector<std::string>& fields) {
+  std::vector<std::string> c{"run_id"};
+  for (const IdentityPart& p : run_identity()) c.push_back(p.key);
+  c.insert(c.end(), fields.begin(), fields.end());
+  return c;
+}
+}  // namespace
+
+const std::vector<std::string> kRunColumns = identified({
+    "steps", "steps_done", "initial_loss",
     "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss", "diverged", "divergence_step",
     "divergence_cause", "divergence_quantity", "step_ms", "tokens_per_s", "peak_residual_rms", "final_residual_rms",
     "peak_attention_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit",
-    "min_log_z_mean", "min_log_z", "peak_batch_sharpness_ratio", "settings"};
+    "min_log_z_mean", "min_log_z", "peak_batch_sharpness_ratio", "settings"});
 
 namespace {
 // runs.csv files written before the sharpness columns existed still read (as not measured).
@@ -89,72 +100,50 @@ std::string current_column(const std::string& name) {
 }
 
 std::vector<std::string> curve_columns(int64_t max_layers, bool sharpness) {
-  std::vector<std::string> c = kCurvePrefix;
+  std::vector<std::string> c = identified(kCurveFields);
   if (sharpness) c.insert(c.end(), kSharpnessFields.begin(), kSharpnessFields.end());
   for (int64_t i = 0; i < max_layers; ++i)
     for (const auto& f : kLayerFields) c.push_back(f + "_" + std::to_string(i));
   return c;
 }
 
-// The learning rate as %g when that reads back exactly (every id ever written for such values
-// stays the same), otherwise with all 17 digits: 1.0000004e-3 must not reuse the 1e-3 run.
-std::string RunSpec::id() const {
-  std::string id = cat(norm, "_", placement, "_lr", setting_text(lr), "_s", seed, "_L", layers, "_w", warmup);
-  for (const auto& [key, value] : settings) id += "_" + key + "=" + value;
-  return id;
-}
-
-std::string RunSpec::settings_text(const char* separator) const {
-  std::string s;
-  for (const auto& [key, value] : settings) s += (s.empty() ? "" : separator) + key + "=" + value;
-  return s;
-}
-
 std::vector<RunSpec> expand(const SweepOptions& o) {
-  const std::vector<int64_t> warmups = o.warmups.empty() ? std::vector<int64_t>{o.base.warmup} : o.warmups;
   // Counted before anything is allocated: axes from a file (or a long command line) multiply.
   constexpr uint64_t kMaxRuns = 100000;
   uint64_t n = 1;
   std::string shape;
-  const auto times = [&](const std::string& axis, size_t values) {
-    shape += cat(shape.empty() ? "" : " x ", values, " ", axis);
-    n = values == 0 ? 0 : (n > kMaxRuns / values ? kMaxRuns + 1 : n * values);
-  };
-  times("norm", o.norms.size()), times("placement", o.placements.size()), times("lr", o.lrs.size());
-  times("seed", o.seeds.size()), times("layers", o.layers.size()), times("warmup", warmups.size());
-  for (const auto& [key, values] : o.axes) times(key, values.size());
-  check(n <= kMaxRuns, "a sweep of ", shape, " is more than ", kMaxRuns, " runs");
-  // The other axes' points, outermost: each a map of the values that differ from the base.
-  const nlohmann::json base = lm::to_json(o.base);
-  std::vector<std::map<std::string, std::string>> points{{}};
-  for (const auto& [key, values] : o.axes) {
-    std::vector<std::map<std::string, std::string>> next;
-    for (const auto& p : points)
-      for (const auto& v : values) {
-        auto q = p;
-        if (v != setting_text(base[key])) q[key] = v;
-        next.push_back(q);
-      }
-    points = next;
+  for (const Axis& a : o.axes) {
+    shape += cat(shape.empty() ? "" : " x ", a.values.size(), " ", a.key);
+    n = a.values.empty() ? 0 : (n > kMaxRuns / a.values.size() ? kMaxRuns + 1 : n * a.values.size());
   }
-  std::vector<RunSpec> specs;
-  for (const auto& settings : points)
-    for (const auto& placement : o.placements)
-      for (int64_t layers : o.layers)
-        for (int64_t warmup : warmups)
-          for (double lr : o.lrs)
-            for (uint64_t seed : o.seeds)
-              for (const auto& norm : o.norms) specs.push_back({norm, placement, lr, seed, layers, warmup, settings});
+  check(n <= kMaxRuns, "a sweep of ", shape, " is more than ", kMaxRuns, " runs");
+  // Every run names the identity settings; beyond them, the values that differ from the base.
+  RunSpec first;
+  for (const IdentityPart& p : run_identity()) first.values[p.key] = axis_values(o, p.key)[0];
+  std::vector<RunSpec> specs{first};
+  for (const Axis& a : o.axes) {  // outermost first
+    const nlohmann::json base = lm::setting_json(*lm::find_setting(a.key), o.base);
+    std::vector<RunSpec> next;
+    next.reserve(specs.size() * a.values.size());
+    for (const RunSpec& s : specs)
+      for (const nlohmann::json& v : a.values) {
+        RunSpec t = s;
+        if (identity_part(a.key) || v != base) t.values[a.key] = v;
+        next.push_back(std::move(t));
+      }
+    specs = std::move(next);
+  }
   std::set<std::string> ids;
   for (const auto& s : specs) check(ids.insert(s.id()).second, "sweep: run ", s.id(), " appears twice (repeated axis value?)");
   // Every combination must be a valid training run (e.g. --heads must divide --dim in each).
   for (const auto& s : specs) {
+    const std::string where = s.settings_text();
     try {
       run_config(o, s, 1).validate();
     } catch (const lm::SettingError& e) {
-      throw lm::SettingError(s.settings.empty() ? e.message() : cat(e.message(), " (in the runs with ", s.settings_text(), ")"));
+      throw lm::SettingError(where.empty() ? e.message() : cat(e.message(), " (in the runs with ", where, ")"));
     } catch (const lm::UsageError& e) {
-      throw lm::UsageError(s.settings.empty() ? std::string(e.what()) : cat(e.what(), " (in the runs with ", s.settings_text(), ")"));
+      throw lm::UsageError(where.empty() ? std::string(e.what()) : cat(e.what(), " (in the runs with ", where, ")"));
     }
   }
   return specs;
@@ -162,21 +151,16 @@ std::vector<RunSpec> expand(const SweepOptions& o) {
 
 lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threads) {
   lm::TrainConfig c = o.base;
-  if (!spec.settings.empty()) {
-    nlohmann::json j = lm::to_json(o.base);
-    for (const auto& [key, value] : spec.settings) j[key] = setting_value(key, value);
-    c = lm::train_config_from_json(j);
-  }
-  c.norm = nn::NormKind::parse(spec.norm), c.placement = nn::parse_placement(spec.placement), c.lr = spec.lr;
-  c.min_lr = spec.lr * o.min_lr_ratio;
-  c.seed = spec.seed, c.layers = spec.layers, c.warmup = spec.warmup;
+  for (const auto& [key, value] : spec.values) lm::set_setting(*lm::find_setting(key), c, value);
+  c.min_lr = c.lr * o.min_lr_ratio;
   c.instrument = true, c.threads = threads, c.checkpoint_every = 0;
   c.eval_every = o.evals > 0 ? std::max<int64_t>(1, c.steps / o.evals) : 0;  // and at the last step (lm::run)
-  // A recipe gives the runs of its target its settings, except those the sweep varies and those
-  // given a value of their own (one that differs from train_lm's default); runs of other targets
-  // keep theirs.
-  std::set<std::string> swept(kCoreAxes.begin(), kCoreAxes.end()), keep;
-  for (const auto& [key, values] : o.axes) swept.insert(key);
+  // A recipe gives the runs of its target its settings, except those the run is named by, those
+  // the sweep varies and those given a value of their own (one that differs from train_lm's
+  // default); runs of other targets keep theirs.
+  std::set<std::string> swept, keep;
+  for (const IdentityPart& p : run_identity()) swept.insert(p.key);
+  for (const Axis& a : o.axes) swept.insert(a.key);
   keep = swept;
   const nlohmann::json base = lm::to_json(o.base), defaults = lm::to_json(lm::TrainConfig{});
   for (const auto& [key, value] : base.items())
@@ -184,6 +168,16 @@ lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threa
   lm::apply_recipe(c, swept, keep, /*other_targets_allowed=*/true);
   return c;
 }
+
+namespace {
+// The first cells of a runs.csv or curve row: run_id and the identity settings, as the id writes
+// them (every digit a learning rate needs), so that reading the row back gives the same id.
+std::string identity_cells(const RunSpec& spec) {
+  std::vector<std::string> cells{spec.id()};
+  for (const IdentityPart& p : run_identity()) cells.push_back(spec.text(p.key));
+  return join(cells);
+}
+}  // namespace
 
 std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
                                  std::shared_ptr<const text::Tokenizer> tokenizer,
@@ -201,9 +195,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
   rec.final_train_loss = rec.final_val_loss = kNaN;
   rec.min_train_loss = rec.min_val_loss = std::numeric_limits<double>::infinity();
   double ms = 0;
-  // The lr column in the id's text: exact, so the row reads back to the same id.
-  const std::string prefix = join({spec.id(), spec.norm, spec.placement, setting_text(spec.lr), std::to_string(spec.seed),
-                                   std::to_string(spec.layers), std::to_string(spec.warmup)});
+  const std::string prefix = identity_cells(spec);
   lm::RunHooks hooks;
   hooks.detector = &detector;
   hooks.stop_requested = stop;
@@ -271,9 +263,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
 
 std::string csv_row(const RunRecord& r) {
   const RunSpec& s = r.spec;
-  // lr as the id writes it (every digit it needs): reading the row back gives the same bits, so the same id.
-  return join({s.id(), s.norm, s.placement, setting_text(s.lr), std::to_string(s.seed), std::to_string(s.layers),
-               std::to_string(s.warmup), std::to_string(r.steps), std::to_string(r.steps_done), num(r.initial_loss),
+  return join({identity_cells(s), std::to_string(r.steps), std::to_string(r.steps_done), num(r.initial_loss),
                num(r.final_train_loss), num(r.min_train_loss), num(r.final_val_loss), num(r.min_val_loss),
                r.diverged ? "1" : "0", std::to_string(r.divergence_step), r.divergence_cause, r.divergence_quantity,
                num(r.step_ms), num(r.tokens_per_s), num(r.peak_residual_rms), num(r.final_residual_rms),
@@ -361,15 +351,15 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
       if (has(column)) into = cell<V>(text(column), column, where);
     };
     RunRecord r;
-    // Names from a file become file names (curves/<run_id>.csv): only the registry's norms and the
-    // known placements are accepted, so a row cannot point outside the sweep folder.
-    try {
-      r.spec.norm = nn::NormKind::parse(text("norm")).name();
-      r.spec.placement = nn::to_string(nn::parse_placement(text("placement")));
-    } catch (const Error& e) {
-      throw Error(cat(where, ": ", e.what()));
+    // Values from a file become file names (curves/<run_id>.csv): each is read as its flag's value
+    // (a registered norm, a whole number of layers, ...), so a row cannot point outside the folder.
+    for (const IdentityPart& p : run_identity()) {
+      try {
+        r.spec.values[p.key] = setting_value(p.key, text(p.key.c_str()));
+      } catch (const Error& e) {
+        throw Error(cat(where, ": column '", p.key, "': ", e.what()));
+      }
     }
-    number("lr", r.spec.lr), number("seed", r.spec.seed), number("layers", r.spec.layers), number("warmup", r.spec.warmup);
     number("steps", r.steps), number("steps_done", r.steps_done), number("initial_loss", r.initial_loss);
     number("final_train_loss", r.final_train_loss), number("min_train_loss", r.min_train_loss);
     number("final_val_loss", r.final_val_loss), number("min_val_loss", r.min_val_loss);
@@ -389,10 +379,8 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
         try {
           check(eq != std::string::npos, "setting '", item.substr(0, 64), "' is not key=value");
           const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-          check(is_axis(key) && std::find(kCoreAxes.begin(), kCoreAxes.end(), key) == kCoreAxes.end(),
-                "'", key.substr(0, 64), "' is not a setting a sweep can vary");
-          setting_value(key, value);
-          check(r.spec.settings.emplace(key, value).second, "setting '", key, "' appears twice");
+          check(is_axis(key) && !identity_part(key), "'", key.substr(0, 64), "' is not a setting a sweep can vary");
+          check(r.spec.values.emplace(key, setting_value(key, value)).second, "setting '", key, "' appears twice");
         } catch (const Error& e) {
           throw Error(cat(where, ": column 'settings': ", e.what()));
         }
@@ -613,7 +601,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
           const auto rec = run_one(o, spec, shared.tokenizer, shared.data, threads, curve, stop);
           if (!rec) return;
           // The curve, then the record, then the proof of both: a run is done once its proof is written.
-          const std::string curve_file = join(curve_columns(spec.layers, o.base.sharpness_every > 0)) + "\n" + curve;
+          const std::string curve_file = join(curve_columns(spec.get<int64_t>("layers"), o.base.sharpness_every > 0)) + "\n" + curve;
           const std::string record_file = join(kRunColumns) + "\n" + csv_row(*rec) + "\n";
           io::write_file_atomic(o.out + "/curves/" + spec.id() + ".csv", curve_file);
           io::write_file_atomic(o.out + "/records/" + spec.id() + ".csv", record_file);
@@ -653,7 +641,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
   // curves.csv: every recorded run's curve under the deepest run's columns. Each file's cells are
   // placed by its own header, so a curve written before a column existed leaves that column empty.
   int64_t max_layers = 0;
-  for (const auto& [id, r] : all) max_layers = std::max(max_layers, r.spec.layers);
+  for (const auto& [id, r] : all) max_layers = std::max(max_layers, r.spec.get<int64_t>("layers"));
   const std::vector<std::string> columns = curve_columns(max_layers, o.base.sharpness_every > 0);
   std::string curves = join(columns) + "\n";
   for (const auto& [id, r] : all) {

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "tapegrad/lab/run_spec.h"
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/lm/divergence.h"
 #include "tapegrad/lm/train_config.h"
@@ -44,20 +45,6 @@ inline constexpr int64_t kMaxRecordBytes = int64_t{1} << 20;
 inline constexpr int64_t kMaxRunsBytes = int64_t{256} << 20;
 inline constexpr int64_t kMaxCurveBytes = int64_t{256} << 20;
 inline constexpr int64_t kMaxGridBytes = int64_t{16} << 20;  // sweep.json
-
-struct RunSpec {
-  std::string norm, placement;
-  double lr = 0;
-  uint64_t seed = 0;
-  int64_t layers = 0, warmup = 0;
-  // The other axes (grid.h) where this run's value differs from the sweep's base: flag -> text.
-  std::map<std::string, std::string> settings{};
-  // "layernorm_pre_lr0.003_s1_L4_w30" (+ "_dim=64" per setting): stable, file-name safe, unique
-  // within a sweep.
-  std::string id() const;
-  // "dim=64 qk-norm=rmsnorm" (as runs.csv's settings column, with ';' for ' '); "" for none.
-  std::string settings_text(const char* separator = " ") const;
-};
 
 // One finished run; a row of runs.csv. Losses of a diverged run that never got evaluated are NaN.
 struct RunRecord {
@@ -100,17 +87,24 @@ std::string current_column(const std::string& name);
 // a measurement; the batch ones without --batch-sharpness).
 std::vector<std::string> curve_columns(int64_t max_layers, bool sharpness = false);
 
+// A setting the sweep varies, with its values (canonical, grid.h; two or more).
+struct Axis {
+  std::string key;
+  std::vector<nlohmann::json> values;
+  bool operator==(const Axis&) const = default;
+};
+std::vector<Axis> every_norm_axis();  // {"norm": every registered norm}: SweepOptions' default
+
 struct SweepOptions {
-  lm::TrainConfig base;  // everything the axes do not set; base.instrument is forced on
-  std::vector<std::string> norms = nn::norm_names();  // default: every registered norm
-  std::vector<std::string> placements{"pre"};
-  std::vector<double> lrs;
-  std::vector<uint64_t> seeds{1};
-  std::vector<int64_t> layers{4};
-  std::vector<int64_t> warmups;  // empty: base.warmup
-  // Every other swept setting (grid.h): flag name -> values as text, base.<flag>'s value among
-  // them; a setting with one value lives in `base` only.
-  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+  // Every setting's value where no axis gives several (base.instrument is forced on); the lab
+  // numbers its seeds from 1.
+  lm::TrainConfig base = [] {
+    lm::TrainConfig c;
+    c.seed = 1;
+    return c;
+  }();
+  // The axes in the sweep's order (grid.h: set them with set_axis). Default: every registered norm.
+  std::vector<Axis> axes = every_norm_axis();
   double min_lr_ratio = 0.1;     // each run decays to lr * ratio
   double divergence_factor = 1.5;
   int64_t divergence_patience = 10;  // steps above the factor before a run counts as diverged (divergence.h)
@@ -133,8 +127,7 @@ void verify_sweep_folder(const SweepOptions& o);
 // The unigram loss of the sweep's data (lm::unigram_loss): the bar a run must beat to count as trained.
 double sweep_unigram_loss(const SweepOptions& o);
 
-// All runs of the sweep, in a fixed order (other axes, placement, layers, warmup, lr, seed, norm:
-// a seed's norms are neighbours, so they train side by side and their timings pair up). Every
+// All runs of the sweep, in the sweep's order (grid.h: axis_keys(), outermost first). Every
 // run's settings are validated here (train_lm's rules), so a bad combination fails before training.
 std::vector<RunSpec> expand(const SweepOptions& o);
 
