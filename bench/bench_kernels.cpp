@@ -171,10 +171,10 @@ void BM_cross_entropy(benchmark::State& st) {
 BENCHMARK(BM_cross_entropy)->Arg(65)->Arg(4096)->ArgName("V")->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // MLP forward + backward, rows = 768, C = 128; GELU (H = 512) or SwiGLU (H = 344).
-template <nn::MlpKind kKind>
+template <nn::MlpActivation kKind>
 void BM_mlp(benchmark::State& st) {
   set_num_threads(2);
-  const int64_t rows = 768, C = 128, H = nn::default_mlp_hidden(C, kKind), width = kKind == nn::MlpKind::kGelu ? H : 2 * H;
+  const int64_t rows = 768, C = 128, H = nn::default_mlp_hidden(C, kKind), width = kKind == nn::MlpActivation::kGelu ? H : 2 * H;
   Parameter<float> x = param("x", {rows, C}, 1), wf = param("wf", {width, C}, 2, 0.02), wp = param("wp", {C, H}, 3, 0.02);
   Parameter<float> bf = param("bf", {width}, 4, 0.0), bp = param("bp", {C}, 5, 0.0);
   const Tensor<float> dy = param("dy", {rows, C}, 6).value;
@@ -187,8 +187,8 @@ void BM_mlp(benchmark::State& st) {
   const double flops = 3.0 * 2.0 * rows * C * (width + H);
   st.counters["FLOPS"] = benchmark::Counter(flops * st.iterations(), benchmark::Counter::kIsRate);
 }
-BENCHMARK_TEMPLATE(BM_mlp, nn::MlpKind::kGelu)->Name("BM_mlp_gelu_fwd_bwd")->UseRealTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK_TEMPLATE(BM_mlp, nn::MlpKind::kSwiGLU)->Name("BM_mlp_swiglu_fwd_bwd")->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_mlp, nn::MlpActivation::kGelu)->Name("BM_mlp_gelu_fwd_bwd")->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_mlp, nn::MlpActivation::kSwiGLU)->Name("BM_mlp_swiglu_fwd_bwd")->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // Token embedding gather + scatter-add backward, (B*T = 768 tokens, V = 65, C = 128).
 void BM_embedding(benchmark::State& st) {

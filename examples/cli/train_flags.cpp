@@ -41,9 +41,9 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
           if constexpr (std::is_same_v<V, nn::NormKind>) {
             return add_norm_option(app, flag, value, s.help);
           } else if constexpr (std::is_same_v<V, nn::Placement>) {
-            return add_named_option(app, flag, value, nn::placement_names(), nn::parse_placement, s.help, "TEXT");
+            return add_named_option(app, flag, value, nn::placement_names(), nn::Placement::parse, s.help, "TEXT");
           } else if constexpr (std::is_same_v<V, nn::MlpKind>) {
-            return add_named_option(app, flag, value, nn::mlp_kind_names(), nn::parse_mlp_kind, s.help, "TEXT");
+            return add_named_option(app, flag, value, nn::mlp_kind_names(), nn::MlpKind::parse, s.help, "TEXT");
           } else if constexpr (std::is_same_v<V, nn::EmbedScale>) {
             return add_named_option(app, flag, value, nn::embed_scale_names(), nn::parse_embed_scale, s.help, "TEXT");
           } else if constexpr (std::is_same_v<V, bool>) {

@@ -230,7 +230,7 @@ def cases(f):
         (T, ["--lr", "-0.1"], 2, "--lr must be positive, got -0.1", "negative learning rate"),
         (T, ["--heads", "3"], 2, "--heads 3 does not divide --dim 128", "heads not dividing dim"),
         (T, ["--norm", "batchnorm"], 2, "--norm: batchnorm not in {layernorm,rmsnorm,", "unknown norm"),
-        (T, ["--tokenizer", "bpe", "--vocab-size", "100"], 2, "--vocab-size 100 is smaller than the 256-byte alphabet",
+        (T, ["--tokenizer", "bpe", "--vocab-size", "100"], 2, "--vocab-size 100 is smaller than the 256 tokens the bpe tokenizer starts from",
          "BPE vocabulary below the byte alphabet"),
         (T, ["--data", f["short.txt"]], 1, "but each part needs at least context + 1 = 65 tokens",
          "context longer than the data"),

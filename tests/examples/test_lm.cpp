@@ -337,7 +337,7 @@ TEST_CASE("flops: the step's GEMMs are the FLOP model's, shape by shape", "[trai
   nn::DecoderConfig d;
   d.n_layer = 2, d.n_head = 2, d.dim = 64, d.vocab_size = 100, d.context = 32;
   nn::DecoderConfig e = d;  // SwiGLU: gate and up in one GEMM of 2H outputs
-  e.mlp = nn::MlpKind::kSwiGLU;
+  e.mlp = nn::MlpKind::parse("swiglu");
   for (const auto& [config, batch, T] : {std::tuple{c, int64_t{12}, int64_t{64}}, std::tuple{d, int64_t{3}, int64_t{32}},
                                          std::tuple{e, int64_t{3}, int64_t{32}}}) {
     double sum = 0;

@@ -60,7 +60,7 @@ TEST_CASE("settings: every TrainConfig field has exactly one row in the table", 
 TEST_CASE("settings: config.json and the checkpoint split are the table's", "[settings]") {
   lm::TrainConfig c;
   c.dim = 96, c.heads = 3, c.norm = nn::NormKind::parse("rmsnorm"), c.lr = 3e-3, c.seed = 7, c.tie_head = false;
-  c.placement = nn::Placement::kPeri, c.data = "/x.txt", c.z_loss = 1e-4;
+  c.placement = nn::Placement::parse("peri"), c.data = "/x.txt", c.z_loss = 1e-4;
   const nlohmann::json j = lm::to_json(c);
   CHECK(j.size() == lm::settings().size());
   CHECK(j["dim"] == 96);
@@ -150,22 +150,22 @@ TEST_CASE("recipes: a recipe sets its target and its settings, flags given win, 
   lm::TrainConfig p;
   p.recipe = "peri-ln-paper";
   lm::apply_recipe(p, {}, {});
-  CHECK(p.placement == nn::Placement::kPeri);
+  CHECK(p.placement == nn::Placement::parse("peri"));
   CHECK(p.embed_norm);
   lm::TrainConfig q;
   q.recipe = "deepnorm-paper";
   lm::apply_recipe(q, {}, {});
-  CHECK(q.placement == nn::Placement::kDeepNorm);
+  CHECK(q.placement == nn::Placement::parse("deepnorm"));
   CHECK(q.embed_scale == nn::EmbedScale::kFixed);
   CHECK(!q.final_norm);
   // "papers": every run on the recipe aimed at it, targets left as they are.
   for (const auto& [norm, placement] : std::vector<std::pair<std::string, std::string>>{
            {"layernorm", "pre"}, {"layernorm", "peri"}, {"layernorm", "deepnorm"}, {"dyt", "pre"}}) {
     lm::TrainConfig r;
-    r.recipe = "papers", r.norm = nn::NormKind::parse(norm), r.placement = nn::parse_placement(placement);
+    r.recipe = "papers", r.norm = nn::NormKind::parse(norm), r.placement = nn::Placement::parse(placement);
     lm::apply_recipe(r, {}, {});
     CHECK(r.norm == nn::NormKind::parse(norm));
-    CHECK(r.placement == nn::parse_placement(placement));
+    CHECK(r.placement == nn::Placement::parse(placement));
     CHECK(r.embed_norm == (placement == "peri"));
     CHECK(r.final_norm == (placement != "deepnorm"));
     CHECK(r.embed_scale == (norm == "dyt" ? nn::EmbedScale::kLearned

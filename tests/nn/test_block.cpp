@@ -19,7 +19,7 @@ TEST_CASE("block: pre-norm keeps the residual path — zero sub-layers give the 
 }
 
 TEST_CASE("block: post-norm normalises the residual stream itself", "[nn]") {
-  DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = NormKind::parse("rmsnorm"), .placement = Placement::kPost});
+  DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = NormKind::parse("rmsnorm"), .placement = Placement::parse("post")});
   Tape<double> tape;
   Tensor<double> x = randn({1, 4, 8}, 3);
   for (int64_t i = 0; i < x.numel(); ++i) x[i] *= 100;
@@ -45,8 +45,8 @@ TEST_CASE("block: the probe reports residual RMS, norm-output RMS and max logit"
 
 TEST_CASE("gradcheck: block", "[nn][gradcheck]") {
   const NormKind norm = GENERATE(from_range(all_norms()));
-  const Placement placement = GENERATE(Placement::kPre, Placement::kPost);
-  const MlpKind mlp = GENERATE(MlpKind::kGelu, MlpKind::kSwiGLU);
+  const Placement placement = GENERATE(Placement::parse("pre"), Placement::parse("post"));
+  const MlpKind mlp = GENERATE(MlpKind::parse("gelu"), MlpKind::parse("swiglu"));
   CAPTURE(to_string(norm), to_string(placement), to_string(mlp));
   DecoderBlock<double> block({.dim = 6, .n_head = 2, .norm = norm, .placement = placement, .mlp = mlp, .mlp_hidden = 8});
   randomize(block, 7, 0.4);

@@ -77,9 +77,9 @@ TEST_CASE("determinism: a decoder training step is bitwise the same at every buf
   DecoderConfig c;
   c.vocab_size = 37, c.context = 19, c.n_layer = 2, c.n_head = 4, c.dim = 40;
   const int variant = GENERATE(0, 1, 2);
-  if (variant == 0) c.norm = NormKind::parse("layernorm"), c.placement = Placement::kPre;
+  if (variant == 0) c.norm = NormKind::parse("layernorm"), c.placement = Placement::parse("pre");
   if (variant == 1)
-    c.norm = NormKind::parse("rmsnorm"), c.placement = Placement::kPost, c.mlp = MlpKind::kSwiGLU, c.bias = false,
+    c.norm = NormKind::parse("rmsnorm"), c.placement = Placement::parse("post"), c.mlp = MlpKind::parse("swiglu"), c.bias = false,
     c.qk_norm = NormKind::parse("rmsnorm");
   if (variant == 2) c.norm = NormKind::none(), c.tie_head = false, c.qk_norm = NormKind::parse("layernorm");
   INFO("variant " << variant << ": norm " << to_string(c.norm) << ", qk-norm " << to_string(c.qk_norm));

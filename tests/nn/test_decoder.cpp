@@ -68,14 +68,14 @@ TEST_CASE("gradcheck: decoder, every registered norm", "[nn][gradcheck]") {
   gradcheck_decoder(tiny(norm, placement), "decoder " + to_string(norm) + " " + to_string(placement));
 }
 TEST_CASE("gradcheck: decoder untied head, swiglu, no bias", "[nn][gradcheck]") {
-  DecoderConfig c = tiny(NormKind::parse("rmsnorm"), Placement::kPre);
-  c.tie_head = false, c.mlp = MlpKind::kSwiGLU, c.bias = false;
+  DecoderConfig c = tiny(NormKind::parse("rmsnorm"), Placement::parse("pre"));
+  c.tie_head = false, c.mlp = MlpKind::parse("swiglu"), c.bias = false;
   gradcheck_decoder(c, "decoder untied swiglu");
 }
 
 TEST_CASE("gradcheck: decoder qk-norm", "[nn][gradcheck]") {
   const NormKind kind = GENERATE(from_range(qk_norms(/*with_none=*/false)));
-  DecoderConfig c = tiny(NormKind::parse("layernorm"), Placement::kPre);
+  DecoderConfig c = tiny(NormKind::parse("layernorm"), Placement::parse("pre"));
   c.qk_norm = kind;
   // A QK-norm with one scalar gain (ScaleNorm's g) collects its gradient from every logit, terms
   // that largely cancel: ~1e-4 here, so at h = 1e-6 the differences' round-off (~3e-10) alone is a
@@ -90,19 +90,19 @@ TEST_CASE("gradcheck: decoder qk-norm", "[nn][gradcheck]") {
 // alpha0 and no beta, the embedding norm, the fixed scale without a final norm. Each inside the
 // whole decoder, so their gradients flow through everything after them.
 TEST_CASE("gradcheck: decoder with the recipes' embedding treatments", "[nn][gradcheck]") {
-  DecoderConfig c = tiny(NormKind::parse("dyt"), Placement::kPre);
+  DecoderConfig c = tiny(NormKind::parse("dyt"), Placement::parse("pre"));
   c.embed_scale = EmbedScale::kLearned, c.embed_scale_init = 1.7, c.dyt_alpha_attn = 1.3, c.dyt_beta = false;
   gradcheck_decoder(c, "decoder dyt, learned embedding scale, no beta");
-  c = tiny(NormKind::parse("layernorm"), Placement::kPeri);
+  c = tiny(NormKind::parse("layernorm"), Placement::parse("peri"));
   c.embed_norm = true;
   gradcheck_decoder(c, "decoder peri, embedding norm");
-  c = tiny(NormKind::parse("rmsnorm"), Placement::kDeepNorm);
+  c = tiny(NormKind::parse("rmsnorm"), Placement::parse("deepnorm"));
   c.embed_scale = EmbedScale::kFixed, c.final_norm = false;
   gradcheck_decoder(c, "decoder deepnorm, fixed embedding scale, no final norm");
 }
 
 TEST_CASE("decoder: the recipes' pieces are where their papers put them", "[nn]") {
-  DecoderConfig c = tiny(NormKind::parse("dyt"), Placement::kPre);
+  DecoderConfig c = tiny(NormKind::parse("dyt"), Placement::parse("pre"));
   c.embed_scale = EmbedScale::kLearned, c.dyt_alpha = 0.25, c.dyt_alpha_attn = 0.75, c.dyt_beta = false;
   Decoder<double> model(c, 1);
   const auto params = model.named_parameters();
@@ -121,16 +121,16 @@ TEST_CASE("decoder: the recipes' pieces are where their papers put them", "[nn]"
   Tape<double> tape;
   const std::vector<int32_t> ids{3, 1};
   c.n_layer = 1;
-  DecoderConfig fixed = tiny(NormKind::none(), Placement::kPre);
+  DecoderConfig fixed = tiny(NormKind::none(), Placement::parse("pre"));
   fixed.embed_scale = EmbedScale::kFixed, fixed.embed_scale_init = 3.0;
-  Decoder<double> plain(tiny(NormKind::none(), Placement::kPre), 5), scaled(fixed, 5);  // same seed: same weights
+  Decoder<double> plain(tiny(NormKind::none(), Placement::parse("pre")), 5), scaled(fixed, 5);  // same seed: same weights
   const Var<double> a = plain.forward(tape, ids, 1, 2).logits, b = scaled.forward(tape, ids, 1, 2).logits;
   CHECK(a.value()[0] != b.value()[0]);  // the scale reaches the logits
   // Older checkpoints' configs, without the recipes' fields, load as the model they described.
-  nlohmann::json j = to_json(tiny(NormKind::parse("layernorm"), Placement::kPre));
+  nlohmann::json j = to_json(tiny(NormKind::parse("layernorm"), Placement::parse("pre")));
   for (const char* key : {"dyt_alpha_attn", "dyt_beta", "embed_scale", "embed_scale_init", "embed_norm"}) j.erase(key);
   const DecoderConfig old = decoder_config_from_json(j);
-  CHECK(old == tiny(NormKind::parse("layernorm"), Placement::kPre));
+  CHECK(old == tiny(NormKind::parse("layernorm"), Placement::parse("pre")));
   j["embed_scale"] = "huge";
   REQUIRE_THROWS_WITH(decoder_config_from_json(j), "unknown embedding scale 'huge' (none, fixed or learned)");
 }
@@ -163,8 +163,8 @@ TEST_CASE("decoder: GPT-2 initialisation and a loss of ln(V) at init", "[nn]") {
 }
 
 TEST_CASE("decoder: config JSON round-trip, strict parsing, clear errors", "[nn]") {
-  DecoderConfig c = tiny(NormKind::parse("rmsnorm"), Placement::kPost);
-  c.mlp = MlpKind::kSwiGLU, c.qk_norm = NormKind::parse("layernorm");
+  DecoderConfig c = tiny(NormKind::parse("rmsnorm"), Placement::parse("post"));
+  c.mlp = MlpKind::parse("swiglu"), c.qk_norm = NormKind::parse("layernorm");
   CHECK(decoder_config_from_json(to_json(c)) == c);
   auto j = to_json(c);
   j.erase("qk_norm");  // configs written before QK-norm existed: it was off
@@ -196,7 +196,7 @@ TEST_CASE("decoder: config JSON round-trip, strict parsing, clear errors", "[nn]
 }
 
 TEST_CASE("decoder: bad batches are named", "[nn][errors]") {
-  Decoder<float> model(tiny(NormKind::parse("layernorm"), Placement::kPre), 1);
+  Decoder<float> model(tiny(NormKind::parse("layernorm"), Placement::parse("pre")), 1);
   Tape<float> tape;
   const Batch b = random_batch(12, 7, 1);
   REQUIRE_THROWS_WITH(model.forward(tape, b.ids, 2, 6), "Decoder: sequence length 6 exceeds the context 5");

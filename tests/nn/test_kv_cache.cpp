@@ -45,9 +45,9 @@ double cached_vs_full(Decoder<double>& model, const std::vector<int32_t>& ids, i
 }  // namespace
 
 TEST_CASE("kv cache: incremental logits equal the full pass, every placement, with and without QK-norm", "[nn][kv_cache]") {
-  const Placement placement = GENERATE(Placement::kPre, Placement::kPost, Placement::kPeri, Placement::kDeepNorm);
+  const Placement placement = GENERATE(Placement::parse("pre"), Placement::parse("post"), Placement::parse("peri"), Placement::parse("deepnorm"));
   const NormKind qk = GENERATE(NormKind::none(), NormKind::parse("rmsnorm"));
-  const MlpKind mlp = GENERATE(MlpKind::kGelu, MlpKind::kSwiGLU);
+  const MlpKind mlp = GENERATE(MlpKind::parse("gelu"), MlpKind::parse("swiglu"));
   Decoder<double> model(small(NormKind::parse("layernorm"), placement, qk, mlp), 3);
   testing::randomize(model, 4, 0.4);  // activations of every size, not GPT-2's tiny init
   const std::vector<int32_t> ids{1, 7, 3, 3, 9, 0, 10, 2, 5, 5, 4, 8, 6, 1};
@@ -58,7 +58,7 @@ TEST_CASE("kv cache: incremental logits equal the full pass, every placement, wi
 
 TEST_CASE("kv cache: every registered norm", "[nn][kv_cache][registry]") {
   for (const NormKind norm : all_norms()) {
-    Decoder<double> model(small(norm, Placement::kPre, NormKind::none(), MlpKind::kGelu), 5);
+    Decoder<double> model(small(norm, Placement::parse("pre"), NormKind::none(), MlpKind::parse("gelu")), 5);
     testing::randomize(model, 6, 0.4);
     INFO(norm.name());
     CHECK(cached_vs_full(model, {4, 4, 2, 9, 1, 0, 3, 7, 7, 10, 6, 5, 8, 2, 1, 3}, 3) < 1e-12);  // to the full context
@@ -66,7 +66,7 @@ TEST_CASE("kv cache: every registered norm", "[nn][kv_cache][registry]") {
 }
 
 TEST_CASE("kv cache: misuse is named", "[nn][kv_cache][errors]") {
-  Decoder<double> model(small(NormKind::parse("rmsnorm"), Placement::kPre, NormKind::none(), MlpKind::kGelu), 1);
+  Decoder<double> model(small(NormKind::parse("rmsnorm"), Placement::parse("pre"), NormKind::none(), MlpKind::parse("gelu")), 1);
   KVCache<double> cache(2, 16, 8);
   Tape<double> tape;
   auto guard = tape.no_grad();

@@ -53,6 +53,7 @@ cmake --build "$work/build" >/dev/null
 "$work/build/consumer"
 "$work/build/consumer_lm"
 "$work/build/consumer_lab"
+"$work/build/consumer_registries"
 "$work/build/consumer_mlp"
 for p in "${programs[@]}"; do "$work/build/$p"; done
 echo "built and ran ${#programs[@]} code blocks of the docs: ${programs[*]}"

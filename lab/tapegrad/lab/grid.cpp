@@ -171,7 +171,7 @@ std::string setting_text(const nlohmann::json& v) {
 namespace {
 // A swept value's text becomes part of file names (run ids).
 void check_file_safe(const std::string& key, const std::string& text) {
-  const std::string shown = "'" + text.substr(0, 64) + (text.size() > 64 ? "...'" : "'");
+  const std::string shown = cat("'", text.substr(0, 64), text.size() > 64 ? "...'" : "'");
   const bool safe = !text.empty() && text.size() <= 64 && std::all_of(text.begin(), text.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-';
   });
@@ -268,8 +268,8 @@ std::string reproduce_command(const SweepOptions& o, const SweepOptions& default
   std::string cmd = "compare_norms";
   std::set<std::string> listed;
   for (const auto& [key, values] : listed_axes(o)) {
-    cmd += " --" + key;
-    for (const auto& v : values) cmd += " " + shell_quote(setting_text(v));
+    cmd += cat(" --", key);
+    for (const auto& v : values) cmd += cat(" ", shell_quote(setting_text(v)));
     listed.insert(key);
   }
   const nlohmann::json train = lm::to_json(o.base), was = lm::to_json(defaults.base);

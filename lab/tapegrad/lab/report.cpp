@@ -12,6 +12,7 @@
 #include "tapegrad/lab/grid.h"
 #include "tapegrad/lm/recipes.h"
 #include "tapegrad/nn/norm.h"
+#include "tapegrad/nn/placement.h"
 
 namespace tapegrad::lab {
 
@@ -398,10 +399,15 @@ std::string reading(const Summary& s) {
                f("%.2f", none->ref_peak_residual_rms) + " without a norm";
         for (const Group* g : normed)
           if (std::isfinite(g->ref_peak_residual_rms)) out += ", " + f("%.2f", g->ref_peak_residual_rms) + " with " + label(g);
-        out += first.value("placement") == "pre"
-                   ? ". In pre-norm the stream itself is never normalised; the norm hands each sub-layer a rescaled "
-                     "copy, which is what keeps the sub-layers' inputs steady as the stream grows."
-                   : ". In post-norm every block's output is normalised, so the stream stays near the norm's scale.";
+        // Whether the placement normalises the stream itself (placement.h: a norm after the residual add).
+        const std::string placement = first.value("placement");
+        const nn::PlacementEntry* entry = nn::placement_registry().find(placement);
+        out += entry && entry->norm_sum
+                   ? cat(". In the ", placement, " placement every block's output is normalised, so the stream stays "
+                         "near the norm's scale.")
+                   : cat(". In the ", placement, " placement the stream itself is never normalised; the norm hands "
+                         "each sub-layer a rescaled copy, which is what keeps the sub-layers' inputs steady as the "
+                         "stream grows.");
         if (std::isfinite(none->ref_peak_attention_logit) && std::isfinite(best->ref_peak_attention_logit))
           out += " The largest attention logit reached " + f("%.1f", none->ref_peak_attention_logit) + " without a norm vs " +
                  f("%.1f", best->ref_peak_attention_logit) + " with " + label(best) + ".";

@@ -29,11 +29,11 @@ void save_checkpoint(Trainer& trainer, const std::string& dir);
 // the training trajectory. (The thread count changes nothing but speed, except that bitwise
 // reproduction of the losses needs the same count.) Unset fields keep the saved values.
 struct ResumeOverrides {
-  std::optional<int64_t> steps, eval_every, eval_iters, checkpoint_every;
-  std::optional<int> threads;
+  std::optional<int64_t> steps{}, eval_every{}, eval_iters{}, checkpoint_every{};
+  std::optional<int> threads{};
   // The text to train on, for a run started from a string rather than a file (its config names
   // no file, so resuming would otherwise read the embedded corpus).
-  std::optional<std::string> text;
+  std::optional<std::string> text{};
   // Checkpoints record the training text's size and SHA-256, and a resume on other text is an
   // Error; true continues on the text as it is now (e.g. a corpus fixed or extended on purpose).
   bool allow_data_change = false;

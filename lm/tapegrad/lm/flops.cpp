@@ -19,8 +19,8 @@ namespace tapegrad::lm {
 
 double flops_per_step(const nn::DecoderConfig& c, int64_t batch, int64_t T) {
   const double C = static_cast<double>(c.dim), L = static_cast<double>(c.n_layer);
-  const double H = static_cast<double>(c.mlp_hidden ? c.mlp_hidden : nn::default_mlp_hidden(c.dim, c.mlp));
-  const double mlp = (c.mlp == nn::MlpKind::kGelu ? 2.0 : 3.0) * C * H;
+  const double H = static_cast<double>(c.mlp_hidden ? c.mlp_hidden : c.mlp.default_hidden(c.dim));
+  const double mlp = static_cast<double>(c.mlp.entry().input_maps + 1) * C * H;
   const double weights = L * (4.0 * C * C + mlp) + C * static_cast<double>(c.vocab_size);
   const double per_token = 6.0 * weights + 12.0 * L * static_cast<double>(T) * C;
   return per_token * static_cast<double>(batch * T);
@@ -54,8 +54,8 @@ double measure_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64_t T)
 
 std::vector<StepGemm> step_gemms(const nn::DecoderConfig& c, int64_t batch, int64_t T) {
   const int64_t BT = batch * T, C = c.dim, V = c.vocab_size, NH = c.n_head, HS = C / NH;
-  const int64_t H = c.mlp_hidden ? c.mlp_hidden : nn::default_mlp_hidden(c.dim, c.mlp);
-  const int64_t fc_width = c.mlp == nn::MlpKind::kGelu ? H : 2 * H;  // SwiGLU: gate and up in one GEMM
+  const int64_t H = c.mlp_hidden ? c.mlp_hidden : c.mlp.default_hidden(c.dim);
+  const int64_t fc_width = c.mlp.entry().input_maps * H;  // SwiGLU: gate and up in one GEMM
   std::vector<StepGemm> g;
   const auto linear = [&](int64_t in, int64_t out) {  // over BT rows: forward, then dx and dW
     g.push_back({Trans::kNo, Trans::kYes, BT, out, in, 1, false});

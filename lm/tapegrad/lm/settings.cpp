@@ -5,6 +5,7 @@
 #include "tapegrad/lm/recipes.h"
 #include "tapegrad/optim/registry.h"
 #include "tapegrad/optim/schedule.h"
+#include "tapegrad/text/tokenizer.h"
 
 namespace tapegrad::lm {
 
@@ -35,8 +36,9 @@ std::vector<Setting> make_settings() {
       // data: what every run of a sweep folder is compared on
       {.key = "data", .member = &TrainConfig::data, .group = G::kData,
        .help = "UTF-8 text file to train on (default: the embedded corpus)", .sweep = R::kShared, .path = true},
-      {.key = "tokenizer", .member = &TrainConfig::tokenizer, .group = G::kData, .help = "char or bpe",
-       .sweep = R::kShared, .choices = {"char", "bpe"}},
+      {.key = "tokenizer", .member = &TrainConfig::tokenizer, .group = G::kData,
+       .help = cat("how text becomes tokens: ", text::tokenizer_registry().known()), .sweep = R::kShared,
+       .registry_names = [] { return text::tokenizer_registry().names(); }},
       {.key = "vocab-size", .member = &TrainConfig::vocab_size, .group = G::kData,
        .help = "BPE vocabulary size (>= 256)", .sweep = R::kShared, .at_most = k2_24},
       {.key = "val-fraction", .member = &TrainConfig::val_fraction, .group = G::kData,
@@ -205,9 +207,9 @@ void set_setting(const Setting& s, TrainConfig& c, const nlohmann::json& value) 
           io::read_field(j, s.key.c_str(), name, "training config");
           try {
             if constexpr (std::is_same_v<V, nn::NormKind>) out = nn::NormKind::parse(name);
-            else if constexpr (std::is_same_v<V, nn::Placement>) out = nn::parse_placement(name);
+            else if constexpr (std::is_same_v<V, nn::Placement>) out = nn::Placement::parse(name);
             else if constexpr (std::is_same_v<V, nn::EmbedScale>) out = nn::parse_embed_scale(name);
-            else out = nn::parse_mlp_kind(name);
+            else out = nn::MlpKind::parse(name);
           } catch (const Error& e) {
             throw Error(cat("training config: '", s.key, "': ", e.what()));
           }
@@ -230,9 +232,11 @@ std::string settings_markdown() {
       std::string shown = v.is_string() ? v.get<std::string>() : v.dump();
       if (s.key == "data" && shown.empty()) shown = "the embedded corpus";
       const std::string flag = s.negatable ? cat("`--", s.key, "` / `--no-", s.key, "`") : cat("`--", s.key, "`");
-      std::string help = s.help;
-      for (size_t at; (at = help.find('|')) != std::string::npos;) help.replace(at, 1, "\\|");
-      for (size_t at; (at = help.find('\n')) != std::string::npos;) help.replace(at, 1, " ");
+      std::string help;  // one table cell: '|' escaped, lines joined
+      for (const char c : s.help) {
+        if (c == '|') help += "\\|";
+        else help += c == '\n' ? ' ' : c;
+      }
       md += cat("| ", flag, " | ", shown, " | ", help, " |\n");
     }
   }

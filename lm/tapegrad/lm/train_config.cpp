@@ -7,6 +7,7 @@
 #include "tapegrad/lm/settings.h"
 #include "tapegrad/lm/usage_error.h"
 #include "tapegrad/error.h"
+#include "tapegrad/text/tokenizer.h"
 
 namespace tapegrad::lm {
 
@@ -106,8 +107,9 @@ void TrainConfig::validate() const {
     check_setting_value(alpha == 0 || static_cast<float>(alpha) >= std::numeric_limits<float>::min(), "{", flag, "}", " ", alpha,
                " rounds to ", static_cast<float>(alpha), " in float32, the model's precision: use at least ",
                std::numeric_limits<float>::min());
-  check_setting_value(tokenizer != "bpe" || vocab_size >= 256, "{vocab-size} ", vocab_size,
-             " is smaller than the 256-byte alphabet of the bpe tokenizer");
+  if (const text::TokenizerEntry* t = text::tokenizer_registry().find(tokenizer))
+    check_setting_value(vocab_size >= t->min_vocab_size, "{vocab-size} ", vocab_size, " is smaller than the ",
+                        t->min_vocab_size, " tokens the ", tokenizer, " tokenizer starts from");
   check_setting_value(qk_norm.can_be_qk_norm(), "{qk-norm} ", qk_norm.name(),
              ": this norm has no row kernels for QK-norm; choose one of ", qk_norm_names());
 }

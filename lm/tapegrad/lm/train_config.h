@@ -22,8 +22,8 @@ struct TrainConfig {
   int64_t layers = 4, heads = 4, dim = 128, ctx = 64;
   nn::NormKind norm = nn::NormKind::parse("layernorm");  // any registered norm (nn/norm.h)
   nn::NormKind qk_norm;                                 // none, or a norm with row kernels
-  nn::Placement placement = nn::Placement::kPre;
-  nn::MlpKind mlp = nn::MlpKind::kGelu;
+  nn::Placement placement{};  // pre
+  nn::MlpKind mlp{};  // gelu
   bool tie_head = true;
   bool bias = true;
   double dyt_alpha = 0.5;  // DyT's initial alpha (with --norm dyt; Zhu et al. 2025)

@@ -185,12 +185,7 @@ std::string load_text(const std::string& path) {
 
 std::shared_ptr<text::Tokenizer> build_tokenizer(const TrainConfig& config, const std::string& text,
                                                  const std::string& what) {
-  if (config.tokenizer == "bpe") return std::make_shared<text::BpeTokenizer>(text::BpeTokenizer::train(text, config.vocab_size));
-  if (const void* nul = std::memchr(text.data(), 0, text.size()))
-    throw Error(cat(what, ": NUL byte at offset ", static_cast<const char*>(nul) - text.data(),
-                    ": this looks like a binary file, not UTF-8 text (the bpe tokenizer accepts any bytes)"));
-  text::decode(text, what);  // names the byte offset of invalid UTF-8
-  return std::make_shared<text::CharTokenizer>(text::CharTokenizer::train(text));
+  return text::train_tokenizer(config.tokenizer, text, config.vocab_size, what);
 }
 
 std::shared_ptr<TokenData> make_token_data(const TrainConfig& config, const text::Tokenizer& tokenizer,

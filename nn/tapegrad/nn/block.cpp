@@ -13,59 +13,6 @@ namespace tapegrad::nn {
 // and the residual adds route the gradient around the sub-layers unchanged (d(X + F(X))/dX = I + F').
 
 namespace {
-struct PlacementEntry {
-  std::string name;
-  Placement placement;
-  std::string description;
-};
-
-// The one list of placements, in the order of --help and the lab; everything else derives from it.
-const std::vector<PlacementEntry>& placements() {
-  static const std::vector<PlacementEntry> table{
-      {"pre", Placement::kPre, "X + F(Norm(X))"},
-      {"post", Placement::kPost, "Norm(X + F(X))"},
-      {"peri", Placement::kPeri, "X + Norm(F(Norm(X))): the sub-layer's output normalised too (Peri-LN)"},
-      {"deepnorm", Placement::kDeepNorm, "Norm(alpha X + F(X)), alpha = (2N)^(1/4), beta-scaled init (DeepNet)"}};
-  return table;
-}
-}  // namespace
-
-Placement parse_placement(const std::string& name) {
-  for (const auto& e : placements())
-    if (e.name == name) return e.placement;
-  std::string known;
-  for (const auto& e : placements()) known += (known.empty() ? "" : ", ") + e.name;
-  throw Error(cat("unknown placement '", name.substr(0, 64), "' (expected one of ", known, ")"));
-}
-
-std::string to_string(Placement p) {
-  for (const auto& e : placements())
-    if (e.placement == p) return e.name;
-  return "?";
-}
-
-std::vector<std::string> placement_names() {
-  std::vector<std::string> names;
-  for (const auto& e : placements()) names.push_back(e.name);
-  return names;
-}
-
-std::vector<Placement> all_placements() {
-  std::vector<Placement> all;
-  for (const auto& e : placements()) all.push_back(e.placement);
-  return all;
-}
-
-std::string placement_help() {
-  std::string s;
-  for (const auto& e : placements()) s += cat(s.empty() ? "" : "; ", e.name, " ", e.description);
-  return s;
-}
-
-namespace {
-double deepnorm_alpha(int64_t n_layer) { return std::pow(2.0 * static_cast<double>(n_layer), 0.25); }
-double deepnorm_beta(int64_t n_layer) { return std::pow(8.0 * static_cast<double>(n_layer), -0.25); }
-
 // Xavier-normal: N(0, gain^2 2 / (fan_in + fan_out)) for the rows [r0, r1) of a (out, in) weight,
 // counting those rows as the map's outputs (a slice of the fused qkv is one projection).
 template <typename T>
@@ -91,14 +38,18 @@ DecoderBlock<T>::DecoderBlock(BlockOptions o) : options_(o) {
                                               AttentionOptions{o.dim, o.n_head, o.bias, o.qk_norm, o.norm_eps,
                                                                o.init_std, o.proj_init_std}));
   norm2_ = &this->add_module("norm2", make_norm<T>(o.norm, norm));
-  mlp_ = &this->add_module("mlp", std::make_unique<MLP<T>>(
-                                             MlpOptions{o.dim, o.mlp_hidden, o.mlp, o.bias, o.init_std, o.proj_init_std}));
-  if (o.placement == Placement::kPeri) {
+  mlp_ = &this->add_module("mlp", make_mlp<T>(o.mlp, {o.dim, o.mlp_hidden, o.bias, o.init_std, o.proj_init_std}));
+  const PlacementEntry& p = o.placement.entry();
+  if (p.norm_output) {
     attn_out_norm_ = &this->add_module("attn_out_norm", make_norm<T>(o.norm, norm));
     mlp_out_norm_ = &this->add_module("mlp_out_norm", make_norm<T>(o.norm, norm));
   }
+  if (p.norm_input && p.norm_sum) {
+    attn_sum_norm_ = &this->add_module("attn_sum_norm", make_norm<T>(o.norm, norm));
+    mlp_sum_norm_ = &this->add_module("mlp_sum_norm", make_norm<T>(o.norm, norm));
+  }
   check(o.n_layer >= 1, "DecoderBlock: n_layer must be >= 1, got ", o.n_layer);
-  if (o.placement == Placement::kDeepNorm) {
+  if (p.init_gain) {
     Rng rng = default_rng();
     reset_parameters(rng);
   }
@@ -107,17 +58,18 @@ DecoderBlock<T>::DecoderBlock(BlockOptions o) : options_(o) {
 template <typename T>
 void DecoderBlock<T>::reset_parameters(Rng& rng) {
   Module<T>::reset_parameters(rng);
-  if (options_.placement != Placement::kDeepNorm) return;
-  const double beta = deepnorm_beta(options_.n_layer);
+  const PlacementEntry& p = options_.placement.entry();
+  if (!p.init_gain) return;
+  const double beta = p.init_gain(options_.n_layer);
   const int64_t C = options_.dim;
   Tensor<T>& qkv = this->parameter("attn.qkv.weight").value;  // rows: q, k, v
   xavier_rows(qkv, 0, C, 1.0, rng);
   xavier_rows(qkv, C, 2 * C, 1.0, rng);
   xavier_rows(qkv, 2 * C, 3 * C, beta, rng);
-  for (const char* name : {"attn.proj.weight", "mlp.fc.weight", "mlp.proj.weight"}) {
-    Tensor<T>& w = this->parameter(name).value;
-    xavier_rows(w, 0, w.shape()[0], beta, rng);
-  }
+  std::vector<Tensor<T>*> scaled{&this->parameter("attn.proj.weight").value};
+  for (Parameter<T>* w : mlp_->parameters())  // every matrix of the MLP, in its order (fc, proj)
+    if (w->value.shape().rank() == 2) scaled.push_back(&w->value);
+  for (Tensor<T>* w : scaled) xavier_rows(*w, 0, w->shape()[0], beta, rng);
 }
 
 template <typename T>
@@ -134,32 +86,23 @@ Var<T> DecoderBlock<T>::forward(Var<T> x, BlockProbe* probe) {
   const auto record = [&](Var<T> attention_input) {
     if (probe) *probe = {rms<T>(x.value()), rms<T>(attention_input.value()), static_cast<double>(max_logit)};
   };
-  switch (options_.placement) {
-    case Placement::kPre: {
-      Var<T> a_in = norm1_->forward(x);
-      Var<T> x1 = add(x, attn(a_in));
-      record(a_in);
-      return add(x1, mlp_->forward(norm2_->forward(x1)));
-    }
-    case Placement::kPeri: {
-      Var<T> a_in = norm1_->forward(x);
-      Var<T> x1 = add(x, attn_out_norm_->forward(attn(a_in)));
-      record(a_in);
-      return add(x1, mlp_out_norm_->forward(mlp_->forward(norm2_->forward(x1))));
-    }
-    case Placement::kPost: {
-      Var<T> x1 = norm1_->forward(add(x, attn(x)));
-      record(x);
-      return norm2_->forward(add(x1, mlp_->forward(x1)));
-    }
-    case Placement::kDeepNorm: {
-      const double alpha = deepnorm_alpha(options_.n_layer);
-      Var<T> x1 = norm1_->forward(add(scale(x, alpha), attn(x)));
-      record(x);
-      return norm2_->forward(add(scale(x1, alpha), mlp_->forward(x1)));
-    }
-  }
-  throw Error("DecoderBlock: unknown placement");
+  // Y = Sum(alpha X + Out(F(In(X)))) (placement.h). `read` receives In(X), what F read.
+  const PlacementEntry& p = options_.placement.entry();
+  const double alpha = p.residual_weight ? p.residual_weight(options_.n_layer) : 1.0;
+  const auto join = [&](Var<T> in, UnaryModule<T>* norm, UnaryModule<T>* out_norm, UnaryModule<T>* sum_norm,
+                        const auto& f, Var<T>* read) {
+    Var<T> f_in = p.norm_input ? norm->forward(in) : in;
+    Var<T> y = f(f_in);
+    if (p.norm_output) y = out_norm->forward(y);
+    Var<T> sum = add(alpha == 1.0 ? in : scale(in, alpha), y);
+    if (read) *read = f_in;
+    if (!p.norm_sum) return sum;
+    return (p.norm_input ? sum_norm : norm)->forward(sum);
+  };
+  Var<T> attention_input;
+  Var<T> x1 = join(x, norm1_, attn_out_norm_, attn_sum_norm_, attn, &attention_input);
+  record(attention_input);
+  return join(x1, norm2_, mlp_out_norm_, mlp_sum_norm_, [&](Var<T> in) { return mlp_->forward(in); }, nullptr);
 }
 
 template <typename T>

@@ -1,14 +1,5 @@
 // DecoderBlock: attention then MLP, each sub-layer F wrapped in a residual connection and norms
-// as the placement says:
-//   pre       X + F(Norm(X))               GPT-2, LLaMA (the default)
-//   post      Norm(X + F(X))               the original Transformer
-//   peri      X + Norm_out(F(Norm(X)))     Peri-LN (Kim et al. 2025), Gemma 2's "sandwich": the
-//                                          sub-layer's output is normalised too before it joins the
-//                                          stream, so no block adds more than RMS ~1 to it
-//   deepnorm  Norm(alpha X + F(X))         DeepNet (Wang et al. 2022): post-norm with the stream
-//                                          up-weighted by alpha = (2N)^(1/4), N blocks, and the
-//                                          value, output and MLP weights initialised Xavier-normal
-//                                          with gain beta = (8N)^(-1/4) (q and k with gain 1)
+// as the placement says (placement.h: pre, post, peri, deepnorm, or one a program registers).
 // Pre-norm leaves the residual stream itself un-normalised — the norm regulates only what each
 // sub-layer reads — which is why its scale can drift with depth and why the lab measures it.
 #pragma once
@@ -17,25 +8,19 @@
 #include <vector>
 
 #include "tapegrad/nn/attention.h"
-#include "tapegrad/nn/mlp.h"
+#include "tapegrad/nn/mlp_kind.h"
 #include "tapegrad/nn/module.h"
 #include "tapegrad/nn/norm.h"
+#include "tapegrad/nn/placement.h"
 
 namespace tapegrad::nn {
-
-enum class Placement { kPre, kPost, kPeri, kDeepNorm };
-Placement parse_placement(const std::string& name);  // "pre" | "post" | "peri" | "deepnorm"; throws otherwise
-std::string to_string(Placement placement);
-std::vector<std::string> placement_names();  // in the order above
-std::vector<Placement> all_placements();
-std::string placement_help();  // "pre X + F(Norm(X)); post ...", for --help and errors
 
 struct BlockOptions {
   int64_t dim = 0;
   int64_t n_head = 1;
   NormKind norm = NormKind::parse("layernorm");
-  Placement placement = Placement::kPre;
-  MlpKind mlp = MlpKind::kGelu;
+  Placement placement{};  // pre
+  MlpKind mlp{};  // gelu
   int64_t mlp_hidden = 0;  // 0: the MLP's default
   bool bias = true;
   double norm_eps = 1e-5;
@@ -64,13 +49,13 @@ class DecoderBlock : public UnaryModule<T> {
   Var<T> forward(Var<T> x) override;
   // Also fills `probe` (a few reductions over the activations; off the tape).
   Var<T> forward(Var<T> x, BlockProbe* probe);
-  // The sub-layers' own initialisation, then (deepnorm) the beta-scaled Xavier init.
+  // The sub-layers' own initialisation, then the placement's (deepnorm's beta-scaled Xavier init).
   void reset_parameters(Rng& rng) override;
 
   UnaryModule<T>& norm1() { return *norm1_; }
   UnaryModule<T>& norm2() { return *norm2_; }
   CausalSelfAttention<T>& attn() { return *attn_; }
-  MLP<T>& mlp() { return *mlp_; }
+  UnaryModule<T>& mlp() { return *mlp_; }
   const BlockOptions& options() const { return options_; }
   std::string type_name() const override { return "DecoderBlock"; }
   std::string options_repr() const override;
@@ -80,9 +65,12 @@ class DecoderBlock : public UnaryModule<T> {
   UnaryModule<T>* norm1_;
   CausalSelfAttention<T>* attn_;
   UnaryModule<T>* norm2_;
-  MLP<T>* mlp_;
-  UnaryModule<T>* attn_out_norm_ = nullptr;  // peri only
+  UnaryModule<T>* mlp_;
+  // A placement's norms beyond norm1 and norm2 (which are In, or Sum where In is the identity):
+  UnaryModule<T>* attn_out_norm_ = nullptr;  // Out (peri)
   UnaryModule<T>* mlp_out_norm_ = nullptr;
+  UnaryModule<T>* attn_sum_norm_ = nullptr;  // Sum, when In is a norm too
+  UnaryModule<T>* mlp_sum_norm_ = nullptr;
 };
 
 // sqrt(mean(v^2)) over all elements, accumulated in double.

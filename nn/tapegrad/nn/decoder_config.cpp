@@ -95,8 +95,8 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
   std::string s;
   if (j.contains("norm")) read(j, "norm", s), c.norm = NormKind::parse(s);
   if (j.contains("qk_norm")) read(j, "qk_norm", s), c.qk_norm = NormKind::parse(s);
-  if (j.contains("placement")) read(j, "placement", s), c.placement = parse_placement(s);
-  if (j.contains("mlp")) read(j, "mlp", s), c.mlp = parse_mlp_kind(s);
+  if (j.contains("placement")) read(j, "placement", s), c.placement = Placement::parse(s);
+  if (j.contains("mlp")) read(j, "mlp", s), c.mlp = MlpKind::parse(s);
   read(j, "mlp_hidden", c.mlp_hidden);
   read(j, "tie_head", c.tie_head);
   read(j, "bias", c.bias);

@@ -25,8 +25,8 @@ struct DecoderConfig {
   int64_t dim = 128;
   NormKind norm = NormKind::parse("layernorm");
   NormKind qk_norm{};  // QK-norm inside every attention (attention.h); default none
-  Placement placement = Placement::kPre;
-  MlpKind mlp = MlpKind::kGelu;
+  Placement placement{};  // pre
+  MlpKind mlp{};  // gelu
   int64_t mlp_hidden = 0;  // 0: 4 dim (gelu) or ~8/3 dim (swiglu)
   bool tie_head = true;    // LM head shares the token embedding (as GPT-2)
   bool bias = true;        // biases in Linear layers (as GPT-2); norms always follow `norm`

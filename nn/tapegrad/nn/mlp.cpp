@@ -20,50 +20,10 @@ namespace tapegrad::nn {
 // Both passes run the row-local work (everything but dW and db) as one parallel region over
 // slabs of rows; the reference for their agreement is the op-by-op composition (tests/nn/test_mlp.cpp).
 
-namespace {
-struct MlpKindEntry {
-  std::string name;
-  MlpKind kind;
-  std::string description;
-};
+std::string to_string(MlpActivation a) { return a == MlpActivation::kGelu ? "gelu" : "swiglu"; }
 
-// The one list of MLP kinds, in the order of --help; everything else derives from it.
-const std::vector<MlpKindEntry>& mlp_kinds() {
-  static const std::vector<MlpKindEntry> table{
-      {"gelu", MlpKind::kGelu, "W2 gelu(W1 x), hidden 4 dim (GPT-2)"},
-      {"swiglu", MlpKind::kSwiGLU, "W2 (silu(Wg x) * (Wu x)), hidden 8/3 dim rounded up to 8 (Shazeer 2020; LLaMA)"}};
-  return table;
-}
-}  // namespace
-
-MlpKind parse_mlp_kind(const std::string& name) {
-  for (const auto& e : mlp_kinds())
-    if (e.name == name) return e.kind;
-  std::string known;
-  for (const auto& e : mlp_kinds()) known += (known.empty() ? "" : ", ") + e.name;
-  throw Error(cat("unknown mlp '", name.substr(0, 64), "' (expected one of ", known, ")"));
-}
-
-std::string to_string(MlpKind kind) {
-  for (const auto& e : mlp_kinds())
-    if (e.kind == kind) return e.name;
-  return "?";
-}
-
-std::vector<std::string> mlp_kind_names() {
-  std::vector<std::string> names;
-  for (const auto& e : mlp_kinds()) names.push_back(e.name);
-  return names;
-}
-
-std::string mlp_kind_help() {
-  std::string s;
-  for (const auto& e : mlp_kinds()) s += cat(s.empty() ? "" : "; ", e.name, ": ", e.description);
-  return s;
-}
-
-int64_t default_mlp_hidden(int64_t dim, MlpKind kind) {
-  if (kind == MlpKind::kGelu) return 4 * dim;
+int64_t default_mlp_hidden(int64_t dim, MlpActivation a) {
+  if (a == MlpActivation::kGelu) return 4 * dim;
   return ((8 * dim + 2) / 3 + 7) / 8 * 8;
 }
 
@@ -114,16 +74,16 @@ void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H, bo
 }
 
 template <typename T>
-Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, MlpKind kind) {
+Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, MlpActivation kind) {
   const Shape xs = x.shape();
   check(xs.rank() >= 1, "mlp: input needs at least one dim, got ", xs);
   const int64_t C = xs.last(), rows = xs.rows();
   const int64_t width = w_fc.shape()[0];  // H (gelu) or 2H (swiglu)
-  const int64_t H = kind == MlpKind::kGelu ? width : width / 2;
-  check(w_fc.shape() == Shape{width, C} && (kind == MlpKind::kGelu || width % 2 == 0) &&
+  const int64_t H = kind == MlpActivation::kGelu ? width : width / 2;
+  check(w_fc.shape() == Shape{width, C} && (kind == MlpActivation::kGelu || width % 2 == 0) &&
             w_proj.shape() == Shape{C, H},
         "mlp: weights ", w_fc.shape(), " and ", w_proj.shape(), " do not fit input ", xs, " for a ", to_string(kind),
-        " MLP (expected (", kind == MlpKind::kGelu ? "H" : "2H", ",", C, ") and (", C, ",H))");
+        " MLP (expected (", kind == MlpActivation::kGelu ? "H" : "2H", ",", C, ") and (", C, ",H))");
   const bool has_bias = b_fc.defined();
   check(has_bias == b_proj.defined(), "mlp: give both biases or neither");
   check(!has_bias || (b_fc.shape() == Shape{width} && b_proj.shape() == Shape{C}), "mlp: biases must be (", width,
@@ -145,7 +105,7 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
                                    int64_t r0, int64_t r1) {
     const int64_t n = r1 - r0;
     linear_forward(h + r0 * width, xd + r0 * C, wf, bfc, n, C, width);
-    if (kind == MlpKind::kGelu) gelu_forward(a + r0 * H, h + r0 * width, n * H);
+    if (kind == MlpActivation::kGelu) gelu_forward(a + r0 * H, h + r0 * width, n * H);
     else swiglu_forward(a + r0 * H, h + r0 * width, n, H);
     linear_forward(o + r0 * C, a + r0 * H, wp, bproj, n, H, C);
   });
@@ -163,7 +123,7 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
                   const int64_t n = r1 - r0;
                   linear_backward<T>(da + r0 * H, nullptr, nullptr, dout + r0 * C, nullptr, wp, n, H, C,
                                      /*accumulate_dx=*/false);
-                  if (kind == MlpKind::kGelu) gelu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n * H, false);
+                  if (kind == MlpActivation::kGelu) gelu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n * H, false);
                   else swiglu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n, H, false);
                   if (din[0]) linear_backward<T>(din[0] + r0 * C, nullptr, nullptr, dh + r0 * width, nullptr, wf, n, C, width);
                 });
@@ -177,8 +137,8 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
 template <typename T>
 MLP<T>::MLP(MlpOptions o) : options_(o) {
   check(o.dim > 0 && o.hidden >= 0, "MLP: dim must be positive and hidden >= 0, got dim=", o.dim, " hidden=", o.hidden);
-  if (options_.hidden == 0) options_.hidden = default_mlp_hidden(o.dim, o.kind);
-  const int64_t H = options_.hidden, width = o.kind == MlpKind::kGelu ? H : 2 * H;
+  if (options_.hidden == 0) options_.hidden = default_mlp_hidden(o.dim, o.activation);
+  const int64_t H = options_.hidden, width = o.activation == MlpActivation::kGelu ? H : 2 * H;
   // Dotted names "fc.weight", "proj.weight": the layout torch users expect from nanoGPT's c_fc/c_proj.
   w_fc_ = &this->add_parameter("fc.weight", Tensor<T>(Shape{width, o.dim}));
   w_proj_ = &this->add_parameter("proj.weight", Tensor<T>(Shape{o.dim, H}));
@@ -200,12 +160,12 @@ template <typename T>
 Var<T> MLP<T>::forward(Var<T> x) {
   Tape<T>& tape = x.tape();
   return mlp(x, tape.param(*w_fc_), tape.param(*w_proj_), b_fc_ ? tape.param(*b_fc_) : Var<T>{},
-             b_proj_ ? tape.param(*b_proj_) : Var<T>{}, options_.kind);
+             b_proj_ ? tape.param(*b_proj_) : Var<T>{}, options_.activation);
 }
 
 template <typename T>
 std::string MLP<T>::options_repr() const {
-  return cat("dim=", options_.dim, ", hidden=", options_.hidden, ", kind=", to_string(options_.kind),
+  return cat("dim=", options_.dim, ", hidden=", options_.hidden, ", activation=", to_string(options_.activation),
              ", bias=", options_.bias ? "true" : "false");
 }
 
@@ -213,8 +173,8 @@ template void swiglu_forward<float>(float*, const float*, int64_t, int64_t);
 template void swiglu_forward<double>(double*, const double*, int64_t, int64_t);
 template void swiglu_backward<float>(float*, const float*, const float*, int64_t, int64_t, bool);
 template void swiglu_backward<double>(double*, const double*, const double*, int64_t, int64_t, bool);
-template Var<float> mlp(Var<float>, Var<float>, Var<float>, Var<float>, Var<float>, MlpKind);
-template Var<double> mlp(Var<double>, Var<double>, Var<double>, Var<double>, Var<double>, MlpKind);
+template Var<float> mlp(Var<float>, Var<float>, Var<float>, Var<float>, Var<float>, MlpActivation);
+template Var<double> mlp(Var<double>, Var<double>, Var<double>, Var<double>, Var<double>, MlpActivation);
 template class MLP<float>;
 template class MLP<double>;
 

@@ -11,11 +11,9 @@
 
 namespace tapegrad::nn {
 
-enum class MlpKind { kGelu, kSwiGLU };
-MlpKind parse_mlp_kind(const std::string& name);  // "gelu" | "swiglu"; throws otherwise
-std::string to_string(MlpKind kind);
-std::vector<std::string> mlp_kind_names();  // in the order of --help
-std::string mlp_kind_help();                // "gelu: ...; swiglu: ..."
+// The activation of this fused MLP (the registry's "gelu" and "swiglu", mlp_kind.h).
+enum class MlpActivation { kGelu, kSwiGLU };
+std::string to_string(MlpActivation a);  // "gelu", "swiglu"
 
 // SwiGLU's activation over rows of h = [g | u] (2H wide): a = silu(g) * u (H wide), and its
 // backward, accumulating into dh (or writing it, with accumulate = false).
@@ -26,19 +24,19 @@ void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H, bo
 
 // One tape node. Biases both defined or both undefined.
 template <typename T>
-Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, MlpKind kind);
+Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, MlpActivation activation);
 
 struct MlpOptions {
   int64_t dim = 0;
   int64_t hidden = 0;  // 0: 4 * dim for gelu; for swiglu 8/3 * dim rounded up to a multiple of 8,
                        // which keeps the parameter count of the gelu MLP (3 C H ~ 8 C^2)
-  MlpKind kind = MlpKind::kGelu;
+  MlpActivation activation = MlpActivation::kGelu;
   bool bias = true;
   // The fc and proj maps' init as LinearOptions::init_std (0: torch's default). GPT-2 scales the
   // residual projection: proj_init_std = init_std / sqrt(2 n_layer).
   double init_std = 0, proj_init_std = 0;
 };
-int64_t default_mlp_hidden(int64_t dim, MlpKind kind);
+int64_t default_mlp_hidden(int64_t dim, MlpActivation activation);
 
 template <typename T>
 class MLP : public UnaryModule<T> {

@@ -28,7 +28,7 @@ struct Model {
     Rng rng(5);
     for (int k = 0; k < 70; ++k) {
       const int64_t n = k == 3 ? 0 : (k % 7 == 0 ? 40000 : 1 + 37 * k);
-      auto p = std::make_unique<Parameter<float>>("p" + std::to_string(k), Tensor<float>(Shape{n}));
+      auto p = std::make_unique<Parameter<float>>(cat("p", k), Tensor<float>(Shape{n}));
       for (int64_t i = 0; i < n; ++i) p->value[i] = static_cast<float>(rng.normal());
       p->requires_grad = k != 10;
       params.push_back(p.get());
