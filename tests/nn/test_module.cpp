@@ -1,6 +1,10 @@
 #include "nn_support.h"
 #include "tapegrad/nn/decoder.h"
+#include "tapegrad/nn/activation.h"
 #include "tapegrad/nn/layernorm.h"
+#include "tapegrad/nn/linear.h"
+#include "tapegrad/nn/sequential.h"
+#include "tapegrad/ops.h"
 
 using namespace tapegrad;
 using namespace tapegrad::nn;
@@ -64,4 +68,97 @@ TEST_CASE("module: state_dict names every parameter, load_state_dict copies, str
   src.erase("bias");
   REQUIRE_THROWS_WITH(b.load_state_dict(src), "LayerNorm: missing 1 tensor(s): 'bias'");
   CHECK(b.load_state_dict(src, {.strict = false}).missing == std::vector<std::string>{"bias"});
+}
+
+namespace {
+// A model built and returned by a function, as a user's factory would.
+Sequential<double> make_mlp() {
+  Sequential<double> m;
+  m.emplace_back<Linear<double>>(LinearOptions{.in = 3, .out = 5});
+  m.emplace_back<Tanh<double>>();
+  m.emplace_back<Linear<double>>(LinearOptions{.in = 5, .out = 2});
+  return m;
+}
+double loss_of(UnaryModule<double>& m, const Tensor<double>& x) {
+  Tape<double> tape;
+  return sum(m.forward(tape.constant(x))).value()[0];
+}
+}  // namespace
+
+TEST_CASE("module: modules move — returned, kept in a vector, moved into — with their parameters in place", "[nn]") {
+  const Tensor<double> x = testing::randn({4, 3}, 1);
+  Sequential<double> a = make_mlp();
+  const std::vector<Parameter<double>*> params = a.parameters();
+  const double before = loss_of(a, x);
+  Sequential<double> b = std::move(a);
+  CHECK(b.parameters() == params);  // the same parameter objects: an optimizer over them still holds
+  CHECK(loss_of(b, x) == before);
+  CHECK(b.named_parameters()[2].first == "2.weight");
+  // In a vector that reallocates as it grows.
+  std::vector<Linear<double>> layers;
+  for (int i = 0; i < 9; ++i) layers.emplace_back(LinearOptions{.in = 3, .out = 3});
+  const Parameter<double>* first = layers[0].parameters()[0];
+  for (int i = 0; i < 40; ++i) layers.emplace_back(LinearOptions{.in = 3, .out = 3});
+  CHECK(layers[0].parameters()[0] == first);
+  // A decoder moved into another variable trains as the original would have.
+  Decoder<double> d(tiny(), 3), twin(tiny(), 3);
+  Decoder<double> moved(std::move(d));
+  Tape<double> t1, t2;
+  const std::vector<int32_t> ids{1, 2, 3, 4, 5, 6}, targets{2, 3, 4, 5, 6, 7};
+  CHECK(moved.forward(t1, ids, 2, 3, targets).loss.value()[0] == twin.forward(t2, ids, 2, 3, targets).loss.value()[0]);
+  // Move-assigned: the target now holds the source's parameters.
+  Sequential<double> c;
+  c = std::move(b);
+  CHECK(c.parameters() == params);
+  CHECK(loss_of(c, x) == before);
+}
+
+TEST_CASE("module: forward and backward hooks see every pass of a module inside a decoder", "[nn][hooks]") {
+  Decoder<double> model(tiny(), 4);
+  DecoderBlock<double>& block = model.block(1);
+  // A forward hook on a block, one on the norm inside it, a backward hook on that norm.
+  std::vector<double> block_out_rms;
+  int norm_calls = 0;
+  std::vector<double> grad_seen;
+  const int64_t fwd = block.register_forward_hook([&](UnaryModule<double>&, Var<double> in, Var<double> out) {
+    CHECK(in.shape() == out.shape());
+    block_out_rms.push_back(rms<double>(out.value()));
+  });
+  block.norm2().register_forward_hook([&](UnaryModule<double>& m, Var<double>, Var<double>) {
+    CHECK(&m == &block.norm2());
+    ++norm_calls;
+  });
+  Var<double> norm_out;
+  block.norm2().register_forward_hook([&](UnaryModule<double>&, Var<double>, Var<double> out) { norm_out = out; });
+  block.norm2().register_backward_hook([&](UnaryModule<double>&, TensorView<const double> g) {
+    grad_seen.assign(g.data(), g.data() + g.numel());
+  });
+  Tape<double> tape;
+  const std::vector<int32_t> ids{1, 2, 3, 4, 5, 6}, targets{2, 3, 4, 5, 6, 7};
+  const auto out = model.forward(tape, ids, 2, 3, targets);
+  REQUIRE(block_out_rms.size() == 1);
+  CHECK(block_out_rms[0] > 0);
+  CHECK(norm_calls == 1);
+  tape.backward(out.loss);
+  // The backward hook received d loss / d (norm2's output), exactly what the tape holds for it.
+  REQUIRE(grad_seen.size() == static_cast<size_t>(2 * 3 * 8));
+  const TensorView<double> g = tape.grad(norm_out);
+  for (size_t i = 0; i < grad_seen.size(); ++i) CHECK(grad_seen[i] == g[static_cast<int64_t>(i)]);
+  CHECK(std::any_of(grad_seen.begin(), grad_seen.end(), [](double v) { return v != 0; }));
+  // Hooks change nothing the model computes: the loss and every gradient equal a hook-free twin's.
+  Decoder<double> twin(tiny(), 4);
+  Tape<double> t2;
+  const auto o2 = twin.forward(t2, ids, 2, 3, targets);
+  t2.backward(o2.loss);
+  CHECK(o2.loss.value()[0] == out.loss.value()[0]);
+  const auto a = model.parameters(), b = twin.parameters();
+  for (size_t i = 0; i < a.size(); ++i)
+    CHECK_THAT(a[i]->grad.view(), AllClose<double>(testing::to_vector<double>(b[i]->grad.view()), 0, 0));
+  // Removed, a hook runs no more; an id that is not the module's is refused.
+  block.remove_hook(fwd);
+  Tape<double> t3;
+  model.forward(t3, ids, 2, 3, targets);
+  CHECK(block_out_rms.size() == 1);
+  CHECK(norm_calls == 2);
+  REQUIRE_THROWS_WITH(block.remove_hook(fwd), "remove_hook: DecoderBlock has no hook " + std::to_string(fwd));
 }

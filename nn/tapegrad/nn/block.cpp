@@ -82,7 +82,7 @@ Var<T> DecoderBlock<T>::forward(Var<T> x, BlockProbe* probe) {
   // The max logit comes back through a local, not the module: blocks may run on several tapes at
   // once (lm/batch_parallel.h), each with its own probe.
   T max_logit = 0;
-  const auto attn = [&](Var<T> in) { return attn_->forward(in, &max_logit); };
+  const auto attn = [&](Var<T> in) { return attn_->with_hooks(in, attn_->forward(in, &max_logit)); };
   const auto record = [&](Var<T> attention_input) {
     if (probe) *probe = {rms<T>(x.value()), rms<T>(attention_input.value()), static_cast<double>(max_logit)};
   };
@@ -91,18 +91,18 @@ Var<T> DecoderBlock<T>::forward(Var<T> x, BlockProbe* probe) {
   const double alpha = p.residual_weight ? p.residual_weight(options_.n_layer) : 1.0;
   const auto join = [&](Var<T> in, UnaryModule<T>* norm, UnaryModule<T>* out_norm, UnaryModule<T>* sum_norm,
                         const auto& f, Var<T>* read) {
-    Var<T> f_in = p.norm_input ? norm->forward(in) : in;
+    Var<T> f_in = p.norm_input ? (*norm)(in) : in;
     Var<T> y = f(f_in);
-    if (p.norm_output) y = out_norm->forward(y);
+    if (p.norm_output) y = (*out_norm)(y);
     Var<T> sum = add(alpha == 1.0 ? in : scale(in, alpha), y);
     if (read) *read = f_in;
     if (!p.norm_sum) return sum;
-    return (p.norm_input ? sum_norm : norm)->forward(sum);
+    return (*(p.norm_input ? sum_norm : norm))(sum);
   };
   Var<T> attention_input;
   Var<T> x1 = join(x, norm1_, attn_out_norm_, attn_sum_norm_, attn, &attention_input);
   record(attention_input);
-  return join(x1, norm2_, mlp_out_norm_, mlp_sum_norm_, [&](Var<T> in) { return mlp_->forward(in); }, nullptr);
+  return join(x1, norm2_, mlp_out_norm_, mlp_sum_norm_, [&](Var<T> in) { return (*mlp_)(in); }, nullptr);
 }
 
 template <typename T>

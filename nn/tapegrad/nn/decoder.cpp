@@ -62,16 +62,16 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
   if (probe) probe->blocks.resize(blocks_.size());  // no allocation once sized
 
   Var<T> tokens = wte_->forward(tape, ids, {B, Tn});
-  if (embed_scale_) tokens = embed_scale_->forward(tokens);
+  if (embed_scale_) tokens = (*embed_scale_)(tokens);
   else if (config_.embed_scale == EmbedScale::kFixed) tokens = scale(tokens, embed_scale_value());
   Var<T> x = add(tokens, wpe_->forward(tape, std::span<const int32_t>(positions_.data() + past, static_cast<size_t>(Tn)), {Tn}));
-  if (embed_norm_) x = embed_norm_->forward(x);
+  if (embed_norm_) x = (*embed_norm_)(x);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     CausalSelfAttention<T>& attn = blocks_[i]->attn();
     if (cache) attn.attach_cache({cache->keys(static_cast<int64_t>(i)), cache->values(static_cast<int64_t>(i)), past,
                                   cache->capacity()});
     try {
-      x = blocks_[i]->forward(x, probe ? &probe->blocks[i] : nullptr);
+      x = blocks_[i]->with_hooks(x, blocks_[i]->forward(x, probe ? &probe->blocks[i] : nullptr));
     } catch (...) {
       attn.detach_cache();
       throw;
@@ -80,9 +80,9 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
   }
   if (cache) cache->advance(Tn);
   if (probe) probe->final_residual_rms = rms<T>(x.value());
-  if (norm_f_) x = norm_f_->forward(x);
+  if (norm_f_) x = (*norm_f_)(x);
   Output out;
-  out.logits = lm_head_ ? lm_head_->forward(x) : matmul(x, tape.param(wte_->weight()), Trans::kNo, Trans::kYes);
+  out.logits = lm_head_ ? (*lm_head_)(x) : matmul(x, tape.param(wte_->weight()), Trans::kNo, Trans::kYes);
   if (probe) {
     const TensorView<const T> z = out.logits.value();
     double sum = 0, mx = -std::numeric_limits<double>::infinity();

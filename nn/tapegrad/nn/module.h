@@ -8,6 +8,8 @@
 // parameters and options, as libtorch's modules sit on torch::nn::functional.
 #pragma once
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,8 +27,13 @@ template <typename T>
 class Module {
  public:
   Module() = default;
-  Module(const Module&) = delete;  // parameters are referenced by address
+  Module(const Module&) = delete;  // parameters are referenced by address: a copy would share or lose them
   Module& operator=(const Module&) = delete;
+  // Moving keeps every parameter and child where it is (each lives on the heap): pointers to them —
+  // an optimizer's, a derived module's members — stay valid, so a module can be returned from a
+  // function or kept in a std::vector. A moved-to module drops the parameters it held before.
+  Module(Module&&) noexcept = default;
+  Module& operator=(Module&&) noexcept = default;
   virtual ~Module() = default;
 
   // Type name and options for summaries: "Linear", "in=128, out=384, bias=true".
@@ -109,10 +116,61 @@ class ModuleList : public Module<T> {
 
 // A module that maps one tensor to one tensor (norms, MLPs, attention), so a block can hold
 // "some norm" chosen at run time.
+//
+// Hooks, as torch's: `m(x)` runs forward(x) and then the module's hooks (forward(x) alone runs
+// none); the library's composite modules (Sequential, the decoder and its blocks) call their
+// children so, so a hook on any of them sees every pass.
+//   a forward hook gets the input and the output of each call (read them with .value());
+//   a backward hook gets d loss / d output when the backward pass reaches the module's output,
+//     before the module's own backward runs (a pass-through node on the tape carries it).
+// Without hooks, m(x) is forward(x): no node, no allocation. A hook must not outlive the module,
+// and the module must not move while a tape that recorded it with backward hooks is in use.
 template <typename T>
 class UnaryModule : public Module<T> {
  public:
   virtual Var<T> forward(Var<T> x) = 0;
+
+  Var<T> operator()(Var<T> x) { return with_hooks(x, forward(x)); }
+
+  using ForwardHook = std::function<void(UnaryModule& module, Var<T> input, Var<T> output)>;
+  using BackwardHook = std::function<void(UnaryModule& module, TensorView<const T> grad_output)>;
+  // Each returns an id for remove_hook.
+  int64_t register_forward_hook(ForwardHook hook) { return add_hook(forward_hooks_, std::move(hook)); }
+  int64_t register_backward_hook(BackwardHook hook) { return add_hook(backward_hooks_, std::move(hook)); }
+  // Removes the hook with this id; an id that is not this module's hook is an Error.
+  void remove_hook(int64_t id) {
+    const auto erase = [id](auto& hooks) { return std::erase_if(hooks, [id](const auto& h) { return h.first == id; }); };
+    check(erase(forward_hooks_) + erase(backward_hooks_) == 1, "remove_hook: ", this->type_name(), " has no hook ", id);
+  }
+
+  // The hooks' part of m(x), for a composite module that calls a child's richer forward (the
+  // block calls the attention's with its probe): runs the forward hooks on (x, y) and returns y,
+  // or, with backward hooks, y passed through the node that calls them.
+  Var<T> with_hooks(Var<T> x, Var<T> y) {
+    for (const auto& [id, hook] : forward_hooks_) hook(*this, x, y);
+    if (backward_hooks_.empty() || !y.tape().grad_enabled()) return y;
+    Tape<T>& tape = y.tape();
+    Var<T> out = tape.make_output("backward_hook", y.shape(), {y});
+    const int64_t n = y.shape().numel();
+    std::copy(y.data(), y.data() + n, out.data());
+    // d out / d y = I: the gradient passes through unchanged, after the hooks have read it.
+    tape.record("backward_hook", {y}, out, [this, shape = y.shape(), n](const T* dy, T* const* dx) {
+      for (const auto& [id, hook] : backward_hooks_) hook(*this, TensorView<const T>(dy, shape));
+      for (int64_t i = 0; i < n; ++i) dx[0][i] += dy[i];
+    });
+    return out;
+  }
+
+ private:
+  template <typename Hook>
+  int64_t add_hook(std::vector<std::pair<int64_t, Hook>>& hooks, Hook hook) {
+    check(static_cast<bool>(hook), "register_hook: the hook is empty");
+    hooks.emplace_back(++last_hook_id_, std::move(hook));
+    return last_hook_id_;
+  }
+  std::vector<std::pair<int64_t, ForwardHook>> forward_hooks_;
+  std::vector<std::pair<int64_t, BackwardHook>> backward_hooks_;
+  int64_t last_hook_id_ = 0;
 };
 
 }  // namespace tapegrad::nn

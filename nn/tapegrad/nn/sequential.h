@@ -36,7 +36,7 @@ class Sequential : public UnaryModule<T> {
   }
 
   Var<T> forward(Var<T> x) override {
-    for (UnaryModule<T>* layer : layers_) x = layer->forward(x);
+    for (UnaryModule<T>* layer : layers_) x = (*layer)(x);
     return x;
   }
   size_t size() const { return layers_.size(); }
