@@ -84,7 +84,8 @@ std::string model_text(const SweepOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lm::Communicator comm(&argc, &argv);
+  const std::unique_ptr<lm::Communicator> processes = cli::start_communicator(&argc, &argv);
+  const lm::Communicator& comm = *processes;
   CLI::App app{"The norm-stability lab: every registered norm (and none), across learning rates", "compare_norms"};
   SweepOptions o;
   // Lab defaults: short runs of an L4 H4 C64 T64 model at batch 8, five learning rates from

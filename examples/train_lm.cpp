@@ -70,7 +70,8 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Communicator comm(&argc, &argv);
+  const std::unique_ptr<Communicator> processes = cli::start_communicator(&argc, &argv);
+  const Communicator& comm = *processes;
   const bool root = comm.root();
   CLI::App app{"Train a tiny decoder-only transformer (tapegrad)", "train_lm"};
   TrainConfig config;

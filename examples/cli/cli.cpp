@@ -13,6 +13,9 @@
 #include <string_view>
 
 #include "tapegrad/lm/communicator.h"
+#ifdef TAPEGRAD_HAVE_MPI
+#include "tapegrad/lm/mpi_communicator.h"
+#endif
 #include "tapegrad/error.h"
 #include "tapegrad/io/json.h"
 #include "tapegrad/text/lexical.h"
@@ -184,6 +187,14 @@ std::string one_line(std::string_view text) {
   return out;
 }
 }  // namespace
+
+std::unique_ptr<lm::Communicator> start_communicator([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv) {
+#ifdef TAPEGRAD_HAVE_MPI
+  return std::make_unique<lm::MpiCommunicator>(argc, argv);
+#else
+  return std::make_unique<lm::Communicator>();
+#endif
+}
 
 int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& body, const lm::Communicator* comm) {
   const bool root = !comm || comm->root();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "tapegrad/error.h"
@@ -20,6 +21,11 @@ class Communicator;
 }
 
 namespace tapegrad::cli {
+
+// The program's processes: an MPI communicator when tapegrad was built with its MPI component
+// (lm/mpi_communicator.h; one process unless launched by mpirun/srun), else one process. Call it
+// first thing in main(), once.
+std::unique_ptr<lm::Communicator> start_communicator(int* argc, char*** argv);
 
 using lm::UsageError;  // a bad setting found after parsing: reported like a parse error, exit 2
 

@@ -47,9 +47,21 @@ done
 # The consumer uses the compiler tapegrad was built with: the static libraries carry that
 # compiler's OpenMP runtime calls (libgomp for GCC, libomp for clang).
 cxx="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt")"
+# With the MPI component installed, the consumers ask for it too (find_package COMPONENTS mpi).
+mpi=OFF
+if compgen -G "$work/prefix/lib*/cmake/tapegrad/tapegradMpiTargets.cmake" >/dev/null; then mpi=ON; fi
 cmake -S "$work/src" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release \
-  ${cxx:+-DCMAKE_CXX_COMPILER="$cxx"} >/dev/null
+  -DCONSUMER_MPI=$mpi ${cxx:+-DCMAKE_CXX_COMPILER="$cxx"} >/dev/null
 cmake --build "$work/build" >/dev/null
+if [[ $mpi == ON ]]; then "$work/build/consumer_mpi"; fi
+# A consumer on a machine without MPI's development files (find_package(MPI) made to fail): the
+# core, nn, lm and lab layers configure, build and run without it.
+cmake -S "$work/src" -B "$work/build_no_mpi" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON -DCONSUMER_MPI=OFF ${cxx:+-DCMAKE_CXX_COMPILER="$cxx"} >/dev/null
+cmake --build "$work/build_no_mpi" --target consumer consumer_lm >/dev/null
+"$work/build_no_mpi/consumer" >/dev/null
+"$work/build_no_mpi/consumer_lm" >/dev/null
+echo "ok: core and lm consumers build and run with find_package(MPI) disabled"
 "$work/build/consumer"
 "$work/build/consumer_lm"
 "$work/build/consumer_lab"
