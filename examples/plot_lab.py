@@ -88,7 +88,15 @@ def make_group_key(runs, out):
         g = json.load(open(grid))
         base = {k: setting_text(v) for k, v in g.get("train", {}).items()}
         recipe_targets = g.get("recipe_targets", {})  # recipe -> {setting: value of the runs it is for}
-        identity = [tuple(p) for p in g.get("identity", RUN_IDENTITY)]
+        identity = g.get("identity", RUN_IDENTITY)
+        columns = set(runs[0]) if runs else set()
+        well_formed = isinstance(identity, list) and all(
+            isinstance(p, list | tuple) and len(p) == 2 and all(isinstance(x, str) for x in p) and p[0] in columns
+            for p in identity)
+        if not well_formed:
+            sys.exit(f"plot_lab.py: {grid}: 'identity' must be a list of [column of runs.csv, id prefix] pairs, "
+                     f"got {json.dumps(identity)[:80]}")
+        identity = [tuple(p) for p in identity]
     names = sorted({k for s in settings.values() for k in s})
     # The identity's columns beyond norm and placement (always in the label), but lr and seed
     # (what a group's runs differ in): as the id writes them (" L8", " w0") where they vary.
