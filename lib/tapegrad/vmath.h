@@ -14,7 +14,15 @@
 #include <cstdint>
 #include <type_traits>
 
+// In a kernel file (isa_kernel.h) these functions are that ISA's own copies.
+#ifdef TAPEGRAD_ISA_NS
+#define TAPEGRAD_VMATH_NS TAPEGRAD_ISA_NS
+#else
+#define TAPEGRAD_VMATH_NS isa_library
+#endif
+
 namespace tapegrad::vmath {
+inline namespace TAPEGRAD_VMATH_NS {
 
 // Every float element goes through the same packet code whatever its address: fixed-size blocks
 // of kBlock with unaligned loads and stores; a last partial block is the block that ends at n,
@@ -197,4 +205,5 @@ inline T exp_shifted_sum(T* y, const T* x, T shift, int64_t n) {
   }
 }
 
+}  // namespace TAPEGRAD_VMATH_NS
 }  // namespace tapegrad::vmath

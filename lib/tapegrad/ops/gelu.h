@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "tapegrad/isa.h"
 #include "tapegrad/tape.h"
 
 namespace tapegrad {
@@ -17,5 +18,14 @@ void gelu_backward(T* dx, const T* x, const T* dy, int64_t n, bool accumulate = 
 
 template <typename T>
 Var<T> gelu(Var<T> x);
+
+// The two kernels of one instruction set (tapegrad/isa.h); the functions above run the active one's.
+template <typename T>
+struct GeluFns {
+  void (*forward)(T* y, const T* x, int64_t n);
+  void (*backward)(T* dx, const T* x, const T* dy, int64_t n, bool accumulate);
+};
+using GeluKernels = ByPrecision<GeluFns>;
+const GeluKernels& gelu_kernels(Isa isa = active_isa());
 
 }  // namespace tapegrad

@@ -1,11 +1,13 @@
-#include "tapegrad/nn/attention_head_kernels.h"
+// One copy per instruction set (tapegrad/isa.h): kW below is that ISA's register width.
+#include "tapegrad/isa_kernel.h"
 
 #include <algorithm>
 #include <utility>
 
+#include "tapegrad/nn/attention_head_kernels.h"
 #include "tapegrad/nn/causal_softmax.h"
 
-namespace tapegrad::nn {
+namespace tapegrad::nn::TAPEGRAD_ISA_NS {
 
 namespace {
 
@@ -185,25 +187,23 @@ void with_vectors(int64_t HS, F&& f) {
   }
 }
 
-}  // namespace
+bool supports(int64_t HS) { return kW >= 8 && HS > 0 && HS % 16 == 0 && HS <= 64; }
 
-bool head_kernels_support(int64_t HS) { return kW >= 8 && HS > 0 && HS % 16 == 0 && HS <= 64; }
+int64_t forward_scratch(int64_t T, int64_t HS) { return HS * round_up(T, kW); }
+int64_t backward_scratch(int64_t T, int64_t HS) { return T * T + HS * round_up(T, kW); }
 
-int64_t head_forward_scratch(int64_t T, int64_t HS) { return HS * round_up(T, kW); }
-int64_t head_backward_scratch(int64_t T, int64_t HS) { return T * T + HS * round_up(T, kW); }
-
-float head_forward(float* P, float* y, int64_t ld_y, const float* q, const float* k, const float* v, int64_t ld_qkv,
+float forward(float* P, float* y, int64_t ld_y, const float* q, const float* k, const float* v, int64_t ld_qkv,
                    int64_t T, int64_t HS, float s, float* scratch) {
   const int64_t Tp = round_up(T, kW);
   float* kt = scratch;
   transpose_pad(kt, k, ld_qkv, T, HS, Tp);
   lower_nt<kNtRows>(P, T, q, ld_qkv, kt, Tp, HS, s);  // S
-  const float largest = causal_softmax_forward(P, T, T, 1);
+  const float largest = causal_softmax_kernels_table.forward(P, T, T, 1);
   with_vectors(HS, [&]<int NV>() { lower_nn<NV>(y, ld_y, P, T, v, ld_qkv, 1.f); });
   return largest;
 }
 
-void head_backward(float* dq, float* dk, float* dv, const float* dy, int64_t ld_y, const float* q, const float* k,
+void backward(float* dq, float* dk, float* dv, const float* dy, int64_t ld_y, const float* q, const float* k,
                    const float* v, int64_t ld_qkv, const float* P, int64_t T, int64_t HS, float s, float* scratch) {
   const int64_t Tp = round_up(T, kW);
   float* dP = scratch;
@@ -211,14 +211,14 @@ void head_backward(float* dq, float* dk, float* dv, const float* dy, int64_t ld_
   transpose_pad(vt, v, ld_qkv, T, HS, Tp);
   lower_nt<kNtRows>(dP, T, dy, ld_y, vt, Tp, HS, 1.f);
   with_vectors(HS, [&]<int NV>() { lower_tn<NV>(dv, ld_qkv, P, T, dy, ld_y, 1.f); });
-  causal_softmax_backward(dP, P, T, T, 1);  // dS in place of dP
+  causal_softmax_kernels_table.backward(dP, P, T, T, 1);  // dS in place of dP
   with_vectors(HS, [&]<int NV>() {
     lower_nn<NV>(dq, ld_qkv, dP, T, k, ld_qkv, s);
     lower_tn<NV>(dk, ld_qkv, dP, T, q, ld_qkv, s);
   });
 }
 
-void head_products(float* S, float* y, float* dP, float* dq, float* dk, float* dv, const float* q, const float* k,
+void products(float* S, float* y, float* dP, float* dq, float* dk, float* dv, const float* q, const float* k,
                    const float* v, const float* dy, const float* P, int64_t ld, int64_t T, int64_t HS, float s,
                    float* scratch) {
   const int64_t Tp = round_up(T, kW);
@@ -234,4 +234,8 @@ void head_products(float* S, float* y, float* dP, float* dq, float* dk, float* d
   });
 }
 
-}  // namespace tapegrad::nn
+}  // namespace
+
+extern const HeadKernels head_kernels_table{&supports, &forward_scratch, &backward_scratch, &forward, &backward, &products};
+
+}  // namespace tapegrad::nn::TAPEGRAD_ISA_NS

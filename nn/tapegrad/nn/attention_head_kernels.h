@@ -26,10 +26,13 @@
 
 #include <cstdint>
 
+#include "tapegrad/isa.h"
+
 namespace tapegrad::nn {
 
-// Whether the kernels below take heads of HS features: 16, 32, 48 or 64, in a build for AVX or
-// AVX-512 (TAPEGRAD_NATIVE on such a CPU; without AVX the GEMM path is faster).
+// Each function below runs the active instruction set's copy (tapegrad/isa.h).
+// Whether the kernels take heads of HS features: 16, 32, 48 or 64, with the avx2 or avx512
+// variant (the baseline's SSE registers are too narrow: there the GEMM path is faster).
 bool head_kernels_support(int64_t HS);
 
 // Floats of per-thread scratch the forward needs (the transposed k tile).
@@ -54,5 +57,20 @@ void head_backward(float* dq, float* dk, float* dv, const float* dy, int64_t ld_
 void head_products(float* S, float* y, float* dP, float* dq, float* dk, float* dv, const float* q, const float* k,
                    const float* v, const float* dy, const float* P, int64_t ld, int64_t T, int64_t HS, float s,
                    float* scratch);
+
+// One instruction set's kernels (the functions above call the active set's).
+struct HeadKernels {
+  bool (*supports)(int64_t HS);
+  int64_t (*forward_scratch)(int64_t T, int64_t HS);
+  int64_t (*backward_scratch)(int64_t T, int64_t HS);
+  float (*forward)(float* P, float* y, int64_t ld_y, const float* q, const float* k, const float* v, int64_t ld_qkv,
+                   int64_t T, int64_t HS, float s, float* scratch);
+  void (*backward)(float* dq, float* dk, float* dv, const float* dy, int64_t ld_y, const float* q, const float* k,
+                   const float* v, int64_t ld_qkv, const float* P, int64_t T, int64_t HS, float s, float* scratch);
+  void (*products)(float* S, float* y, float* dP, float* dq, float* dk, float* dv, const float* q, const float* k,
+                   const float* v, const float* dy, const float* P, int64_t ld, int64_t T, int64_t HS, float s,
+                   float* scratch);
+};
+const HeadKernels& head_kernels(Isa isa = active_isa());
 
 }  // namespace tapegrad::nn

@@ -22,6 +22,8 @@
 
 #include <cstdint>
 
+#include "tapegrad/isa.h"
+
 namespace tapegrad::nn {
 
 // P (in place of S) per the contract above; returns the largest visible S_ij (the attention-logit
@@ -37,5 +39,18 @@ template <typename T>
 T causal_softmax_forward_reference(T* P, int64_t rows, int64_t width, int64_t first);
 template <typename T>
 void causal_softmax_backward_reference(T* dP, const T* P, int64_t rows, int64_t width, int64_t first);
+
+// The float kernels of one instruction set (tapegrad/isa.h), unchecked: the entry points above
+// check the shape and call the active set's.
+struct CausalSoftmaxKernels {
+  float (*forward)(float* P, int64_t rows, int64_t width, int64_t first);
+  void (*backward)(float* dP, const float* P, int64_t rows, int64_t width, int64_t first);
+};
+const CausalSoftmaxKernels& causal_softmax_kernels(Isa isa = active_isa());
+#ifdef TAPEGRAD_ISA_NS
+namespace TAPEGRAD_ISA_NS {
+extern const CausalSoftmaxKernels causal_softmax_kernels_table;  // a kernel file's own ISA's
+}
+#endif
 
 }  // namespace tapegrad::nn

@@ -7,7 +7,6 @@
 #include "tapegrad/ops/gelu.h"
 #include "tapegrad/ops/silu.h"
 #include "tapegrad/parallel.h"
-#include "tapegrad/vmath.h"
 
 namespace tapegrad::nn {
 
@@ -27,50 +26,15 @@ int64_t default_mlp_hidden(int64_t dim, MlpActivation a) {
   return ((8 * dim + 2) / 3 + 7) / 8 * 8;
 }
 
-// The sigmoid of each row's gate runs as one vectorised call (vmath.h) into a per-row stack
-// buffer, in pieces of kBlock.
-constexpr int64_t kBlock = 256;
-
+// SwiGLU's kernels are swiglu_kernels.cpp's (one copy per ISA); nn/isa_dispatch.cpp picks.
 template <typename T>
 void swiglu_forward(T* a, const T* h, int64_t rows, int64_t H) {
-  parallel_for(rows, 20 * H, [&](int64_t r0, int64_t r1) {
-    T s[kBlock];
-    for (int64_t r = r0; r < r1; ++r) {
-      const T* g = h + r * 2 * H;
-      const T* u = g + H;
-      T* ar = a + r * H;
-      for (int64_t b = 0; b < H; b += kBlock) {
-        const int64_t m = std::min(kBlock, H - b);
-        vmath::sigmoid(s, g + b, m);
-        for (int64_t i = 0; i < m; ++i) ar[b + i] = g[b + i] * s[i] * u[b + i];  // vectorized
-      }
-    }
-  });
+  swiglu_kernels().get<T>().forward(a, h, rows, H);
 }
 
 template <typename T>
 void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H, bool accumulate) {
-  parallel_for(rows, 24 * H, [&](int64_t r0, int64_t r1) {
-    T s[kBlock];
-    for (int64_t r = r0; r < r1; ++r) {
-      const T* g = h + r * 2 * H;
-      const T* u = g + H;
-      const T* dar = da + r * H;
-      T* dg = dh + r * 2 * H;
-      T* du = dg + H;
-      for (int64_t b = 0; b < H; b += kBlock) {
-        const int64_t m = std::min(kBlock, H - b);
-        vmath::sigmoid(s, g + b, m);
-        for (int64_t i = 0; i < m; ++i) {  // vectorized
-          const int64_t j = b + i;
-          const T dup = dar[j] * g[j] * s[i];
-          const T dgp = dar[j] * u[j] * s[i] * (T(1) + g[j] * (T(1) - s[i]));
-          du[j] = accumulate ? du[j] + dup : dup;
-          dg[j] = accumulate ? dg[j] + dgp : dgp;
-        }
-      }
-    }
-  });
+  swiglu_kernels().get<T>().backward(dh, h, da, rows, H, accumulate);
 }
 
 template <typename T>

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "tapegrad/isa.h"
 #include "tapegrad/nn/module.h"
 
 namespace tapegrad::nn {
@@ -21,6 +22,14 @@ template <typename T>
 void swiglu_forward(T* a, const T* h, int64_t rows, int64_t H);
 template <typename T>
 void swiglu_backward(T* dh, const T* h, const T* da, int64_t rows, int64_t H, bool accumulate = true);
+// The SwiGLU kernels of one instruction set (tapegrad/isa.h); the two above run the active one's.
+template <typename T>
+struct SwigluFns {
+  void (*forward)(T* a, const T* h, int64_t rows, int64_t H);
+  void (*backward)(T* dh, const T* h, const T* da, int64_t rows, int64_t H, bool accumulate);
+};
+using SwigluKernels = ByPrecision<SwigluFns>;
+const SwigluKernels& swiglu_kernels(Isa isa = active_isa());
 
 // One tape node. Biases both defined or both undefined.
 template <typename T>

@@ -1,0 +1,141 @@
+// Every kernel variant this CPU runs (tapegrad/isa.h), called through its own table whatever the
+// active one is, against float64. Variants agree to float round-off, not bitwise: with FMA a
+// multiply-add rounds once (GCC contracts a * b + c by default), and packet widths differ.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "tapegrad/isa.h"
+#include "tapegrad/nn/attention.h"
+#include "tapegrad/nn/attention_head_kernels.h"
+#include "tapegrad/nn/causal_softmax.h"
+#include "tapegrad/nn/layernorm.h"
+#include "tapegrad/nn/mlp.h"
+#include "tapegrad/nn/norm_affine.h"
+#include "tapegrad/nn/norm_kernels.h"
+#include "tapegrad/nn/rmsnorm.h"
+#include "tapegrad/ops/gelu.h"
+#include "tapegrad/random.h"
+#include "tapegrad/threads.h"
+
+using namespace tapegrad;
+using namespace tapegrad::nn;
+
+namespace {
+
+std::vector<double> normal(int64_t n, uint64_t seed, double sd = 1.0, double mean = 0.0) {
+  Rng rng(seed);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) x = mean + sd * rng.normal();
+  return v;
+}
+std::vector<float> to_float(const std::vector<double>& v) { return {v.begin(), v.end()}; }
+
+// max |a - exact| / max |exact|; the absolute error where exact is all zero (one position's dS)
+double relative_error(const std::vector<float>& a, const std::vector<double>& exact) {
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    err = std::max(err, std::abs(a[i] - exact[i]));
+    scale = std::max(scale, std::abs(exact[i]));
+  }
+  return scale > 0 ? err / scale : err;
+}
+
+}  // namespace
+
+TEST_CASE("isa kernels: the norms of every variant agree with float64", "[nn][isa]") {
+  const int64_t rows = 37, C = GENERATE(16, 64, 70);
+  const auto x = normal(rows * C, 1, 2.0, 0.5), dy = normal(rows * C, 2), g = normal(C, 3, 0.3, 1.0),
+             b = normal(C, 4, 0.1);
+  const auto xf = to_float(x), dyf = to_float(dy), gf = to_float(g), bf = to_float(b);
+  std::vector<double> y64(rows * C), m64(rows), r64(rows), dx64(rows * C, 0.0), dg64(C, 0.0), db64(C, 0.0);
+  const LayerNormKernels& ref = layernorm_kernels(Isa::baseline);
+  ref.f64.forward(y64.data(), m64.data(), r64.data(), x.data(), g.data(), b.data(), rows, C, 1e-5);
+  layernorm_backward_reference(dx64.data(), dg64.data(), db64.data(), dy.data(), x.data(), m64.data(), r64.data(),
+                               g.data(), rows, C);
+  std::vector<double> ry64(rows * C), rinv64(rows), rdx64(rows * C, 0.0), rdw64(C, 0.0);
+  rmsnorm_kernels(Isa::baseline).f64.forward(ry64.data(), rinv64.data(), x.data(), g.data(), rows, C, 1e-5);
+  rmsnorm_backward_reference(rdx64.data(), rdw64.data(), dy.data(), x.data(), rinv64.data(), g.data(), rows, C);
+
+  for (Isa isa : runnable_isas()) {
+    INFO("variant " << isa_name(isa) << ", C = " << C);
+    std::vector<float> y(rows * C), mean(rows), rstd(rows), dx(rows * C, 0.f), dg(C, 0.f), db(C, 0.f),
+        scratch(norm_backward_scratch(C));
+    const LayerNormFns<float>& ln = layernorm_kernels(isa).f32;
+    ln.forward(y.data(), mean.data(), rstd.data(), xf.data(), gf.data(), bf.data(), rows, C, 1e-5f);
+    ln.backward(dx.data(), dg.data(), db.data(), dyf.data(), xf.data(), mean.data(), rstd.data(), gf.data(), rows, C,
+                scratch.data());
+    CHECK(relative_error(y, y64) < 2e-6);
+    CHECK(relative_error(dx, dx64) < 2e-5);
+    CHECK(relative_error(dg, dg64) < 2e-5);
+    CHECK(relative_error(db, db64) < 2e-6);
+    std::vector<float> ry(rows * C), rinv(rows), rdx(rows * C, 0.f), rdw(C, 0.f);
+    const RmsNormFns<float>& rms = rmsnorm_kernels(isa).f32;
+    rms.forward(ry.data(), rinv.data(), xf.data(), gf.data(), rows, C, 1e-5f);
+    rms.backward(rdx.data(), rdw.data(), dyf.data(), xf.data(), rinv.data(), gf.data(), rows, C, scratch.data());
+    CHECK(relative_error(ry, ry64) < 2e-6);
+    CHECK(relative_error(rdx, rdx64) < 2e-5);
+    CHECK(relative_error(rdw, rdw64) < 2e-5);
+  }
+}
+
+TEST_CASE("isa kernels: GELU and SwiGLU of every variant agree with float64", "[nn][isa]") {
+  const int64_t rows = 9, H = 300;  // a block of 256 and a partial one
+  const auto h = normal(rows * 2 * H, 5, 2.0), da = normal(rows * 2 * H, 6);
+  const auto hf = to_float(h), daf = to_float(da);
+  std::vector<double> a64(rows * 2 * H), dh64(rows * 2 * H, 0.0), s64(rows * H), ds64(rows * 2 * H, 0.0);
+  gelu_kernels(Isa::baseline).f64.forward(a64.data(), h.data(), rows * 2 * H);
+  gelu_kernels(Isa::baseline).f64.backward(dh64.data(), h.data(), da.data(), rows * 2 * H, false);
+  swiglu_kernels(Isa::baseline).f64.forward(s64.data(), h.data(), rows, H);
+  swiglu_kernels(Isa::baseline).f64.backward(ds64.data(), h.data(), da.data(), rows, H, false);
+  for (Isa isa : runnable_isas()) {
+    INFO("variant " << isa_name(isa));
+    std::vector<float> a(rows * 2 * H), dh(rows * 2 * H, 0.f), s(rows * H), ds(rows * 2 * H, 0.f);
+    gelu_kernels(isa).f32.forward(a.data(), hf.data(), rows * 2 * H);
+    gelu_kernels(isa).f32.backward(dh.data(), hf.data(), daf.data(), rows * 2 * H, false);
+    swiglu_kernels(isa).f32.forward(s.data(), hf.data(), rows, H);
+    swiglu_kernels(isa).f32.backward(ds.data(), hf.data(), daf.data(), rows, H, false);
+    CHECK(relative_error(a, a64) < 1e-6);
+    CHECK(relative_error(dh, dh64) < 2e-6);
+    CHECK(relative_error(s, s64) < 1e-6);
+    CHECK(relative_error(ds, ds64) < 2e-6);
+  }
+}
+
+TEST_CASE("isa kernels: the causal softmax and the head products of every variant agree with float64", "[nn][isa]") {
+  const int64_t T = GENERATE(1, 17, 64, 70), HS = GENERATE(16, 48, 64);
+  const AttentionDims d{1, T, HS, 1};
+  const auto qkv = normal(T * 3 * HS, 7), dy = normal(T * HS, 8);
+  std::vector<double> P64(T * T), y64(T * HS), dqkv64(T * 3 * HS, 0.0), scratch64(T * T);
+  attention_core_forward_reference(P64.data(), y64.data(), qkv.data(), d);
+  attention_core_backward_reference(dqkv64.data(), scratch64.data(), dy.data(), qkv.data(), P64.data(), d);
+  const auto S = normal(T * T, 9, 3.0), G = normal(T * T, 10);
+  std::vector<double> sm64 = S, g64 = G;
+  causal_softmax_forward_reference(sm64.data(), T, T, 1);
+  causal_softmax_backward_reference(g64.data(), sm64.data(), T, T, 1);
+  const auto qkvf = to_float(qkv), dyf = to_float(dy);
+  for (Isa isa : runnable_isas()) {
+    INFO("variant " << isa_name(isa) << ", T = " << T << ", HS = " << HS);
+    std::vector<float> sm = to_float(S), g = to_float(G);
+    causal_softmax_kernels(isa).forward(sm.data(), T, T, 1);
+    causal_softmax_kernels(isa).backward(g.data(), sm.data(), T, T, 1);
+    CHECK(relative_error(sm, sm64) < 1e-6);
+    CHECK(relative_error(g, g64) < 1e-5);
+    const HeadKernels& k = head_kernels(isa);
+    // The baseline's SSE registers are too narrow for these kernels (its step takes the GEMM path).
+    CHECK(k.supports(HS) == (isa != Isa::baseline));
+    if (!k.supports(HS)) continue;
+    std::vector<float> P(T * T), y(T * HS), dqkv(T * 3 * HS, 0.f),
+        scratch(std::max(k.forward_scratch(T, HS), k.backward_scratch(T, HS)));
+    const float s = 1.f / std::sqrt(static_cast<float>(HS));
+    const float* q = qkvf.data();
+    k.forward(P.data(), y.data(), HS, q, q + HS, q + 2 * HS, 3 * HS, T, HS, s, scratch.data());
+    k.backward(dqkv.data(), dqkv.data() + HS, dqkv.data() + 2 * HS, dyf.data(), HS, q, q + HS, q + 2 * HS, 3 * HS,
+               P.data(), T, HS, s, scratch.data());
+    CHECK(relative_error(P, P64) < 1e-6);
+    CHECK(relative_error(y, y64) < 1e-6);
+    CHECK(relative_error(dqkv, dqkv64) < 1e-5);
+  }
+}
