@@ -21,8 +21,10 @@
 #include <vector>
 
 #include "allocation_counter.h"
+#include "fma_peak.h"
 #include "tapegrad/blas_kernels.h"
 #include "tapegrad/error.h"
+#include "tapegrad/isa.h"
 #include "tapegrad/lm/batch_parallel.h"
 #include "tapegrad/lm/flops.h"
 #include "tapegrad/nn/decoder.h"
@@ -77,7 +79,18 @@ int run(int argc, char** argv) {
   std::string split = "batch";
   app.add_option("--split", split, "how the threads share a step: batch (each its sequences, as Trainer runs) or op (every op split in turn)")
       ->check(CLI::IsMember({"batch", "op"}));
+  bool fma_peak = false;
+  app.add_flag("--fma-peak", fma_peak, "only measure this machine's FMA peak per vector width, on 1 and --threads threads (JSON lines)");
   CLI11_PARSE(app, argc, argv);
+  if (fma_peak) {
+    const int n = threads > 0 ? threads : num_cores();
+    for (const int width : bench::fma_widths())
+      for (const int t : n > 1 ? std::vector<int>{1, n} : std::vector<int>{1}) {
+        const bench::FmaPeak p = bench::measure_fma_peak(width, t);
+        std::printf("%s\n", nlohmann::json{{"width_bits", p.width_bits}, {"threads", p.threads}, {"gflops", p.gflops}}.dump().c_str());
+      }
+    return 0;
+  }
   constexpr int64_t kMaxTokens = int64_t{1} << 24;  // a step of 16M tokens already takes minutes
   check(batch * c.context <= kMaxTokens, "--batch ", batch, " x --ctx ", c.context, " = ", batch * c.context,
         " tokens per step; at most ", kMaxTokens, " are allowed");
@@ -130,8 +143,12 @@ int run(int argc, char** argv) {
   // The GEMM limit: exactly this step's GEMMs, called as the step calls them (lm/flops.h).
   const double gemm = lm::measure_step_gemm_gflops(model.config(), batch, T, step_split);
   const double qkv_gemm = lm::measure_gemm_gflops(model.config(), batch, T);
+  // The ceiling: FMA at the widest vectors the CPU has, on the step's threads (fma_peak.h).
+  const std::vector<int> widths = bench::fma_widths();
+  const double fma_peak_gflops = widths.empty() ? 0 : bench::measure_fma_peak(widths.back(), num_threads()).gflops;
   nlohmann::json j = {{"impl", "tapegrad"},
                       {"threads", threads},
+                      {"kernel_variant", std::string(isa_name(active_isa()))},
                       {"norm", norm},
                       {"split", split},
                       {"blas_core", configure_blas_kernels().core},
@@ -144,6 +161,9 @@ int run(int argc, char** argv) {
                       {"gemm_gflops", gemm},
                       {"qkv_gemm_gflops", qkv_gemm},
                       {"fraction_of_gemm_peak", flops / (median / 1000) / 1e9 / gemm},
+                      {"fma_peak_gflops", fma_peak_gflops},
+                      {"fma_peak_width_bits", widths.empty() ? 0 : widths.back()},
+                      {"fraction_of_fma_peak", fma_peak_gflops > 0 ? flops / (median / 1000) / 1e9 / fma_peak_gflops : 0.0},
                       {"allocations_per_step", static_cast<double>(allocs_timed) / static_cast<double>(steps)},
                       {"rss_mib", rss_mib()},
                       {"peak_rss_mib", peak_rss_mib()}};

@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
       if (root) io::write_file_atomic(out + "/config.json", to_json(trainer->config()).dump(2) + "\n");
     }
     const TrainConfig& c = trainer->config();
-    auto& model = trainer->model();
+    auto& model = *trainer->decoder();  // train_lm trains tapegrad's decoder
     const double flops = flops_per_step(model.config(), c.batch, c.ctx);
     // The step's own GEMMs, as this process runs them (its share of the batch, split over its
     // threads): the limit a step's FLOP/s is measured against (lm/flops.h).

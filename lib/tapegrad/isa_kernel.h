@@ -8,7 +8,7 @@
 // instantiates lives in the ISA's namespace: its own code in TAPEGRAD_ISA_NS, vmath in an inline
 // namespace of that name, Eigen renamed by the macro below (its templates become
 // Eigen_isa_avx2::..., their own symbols). A kernel file must not call other inline library code
-// (check(), cat(), containers); tests/isa_symbols.sh fails the suite if any object of a variant
+// (check(), cat(), containers); tests/build/isa_symbols.sh fails the suite if any object of a variant
 // defines a weak symbol outside its namespaces.
 #pragma once
 

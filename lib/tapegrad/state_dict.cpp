@@ -65,7 +65,7 @@ Mismatch compare(const StateDict<T>& target, Find find, const std::vector<std::s
 }  // namespace
 
 template <typename T>
-LoadReport load_state_dict(const StateDict<T>& target, const std::map<std::string, Tensor<T>>& source,
+LoadReport load_state_dict(const std::map<std::string, Tensor<T>>& source, const StateDict<T>& target,
                            const LoadOptions& options, const std::string& what) {
   std::vector<std::string> names;
   for (const auto& [name, t] : source) names.push_back(name);
@@ -135,9 +135,9 @@ template LoadReport load_state_dict<double>(const std::string&, const StateDict<
 
 }  // namespace io
 
-template LoadReport load_state_dict<float>(const StateDict<float>&, const std::map<std::string, Tensor<float>>&,
+template LoadReport load_state_dict<float>(const std::map<std::string, Tensor<float>>&, const StateDict<float>&,
                                            const LoadOptions&, const std::string&);
-template LoadReport load_state_dict<double>(const StateDict<double>&, const std::map<std::string, Tensor<double>>&,
+template LoadReport load_state_dict<double>(const std::map<std::string, Tensor<double>>&, const StateDict<double>&,
                                             const LoadOptions&, const std::string&);
 
 }  // namespace tapegrad

@@ -37,8 +37,10 @@ struct LoadReport {
 };
 
 // Copies `source` into `target` by name. `what` names the source in errors (a path, say).
+// Every load takes where the tensors come from first and the state dict they go into second,
+// as io::load_state_dict(path, target) does.
 template <typename T>
-LoadReport load_state_dict(const StateDict<T>& target, const std::map<std::string, Tensor<T>>& source,
+LoadReport load_state_dict(const std::map<std::string, Tensor<T>>& source, const StateDict<T>& target,
                            const LoadOptions& options = {}, const std::string& what = "state dict");
 
 namespace io {

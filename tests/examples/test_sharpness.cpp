@@ -47,7 +47,7 @@ TEST_CASE("sharpness: Hessian-vector products and the top eigenvalue of a tiny d
   std::vector<int32_t> ids, targets;
   int64_t B = 0;
   sharpness_batch(*trainer, o, ids, targets, B);
-  auto model = to_float64(trainer->model());
+  auto model = to_float64(*trainer->decoder());
   BatchLoss loss(*model, ids, targets, B, trainer->config().ctx);
   const int64_t n = loss.size();
   INFO(n << " weights");
@@ -109,7 +109,7 @@ TEST_CASE("sharpness: the default 20 Lanczos steps reach the top eigenvalue of a
 
 TEST_CASE("sharpness: the curvature along the gradient equals g'Hg / g'g with the dense Hessian", "[sharpness]") {
   auto trainer = tiny_trainer();
-  auto model = to_float64(trainer->model());
+  auto model = to_float64(*trainer->decoder());
   std::vector<int32_t> ids, targets;
   int64_t B = 0;
   sharpness_batch(*trainer, {}, ids, targets, B);
@@ -173,7 +173,7 @@ TEST_CASE("full batch: every step trains on one batch, the sharpness is that bat
   }
   // The sharpness is measured on that batch: the same number as on the batch given explicitly.
   const Sharpness on_run = measure_sharpness(t, c.lr);
-  const Sharpness on_batch = measure_sharpness(t.model(), t.optimizer(), ids, targets, c.batch, c.ctx, c.lr);
+  const Sharpness on_batch = measure_sharpness(*t.decoder(), t.optimizer(), ids, targets, c.batch, c.ctx, c.lr);
   CHECK(on_run.value == on_batch.value);
   CHECK(on_run.threshold == 2 / c.lr);
   // Resumed from a checkpoint after 2 steps, the run continues on the same batch, bit for bit.

@@ -21,23 +21,23 @@ TEST_CASE("state dict: load by name, strict and not", "[state_dict]") {
   Tensor<float> a(Shape{2, 3}), b(Shape{4});
   const StateDict<float> target{{"a", &a}, {"b", &b}};
   std::map<std::string, Tensor<float>> source{{"a", Tensor<float>::full({2, 3}, 1.5f)}, {"b", Tensor<float>::full({4}, 2)}};
-  CHECK(load_state_dict(target, source).missing.empty());
+  CHECK(load_state_dict(source, target).missing.empty());
   CHECK(a[5] == 1.5f);
   CHECK(b[0] == 2.0f);
 
   source.erase("b");
   source["c"] = Tensor<float>(Shape{1});
-  REQUIRE_THROWS_WITH(load_state_dict(target, source, {}, "src"),
+  REQUIRE_THROWS_WITH(load_state_dict(source, target, {}, "src"),
                       "src: missing 1 tensor(s): 'b'; unexpected 1 tensor(s): 'c'");
   a.fill(0);
-  const LoadReport r = load_state_dict(target, source, {.strict = false});
+  const LoadReport r = load_state_dict(source, target, {.strict = false});
   CHECK(r.missing == std::vector<std::string>{"b"});
   CHECK(r.unexpected == std::vector<std::string>{"c"});
   CHECK(a[0] == 1.5f);  // what was there was loaded
 
   source["a"] = Tensor<float>(Shape{3, 2});
   a.fill(7);
-  REQUIRE_THROWS_WITH(load_state_dict(target, source, {.strict = false}, "src"),
+  REQUIRE_THROWS_WITH(load_state_dict(source, target, {.strict = false}, "src"),
                       "src: tensor 'a' has shape (3,2) but the model needs (2,3)");
   CHECK(a[0] == 7.0f);  // nothing is written when anything disagrees
 }
@@ -48,7 +48,7 @@ TEST_CASE("state dict: a long list of bad names stays one bounded line", "[state
   for (int i = 0; i < 1000; ++i) source["extra" + std::to_string(1000 + i)] = Tensor<float>(Shape{1});
   source[std::string(10000, 'x')] = Tensor<float>(Shape{1});
   try {
-    load_state_dict<float>({{"a", &a}}, source);
+    load_state_dict<float>(source, {{"a", &a}});
     FAIL("no error");
   } catch (const Error& e) {
     const std::string msg = e.what();

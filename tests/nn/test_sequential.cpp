@@ -121,3 +121,24 @@ TEST_CASE("sequential: at<M>(i) gives a layer as its own type, clip_grad_norm ta
   CHECK_THAT(clip_grad_norm(mlp->parameters(), 1.0), Catch::Matchers::WithinRel(std::sqrt(27.0), 1e-12));
   CHECK_THAT(grad_norm(mlp->parameters()), Catch::Matchers::WithinRel(1.0, 1e-5));
 }
+
+TEST_CASE("sequential: built from a braced list of modules, as torch.nn.Sequential(...), the same as one at a time", "[nn][sequential]") {
+  nn::manual_seed(11);
+  nn::Sequential<double> listed{nn::Linear<double>(3, 5), nn::Tanh<double>(), nn::Linear<double>(5, 2, false)};
+  nn::manual_seed(11);
+  nn::Sequential<double> appended;
+  appended.emplace_back<nn::Linear<double>>(nn::LinearOptions{.in = 3, .out = 5});
+  appended.emplace_back<nn::Tanh<double>>();
+  appended.emplace_back<nn::Linear<double>>(nn::LinearOptions{.in = 5, .out = 2, .bias = false});
+  REQUIRE(listed.size() == 3);
+  const auto names = listed.named_parameters();
+  REQUIRE(names.size() == 3);
+  CHECK(names[0].first == "0.weight");
+  CHECK(names[1].first == "0.bias");
+  CHECK(names[2].first == "2.weight");
+  CHECK(listed.at<nn::Linear<double>>(2).bias() == nullptr);
+  Tape<double> tape;
+  const Tensor<double> x = Tensor<double>::full({4, 3}, 0.25);
+  const Var<double> a = listed(tape.constant(x.view())), b = appended(tape.constant(x.view()));
+  for (int64_t i = 0; i < a.value().numel(); ++i) CHECK(a.value()[i] == b.value()[i]);
+}

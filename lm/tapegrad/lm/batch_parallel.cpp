@@ -15,8 +15,8 @@ int batch_workers(int64_t B) { return static_cast<int>(std::min<int64_t>(num_thr
 BatchShare batch_share(int64_t B, int workers, int k) { return {B * k / workers, B * (k + 1) / workers}; }
 
 template <typename T>
-BatchParallelStep<T>::BatchParallelStep(nn::Decoder<T>& model, std::vector<Parameter<T>*> params)
-    : model_(model), params_(std::move(params)) {
+BatchParallelStep<T>::BatchParallelStep(nn::LanguageModel<T>& model, std::vector<Parameter<T>*> params)
+    : model_(model), decoder_(dynamic_cast<nn::Decoder<T>*>(&model)), params_(std::move(params)) {
   ensure_workers(1);
 }
 
@@ -40,6 +40,8 @@ CrossEntropyTerms BatchParallelStep<T>::forward_backward(std::span<const int32_t
                                               int64_t Tn, nn::DecoderProbe* probe, double scale) {
   check(B > 0 && Tn > 0 && static_cast<int64_t>(ids.size()) == B * Tn && targets.size() == ids.size(),
         "BatchParallelStep: ", ids.size(), " ids and ", targets.size(), " targets for a batch of ", B, " x ", Tn);
+  check(!probe || decoder_, "BatchParallelStep: statistics (a probe) come from a Decoder; the model is a ",
+        model_.type_name());
   const int n = batch_workers(B);
   ensure_workers(n);
   used_ = n;
@@ -56,8 +58,12 @@ CrossEntropyTerms BatchParallelStep<T>::forward_backward(std::span<const int32_t
       };
       w.tape.clear();
       if (k > 0) w.grads.zero();
-      auto out = model_.forward(w.tape, part(ids), s.end - s.begin, Tn, part(targets),
-                                probe ? &probes_[static_cast<size_t>(k)] : nullptr);
+      auto out = probe ? decoder_->forward(w.tape, part(ids), s.end - s.begin, Tn, part(targets),
+                                           &probes_[static_cast<size_t>(k)])
+                       : model_.forward(w.tape, part(ids), s.end - s.begin, Tn, part(targets));
+      check(out.loss.defined() && out.loss.shape().numel() == 1, model_.type_name(),
+            "::forward must return a scalar loss for a batch with targets (nn::lm_output(logits, targets))");
+      check(&out.loss.tape() == &w.tape, model_.type_name(), "::forward must record on the tape it is given");
       w.terms = out.terms;
       // As the tape's precision holds them; without a z-loss the cross-entropy is the taped value.
       w.terms.cross_entropy = out.terms.z_loss == 0 ? static_cast<double>(out.loss.value()[0])

@@ -37,13 +37,15 @@ BatchShare batch_share(int64_t B, int workers, int k);
 template <typename T>
 class BatchParallelStep {
  public:
-  BatchParallelStep(nn::Decoder<T>& model, std::vector<Parameter<T>*> params);
+  // The model's forward runs on several threads at once, each on its own sequences and tape:
+  // it must keep no state of its own between calls (tapegrad's modules keep none).
+  BatchParallelStep(nn::LanguageModel<T>& model, std::vector<Parameter<T>*> params);
 
   // Forward and backward of the batch (B, T): adds `scale` x d(mean objective)/d(p) into every
   // parameter's .grad and returns the batch's loss terms (cross-entropy and z-loss as the tape's
   // precision T holds them, weighted means over the workers; log Z's mean and minimum). Uses
   // min(num_threads(), B) workers; `probe`, if given, receives the whole batch's statistics
-  // (nn::combine_probes). A micro-batch of a larger batch passes its share as `scale`.
+  // (nn::combine_probes; a Decoder's only). A micro-batch of a larger batch passes its share as `scale`.
   CrossEntropyTerms forward_backward(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t Tn,
                           nn::DecoderProbe* probe = nullptr, double scale = 1.0);
 
@@ -60,7 +62,8 @@ class BatchParallelStep {
   };
   void ensure_workers(int n);
 
-  nn::Decoder<T>& model_;
+  nn::LanguageModel<T>& model_;
+  nn::Decoder<T>* decoder_;  // the same model when it is a Decoder (probes), else null
   std::vector<Parameter<T>*> params_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<nn::DecoderProbe> probes_;  // worker k's statistics

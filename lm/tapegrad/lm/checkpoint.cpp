@@ -104,6 +104,7 @@ nlohmann::json open_checkpoint(const std::string& dir) {
 
 void save_checkpoint(Trainer& trainer, const std::string& dir) {
   io::ensure_writable_directory(dir);
+  const nn::Decoder<float>* decoder = trainer.decoder();
   io::NamedTensors<float> weights, moments;
   for (auto& [name, t] : trainer.model().state_dict()) weights.emplace_back(name, t->view());
   for (auto& [name, t] : trainer.optimizer().state_dict()) moments.emplace_back(name, t->view());
@@ -117,8 +118,9 @@ void save_checkpoint(Trainer& trainer, const std::string& dir) {
       {"format", "tapegrad-checkpoint"},
       {"version", kFormatVersion},
       {"step", trainer.step()},
-      {"model", nn::to_json(trainer.model().config())},
-      {"train", without_model_fields(to_json(trainer.config()))},
+      // A model of your own is named by its type; its settings are its constructor's business.
+      {"model", decoder ? nn::to_json(decoder->config()) : nlohmann::json{{"custom", trainer.model().type_name()}}},
+      {"train", decoder ? without_model_fields(to_json(trainer.config())) : to_json(trainer.config())},
       {"tokenizer", trainer.tokenizer().to_json()},
       {"optimizer", {{"type", trainer.config().optimizer}, {"steps", trainer.optimizer().steps()}, {"file", kOptimizer}}},
       {"data",
@@ -166,6 +168,7 @@ void check_same_text(const nlohmann::json& saved, const std::string& text, const
 // every error — a sub-config's, a tokenizer's, a flag-like validation's — names the file.
 struct SavedRun {
   nn::DecoderConfig model;
+  std::string custom;  // the type of a model of the user's own, else empty
   TrainConfig train;
   std::unique_ptr<text::Tokenizer> tokenizer;
   int64_t step = 0, optimizer_steps = 0;
@@ -175,10 +178,18 @@ struct SavedRun {
 SavedRun parse_saved_run(const nlohmann::json& j, const std::string& json_path) {
   SavedRun r;
   try {
-    r.model = nn::decoder_config_from_json(j["model"]);
-    r.train = train_config_from_json(j["train"], r.model);
-    // Bounded by the model: a tokenizer of another size is refused before it is built.
-    r.tokenizer = text::tokenizer_from_json(j["tokenizer"], r.model.vocab_size);
+    if (j["model"].contains("custom")) {
+      io::read_field(j["model"], "custom", r.custom, "model");
+      check(!r.custom.empty() && r.custom.size() <= 200, "model field 'custom' must name the model's type (1 to 200 characters), got ",
+            io::json_excerpt(j["model"]["custom"]));
+      r.train = train_config_from_json(j["train"]);
+      r.tokenizer = text::tokenizer_from_json(j["tokenizer"]);
+    } else {
+      r.model = nn::decoder_config_from_json(j["model"]);
+      r.train = train_config_from_json(j["train"], r.model);
+      // Bounded by the model: a tokenizer of another size is refused before it is built.
+      r.tokenizer = text::tokenizer_from_json(j["tokenizer"], r.model.vocab_size);
+    }
     r.step = -1, r.optimizer_steps = -1;
     io::read_field(j, "step", r.step, "");
     io::read_field(j["optimizer"], "steps", r.optimizer_steps, "optimizer");
@@ -206,6 +217,8 @@ LoadedModel load_model(const std::string& dir) {
   LoadedModel m;
   m.checkpoint = open_checkpoint(dir);
   SavedRun saved = parse_saved_run(m.checkpoint, path_in(dir, kJson));
+  check(saved.custom.empty(), path_in(dir, kJson), ": the checkpoint holds a ", saved.custom,
+        ", a model of the user's own: build it and load ", path_in(dir, kModel), " with io::load_state_dict");
   m.config = saved.train;
   m.tokenizer = std::move(saved.tokenizer);
   m.model = std::make_unique<nn::Decoder<float>>(saved.model, 0);
@@ -241,8 +254,21 @@ std::unique_ptr<Trainer> resume_trainer(const std::string& dir, const ResumeOver
     throw Error(cat(json_path, ": the run's training text (train.data): ", e.what()));
   }
   if (!o.allow_data_change) check_same_text(j["data"], text, config.data, json_path);
-  auto trainer = std::make_unique<Trainer>(config, tokenizer, make_token_data(config, *tokenizer, text), comm);
-  check(saved.model == trainer->model().config(), json_path, ": the model config does not match the training config");
+  std::unique_ptr<nn::LanguageModel<float>> model;
+  if (o.model) {
+    model = o.model();
+    check(model != nullptr, "resume_trainer: ResumeOverrides::model returned no model");
+    check(model->type_name() == (saved.custom.empty() ? std::string("Decoder") : saved.custom), json_path,
+          ": the checkpoint holds a ", saved.custom.empty() ? std::string("Decoder") : saved.custom,
+          ", ResumeOverrides::model built a ", model->type_name());
+  } else {
+    check(saved.custom.empty(), json_path, ": the checkpoint holds a ", saved.custom,
+          ", a model of the user's own: pass ResumeOverrides::model, a function that builds it");
+  }
+  auto trainer = std::make_unique<Trainer>(config, std::move(model), tokenizer, make_token_data(config, *tokenizer, text), comm);
+  if (saved.custom.empty())
+    check(trainer->decoder() && saved.model == trainer->decoder()->config(), json_path,
+          ": the model config does not match the training config");
 
   io::load_state_dict(path_in(dir, kModel), trainer->model().state_dict());
   io::load_state_dict(path_in(dir, kOptimizer), trainer->optimizer().state_dict());

@@ -1,7 +1,7 @@
 // Checkpoints: a run directory holds
 //   model.safetensors      the weights, named as Decoder::named_parameters() (PyTorch layouts)
 //   optimizer.safetensors  the optimizer's moments ("exp_avg.<param>", "exp_avg_sq.<param>")
-//   checkpoint.json        model config, training config, tokenizer, step, the batch generator's
+//   checkpoint.json        model config (or a model of the user's own by type), training config, tokenizer, step, the batch generator's
 //                          state (the data position), the training text's size and SHA-256, and
 //                          the SHA-256 of both .safetensors files
 //
@@ -12,6 +12,7 @@
 // and shape against the config, so a damaged or mismatched checkpoint is an error, never garbage.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -37,6 +38,9 @@ struct ResumeOverrides {
   // Checkpoints record the training text's size and SHA-256, and a resume on other text is an
   // Error; true continues on the text as it is now (e.g. a corpus fixed or extended on purpose).
   bool allow_data_change = false;
+  // Builds the model of a run that trained a model of the user's own (its weights are then loaded
+  // from the checkpoint); a checkpoint of such a run cannot be resumed without it.
+  std::function<std::unique_ptr<nn::LanguageModel<float>>()> model{};
 };
 
 // A trainer in the state of the checkpoint in `dir`: same config (with the overrides),

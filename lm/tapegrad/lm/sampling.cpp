@@ -42,7 +42,7 @@ int32_t sample_token(std::span<const float> logits, const SamplingOptions& o, Rn
   return p[keep - 1].second;
 }
 
-std::vector<int32_t> generate(nn::Decoder<float>& model, const text::Tokenizer& tokenizer, const std::string& prompt,
+std::vector<int32_t> generate(nn::LanguageModel<float>& model, const text::Tokenizer& tokenizer, const std::string& prompt,
                               int64_t tokens, const SamplingOptions& options, Rng& rng,
                               const std::function<void(int32_t)>& on_token) {
   check(!prompt.empty(), "generate: the prompt is empty; give at least one character");
@@ -54,25 +54,28 @@ std::vector<int32_t> generate(nn::Decoder<float>& model, const text::Tokenizer& 
     throw Error(cat("the prompt cannot be encoded: ", e.what()));
   }
   const size_t prompt_len = ids.size();
-  const int64_t ctx = model.config().context, V = model.config().vocab_size;
+  const int64_t ctx = model.context(), V = model.vocab_size();
+  nn::Decoder<float>* decoder = dynamic_cast<nn::Decoder<float>*>(&model);
   Tape<float> tape;
   std::vector<std::pair<double, int32_t>> scratch;
   std::optional<nn::KVCache<float>> cache;
-  if (options.kv_cache && tokens > 0) cache.emplace(model.config().n_layer, ctx, model.config().dim);
+  if (decoder && options.kv_cache && tokens > 0) cache.emplace(decoder->config().n_layer, ctx, decoder->config().dim);
   for (int64_t i = 0; i < tokens; ++i) {
     tape.clear();
     auto guard = tape.no_grad();
-    nn::Decoder<float>::Output out;
+    nn::LmOutput<float> out;
     int64_t T = 0;  // rows of this pass; the next token's logits are its last row
     if (cache && static_cast<int64_t>(ids.size()) <= ctx) {  // the positions not cached yet: the prompt, then one
       const int64_t past = cache->length();
       T = static_cast<int64_t>(ids.size()) - past;
-      out = model.forward(tape, std::span<const int32_t>(ids.data() + past, static_cast<size_t>(T)), 1, T, {}, nullptr,
-                          &*cache);
+      out = decoder->forward(tape, std::span<const int32_t>(ids.data() + past, static_cast<size_t>(T)), 1, T, {}, nullptr,
+                             &*cache);
     } else {
       T = std::min<int64_t>(ctx, static_cast<int64_t>(ids.size()));
       out = model.forward(tape, std::span<const int32_t>(ids.data() + ids.size() - T, static_cast<size_t>(T)), 1, T);
     }
+    check(out.logits.defined() && out.logits.shape().numel() == T * V, model.type_name(), "::forward gave logits of shape ",
+          out.logits.defined() ? out.logits.shape().str() : std::string("(none)"), " for 1 x ", T, " ids and ", V, " tokens");
     const std::span<const float> last(out.logits.data() + (T - 1) * V, static_cast<size_t>(V));
     ids.push_back(sample_token(last, options, rng, scratch));
     if (on_token) on_token(ids.back());

@@ -36,8 +36,9 @@ int32_t sample_token(std::span<const float> logits, const SamplingOptions& o, Rn
 // Continues `prompt` by `tokens` tokens, each sampled from the model's next-token distribution
 // over the last `context` tokens. on_token (optional) sees each new id as it is drawn, e.g. to
 // print it. Returns the generated ids (the prompt's excluded). Throws, naming the text, if the
-// prompt is empty or holds a character the tokenizer does not know.
-std::vector<int32_t> generate(nn::Decoder<float>& model, const text::Tokenizer& tokenizer, const std::string& prompt,
+// prompt is empty or holds a character the tokenizer does not know. A decoder caches its keys and
+// values (options.kv_cache); another language model runs on the whole window for each token.
+std::vector<int32_t> generate(nn::LanguageModel<float>& model, const text::Tokenizer& tokenizer, const std::string& prompt,
                               int64_t tokens, const SamplingOptions& options, Rng& rng,
                               const std::function<void(int32_t)>& on_token = {});
 

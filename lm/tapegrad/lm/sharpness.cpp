@@ -148,7 +148,7 @@ Sharpness measure_sharpness(nn::Decoder<float>& model, const Optimizer<float>& o
 Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const TrainConfig& c = trainer.config();
-  auto model = to_float64(trainer.model());
+  auto model = to_float64(trainer.decoder("sharpness"));
   std::vector<int32_t> ids, targets;
   int64_t B = 0;
   sharpness_batch(trainer, o, ids, targets, B);

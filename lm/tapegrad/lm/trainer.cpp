@@ -43,6 +43,11 @@ void Trainer::set_schedule(std::unique_ptr<Schedule> schedule) {
 
 Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenizer> tokenizer,
                  std::shared_ptr<const TokenData> data, const Communicator* comm)
+    : Trainer(config, nullptr, std::move(tokenizer), std::move(data), comm) {}
+
+Trainer::Trainer(const TrainConfig& config, std::unique_ptr<nn::LanguageModel<float>> model,
+                 std::shared_ptr<const text::Tokenizer> tokenizer, std::shared_ptr<const TokenData> data,
+                 const Communicator* comm)
     : config_(config),
       tokenizer_(std::move(tokenizer)),
       data_(std::move(data)),
@@ -56,12 +61,18 @@ Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenize
   // Ranks on one machine share its cores: one OpenMP pool each, never oversubscribed.
   set_num_threads(config_.threads > 0 ? config_.threads
                                       : std::max(1, num_cores() / (comm_ ? comm_->local_size() : 1)));
-  model_ = std::make_unique<nn::Decoder<float>>(config_.model(tokenizer_->vocab_size()), config_.seed);
+  if (model) {
+    model_ = std::move(model);
+    check_model_of_your_own();
+  } else {
+    model_ = std::make_unique<nn::Decoder<float>>(config_.model(tokenizer_->vocab_size()), config_.seed);
+  }
+  decoder_ = dynamic_cast<nn::Decoder<float>*>(model_.get());
   params_ = model_->parameters();
   batch_parallel_ = std::make_unique<BatchParallelStep<float>>(*model_, params_);
   optimizer_ = optimizer_for(config_, params_);
   schedule_ = schedule_for(config_);
-  if (config_.instrument) instrument_ = std::make_unique<Instrument>(*model_);
+  if (config_.instrument) instrument_ = std::make_unique<Instrument>(*decoder_);
   // Full batch: the batch a mini-batch run would train on first, drawn by a generator of its own
   // so that a resumed run (whose sampler state is restored) trains on the same sequences.
   if (config_.full_batch) BatchSampler(data_->train, config_.batch, config_.ctx, data_seed(config_.seed)).next(ids_, targets_);
@@ -70,6 +81,29 @@ Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenize
     for (const Parameter<float>* p : params_) n += p->numel();
     flat_.resize(static_cast<size_t>(n));
   }
+}
+
+void Trainer::check_model_of_your_own() const {
+  const nn::LanguageModel<float>& m = *model_;
+  if (dynamic_cast<const nn::Decoder<float>*>(&m)) return;  // a decoder built by the caller: all settings apply
+  const std::string type = m.type_name();
+  check(m.vocab_size() == tokenizer_->vocab_size(), type, "'s vocab_size() is ", m.vocab_size(), ", the tokenizer has ",
+        tokenizer_->vocab_size(), " tokens");
+  if (config_.ctx > m.context())
+    throw SettingError(cat("{ctx} ", config_.ctx, " exceeds the ", m.context(), " positions ", type, "::context() accepts"));
+  const auto needs_decoder = [&](bool asked, const char* key) {
+    if (asked) throw SettingError(cat("{", key, "} needs tapegrad's decoder; the model is a ", type));
+  };
+  needs_decoder(config_.instrument, "instrument");
+  needs_decoder(config_.sharpness_every > 0, "sharpness-every");
+  if (config_.z_loss != 0)
+    throw SettingError(cat("{z-loss} is added by tapegrad's decoder; a ", type,
+                           " adds it in its own forward (nn::lm_output(logits, targets, z_loss))"));
+}
+
+nn::Decoder<float>& Trainer::decoder(const char* what) {
+  check(decoder_ != nullptr, what, " needs tapegrad's decoder; this trainer's model is a ", model_->type_name());
+  return *decoder_;
 }
 
 StepResult Trainer::train_step(bool request_stop) {

@@ -23,6 +23,7 @@
 #include "tapegrad/lm/data.h"
 #include "tapegrad/lm/instrument.h"
 #include "tapegrad/nn/decoder.h"
+#include "tapegrad/nn/language_model.h"
 #include "tapegrad/optim/optimizer.h"
 #include "tapegrad/optim/schedule.h"
 #include "tapegrad/text/tokenizer.h"
@@ -51,6 +52,15 @@ class Trainer {
   // `comm` may be null (one process). Throws if --batch does not divide among the ranks.
   Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenizer> tokenizer,
           std::shared_ptr<const TokenData> data, const Communicator* comm = nullptr);
+  // Trains `model`, a language model of your own (nn/language_model.h), with the config's
+  // training settings (batch, ctx, lr, schedule, optimizer, clip, accumulate, ...); the model
+  // settings (dim, layers, norm, ...) describe the decoder and are not used. Null: the decoder the
+  // config describes. Its forward runs on several threads at once (lm/batch_parallel.h). The
+  // decoder's statistics (--instrument), sharpness and z-loss need the decoder: asked of another
+  // model, they are a SettingError naming the setting and the model's type.
+  Trainer(const TrainConfig& config, std::unique_ptr<nn::LanguageModel<float>> model,
+          std::shared_ptr<const text::Tokenizer> tokenizer, std::shared_ptr<const TokenData> data,
+          const Communicator* comm = nullptr);
 
   // One step. `request_stop` (e.g. a signal arrived) is combined over the ranks in the step's
   // allreduce: result.stop is true on every rank when any asked, so all stop at the same step.
@@ -73,7 +83,11 @@ class Trainer {
   const Schedule& schedule() const { return *schedule_; }
   void set_schedule(std::unique_ptr<Schedule> schedule);
   double lr() const { return schedule_->at(step_); }
-  nn::Decoder<float>& model() { return *model_; }
+  nn::LanguageModel<float>& model() { return *model_; }
+  // The model as the decoder it is, or null for a model of your own.
+  nn::Decoder<float>* decoder() { return decoder_; }
+  // The decoder; an Error saying that `what` needs one when the model is another.
+  nn::Decoder<float>& decoder(const char* what);
   Optimizer<float>& optimizer() { return *optimizer_; }
   const text::Tokenizer& tokenizer() const { return *tokenizer_; }
   const std::shared_ptr<const text::Tokenizer>& tokenizer_ptr() const { return tokenizer_; }
@@ -90,6 +104,7 @@ class Trainer {
   Tape<float>& tape() { return tape_; }
 
  private:
+  void check_model_of_your_own() const;
   double mean_loss(std::span<const int32_t> split, uint64_t seed);
   // Forward and backward of this rank's batch in config.accumulate micro-batches.
   CrossEntropyTerms accumulate(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T);
@@ -97,7 +112,8 @@ class Trainer {
   TrainConfig config_;
   std::shared_ptr<const text::Tokenizer> tokenizer_;
   std::shared_ptr<const TokenData> data_;
-  std::unique_ptr<nn::Decoder<float>> model_;
+  std::unique_ptr<nn::LanguageModel<float>> model_;
+  nn::Decoder<float>* decoder_ = nullptr;  // model_, when it is the decoder
   std::vector<Parameter<float>*> params_;
   std::unique_ptr<Optimizer<float>> optimizer_;
   std::unique_ptr<Schedule> schedule_;

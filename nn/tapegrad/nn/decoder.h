@@ -25,6 +25,7 @@
 #include "tapegrad/nn/decoder_config.h"
 #include "tapegrad/nn/embedding.h"
 #include "tapegrad/nn/kv_cache.h"
+#include "tapegrad/nn/language_model.h"
 #include "tapegrad/nn/linear.h"
 #include "tapegrad/ops/cross_entropy.h"
 
@@ -42,21 +43,21 @@ struct DecoderProbe {
 void combine_probes(std::span<const DecoderProbe> parts, std::span<const double> weights, DecoderProbe& out);
 
 template <typename T>
-class Decoder : public Module<T> {
+class Decoder : public LanguageModel<T> {
  public:
+  using Output = LmOutput<T>;
   Decoder(DecoderConfig config, uint64_t seed);
 
-  struct Output {
-    Var<T> logits;  // (B, T, V)
-    Var<T> loss;    // scalar, the training objective (cross-entropy + z-loss); undefined without targets
-    CrossEntropyTerms terms;  // its parts: the cross-entropy alone is the model's loss (with targets)
-  };
   // ids and targets: B*T token ids, row-major (B, T); they must outlive backward(). `probe`, if
   // given, receives the statistics of this pass. With `cache` (kv_cache.h; B = 1, no targets,
   // under Tape::no_grad), ids are the positions after the cached ones: they attend to those
   // too, their keys and values join the cache, and the logits are those of the new positions.
   Output forward(Tape<T>& tape, std::span<const int32_t> ids, int64_t B, int64_t seq_len,
-                 std::span<const int32_t> targets = {}, DecoderProbe* probe = nullptr, KVCache<T>* cache = nullptr);
+                 std::span<const int32_t> targets, DecoderProbe* probe, KVCache<T>* cache = nullptr);
+  Output forward(Tape<T>& tape, std::span<const int32_t> ids, int64_t B, int64_t seq_len,
+                 std::span<const int32_t> targets = {}) override {
+    return forward(tape, ids, B, seq_len, targets, nullptr);
+  }
   // Refused: a temporary vector of ids or targets dies before backward() reads it.
   template <typename U = T>
   Output forward(Tape<T>&, std::vector<int32_t>&&, int64_t, int64_t, std::span<const int32_t> = {},
@@ -69,6 +70,8 @@ class Decoder : public Module<T> {
     static_assert(kept_view_of_temporary<U>,
                   "Decoder::forward keeps a view of the targets until backward(): keep them in a variable");
   }
+  int64_t vocab_size() const override { return config_.vocab_size; }
+  int64_t context() const override { return config_.context; }
 
   // Re-draws every parameter as described above: reset_parameters(Rng(seed)).
   void init_weights(uint64_t seed);

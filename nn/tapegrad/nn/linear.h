@@ -32,6 +32,7 @@ class Linear : public UnaryModule<T> {
  public:
   // Initialised at construction from the default generator (init.h), as options say.
   explicit Linear(LinearOptions options);
+  Linear(int64_t in, int64_t out, bool bias = true) : Linear(LinearOptions{.in = in, .out = out, .bias = bias}) {}
   void reset_parameters(Rng& rng) override;
   Var<T> forward(Var<T> x) override;
 

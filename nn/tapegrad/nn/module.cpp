@@ -70,7 +70,7 @@ StateDict<T> Module<T>::state_dict() {
 
 template <typename T>
 LoadReport Module<T>::load_state_dict(const std::map<std::string, Tensor<T>>& source, const LoadOptions& options) {
-  return tapegrad::load_state_dict(state_dict(), source, options, type_name());
+  return tapegrad::load_state_dict(source, state_dict(), options, type_name());
 }
 
 template <typename T>

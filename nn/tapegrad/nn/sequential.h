@@ -1,12 +1,10 @@
 // Sequential: modules applied in order, each one's output the next one's input
 // (torch.nn.Sequential). Children are named "0", "1", ... so parameters read "0.weight".
 //
-//   nn::Sequential<float> mlp;
-//   mlp.emplace_back<nn::Linear<float>>(nn::LinearOptions{.in = 2, .out = 32});
-//   mlp.emplace_back<nn::ReLU<float>>();
-//   mlp.emplace_back<nn::Dropout<float>>(0.1);
-//   mlp.emplace_back<nn::Linear<float>>(nn::LinearOptions{.in = 32, .out = 2});
-//   Var<float> logits = mlp.forward(tape.constant(x));
+//   nn::Sequential<float> mlp{nn::Linear<float>(2, 32), nn::ReLU<float>(), nn::Dropout<float>(0.1),
+//                             nn::Linear<float>(32, 2)};
+//   mlp.emplace_back<nn::Tanh<float>>();   // or one at a time
+//   Var<float> logits = mlp(tape.constant(x));
 #pragma once
 
 #include <memory>
@@ -22,6 +20,17 @@ namespace tapegrad::nn {
 template <typename T>
 class Sequential : public UnaryModule<T> {
  public:
+  Sequential() = default;
+  // The given modules, moved in, in order. Use braces, Sequential<T>{a, b, c}: a braced list is
+  // evaluated left to right, so the modules draw their initial weights in the order written (as
+  // torch.nn.Sequential's); in parentheses C++ leaves the order to the compiler (GCC goes right
+  // to left) and the same seed would give other weights.
+  template <typename... Ms>
+    requires(sizeof...(Ms) > 0 && (std::is_base_of_v<UnaryModule<T>, std::remove_cvref_t<Ms>> && ...) &&
+             (!std::is_lvalue_reference_v<Ms> && ...))
+  explicit Sequential(Ms&&... modules) {
+    (push_back(std::make_unique<std::remove_cvref_t<Ms>>(std::move(modules))), ...);
+  }
   // Appends a module (any UnaryModule) and returns it typed.
   template <typename M>
   M& push_back(std::unique_ptr<M> module) {

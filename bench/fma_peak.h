@@ -1,0 +1,25 @@
+// This machine's FMA peak: the FLOP/s of a loop of independent fused multiply-adds that never
+// leaves the registers, per vector width and thread count — the ceiling every "fraction of peak"
+// in bench/ is measured against, so no fraction rests on a datasheet's figure.
+//
+// Each thread runs kChains independent accumulators (enough to cover the FMA latency times the
+// pipes: 4 cycles x 2 pipes = 8 in flight, 12 leave slack), each step acc = acc * m + c on every
+// lane: 2 FLOP per lane per FMA.
+#pragma once
+
+#include <vector>
+
+namespace tapegrad::bench {
+
+struct FmaPeak {
+  int width_bits = 0;     // 128 (SSE/AVX with FMA), 256 (AVX2 + FMA), 512 (AVX-512F)
+  int threads = 0;
+  double gflops = 0;      // the best of a few timed runs
+};
+
+// The widths this CPU runs FMA at (empty without FMA).
+std::vector<int> fma_widths();
+// The peak at one width over `threads` threads (OpenMP), timed over about `seconds`.
+FmaPeak measure_fma_peak(int width_bits, int threads, double seconds = 0.2);
+
+}  // namespace tapegrad::bench
