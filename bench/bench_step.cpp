@@ -143,13 +143,25 @@ int run(int argc, char** argv) {
   // The GEMM limit: exactly this step's GEMMs, called as the step calls them (lm/flops.h).
   const double gemm = lm::measure_step_gemm_gflops(model.config(), batch, T, step_split);
   const double qkv_gemm = lm::measure_gemm_gflops(model.config(), batch, T);
-  // The ceiling: FMA at the widest vectors the CPU has, on the step's threads (fma_peak.h).
-  const std::vector<int> widths = bench::fma_widths();
-  const double fma_peak_gflops = widths.empty() ? 0 : bench::measure_fma_peak(widths.back(), num_threads()).gflops;
+  // The ceiling: FMA at the fastest vector width the CPU has, on the step's threads (fma_peak.h).
+  // The widest is not always the fastest: a core with one 512-bit FMA unit and two 256-bit ones
+  // peaks equally at both.
+  double fma_peak_gflops = 0;
+  int fma_peak_width_bits = 0;
+  for (const int w : bench::fma_widths()) {
+    const double g = bench::measure_fma_peak(w, num_threads()).gflops;
+    if (g > fma_peak_gflops * 1.02) fma_peak_gflops = g, fma_peak_width_bits = w;
+  }
   nlohmann::json j = {{"impl", "tapegrad"},
                       {"threads", threads},
                       {"kernel_variant", std::string(isa_name(active_isa()))},
                       {"norm", norm},
+                      {"layers", c.n_layer},
+                      {"heads", c.n_head},
+                      {"dim", c.dim},
+                      {"ctx", c.context},
+                      {"batch", batch},
+                      {"vocab", c.vocab_size},
                       {"split", split},
                       {"blas_core", configure_blas_kernels().core},
                       {"median_ms", median},
@@ -162,7 +174,7 @@ int run(int argc, char** argv) {
                       {"qkv_gemm_gflops", qkv_gemm},
                       {"fraction_of_gemm_peak", flops / (median / 1000) / 1e9 / gemm},
                       {"fma_peak_gflops", fma_peak_gflops},
-                      {"fma_peak_width_bits", widths.empty() ? 0 : widths.back()},
+                      {"fma_peak_width_bits", fma_peak_width_bits},
                       {"fraction_of_fma_peak", fma_peak_gflops > 0 ? flops / (median / 1000) / 1e9 / fma_peak_gflops : 0.0},
                       {"allocations_per_step", static_cast<double>(allocs_timed) / static_cast<double>(steps)},
                       {"rss_mib", rss_mib()},
