@@ -27,7 +27,7 @@ struct DataLoaderOptions {
   uint64_t seed = 0;        // of the shuffling generator
 };
 
-template <typename T>
+template <typename T = float>
 class DataLoader {
  public:
   struct Batch {

@@ -10,7 +10,7 @@
 
 namespace tapegrad {
 
-template <typename T>
+template <typename T = float>
 struct Parameter {
   std::string name;
   Tensor<T> value;

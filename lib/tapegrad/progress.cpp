@@ -40,7 +40,8 @@ void Progress::update(int64_t step, double loss, double rate, const char* unit) 
                  static_cast<long long>(total_), std::string(filled, '#').c_str(), std::string(kWidth - filled, '.').c_str(),
                  loss, shown, eta(step).c_str());
     drawn_ = true;
-  } else if (step % every_ == 0 || step == total_) {
+  } else if (step != last_line_ && (step % every_ == 0 || step == total_)) {
+    last_line_ = step;  // a step updated many times (an epoch of batches) prints once
     std::fprintf(stderr, "step %lld/%lld loss %.4f%s | ETA %s\n", static_cast<long long>(step),
                  static_cast<long long>(total_), loss, shown, eta(step).c_str());
   }

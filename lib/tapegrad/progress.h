@@ -19,7 +19,7 @@ class Progress {
   // Steps first_step + 1 ... total_steps; `enabled` false draws nothing (the non-root ranks of a
   // data-parallel run).
   Progress(int64_t first_step, int64_t total_steps, bool interactive = stderr_is_terminal(), bool enabled = true);
-  // After each step. `rate` (per second) is shown with its `unit` ("12.3k tok/s"), left out when
+  // After each step (or more often: a plain line is printed once per step). `rate` (per second) is shown with its `unit` ("12.3k tok/s"), left out when
   // the unit is empty.
   void update(int64_t step, double loss, double rate = 0, const char* unit = "");
   void message(const std::string& line);
@@ -35,6 +35,7 @@ class Progress {
   int64_t every_;
   std::chrono::steady_clock::time_point start_, last_draw_;
   bool drawn_ = false;
+  int64_t last_line_ = -1;  // the step of the last plain line
 };
 
 }  // namespace tapegrad

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tapegrad/tensor.h"
+#include "tapegrad/tensor_math.h"
 
 namespace tapegrad {
 
@@ -24,5 +25,15 @@ struct TopK {
 };
 template <typename T>
 TopK<T> topk_rows(TensorView<const T> x, int64_t k);
+
+// The same on any reading of a tensor: a Tensor, a view, a Var's value().
+template <TensorLike V>
+std::vector<int32_t> argmax_rows(const V& x) {
+  return argmax_rows(read_view(x));
+}
+template <TensorLike V>
+TopK<element_t<V>> topk_rows(const V& x, int64_t k) {
+  return topk_rows(read_view(x), k);
+}
 
 }  // namespace tapegrad

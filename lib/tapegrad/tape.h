@@ -33,11 +33,11 @@
 
 namespace tapegrad {
 
-template <typename T>
+template <typename T = float>
 class Tape;
 
 // A handle to a value recorded on a tape: which tape, which slot, which generation.
-template <typename T>
+template <typename T = float>
 class Var {
  public:
   Var() = default;

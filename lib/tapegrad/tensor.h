@@ -61,7 +61,7 @@ class TensorView {
   Shape shape_;
 };
 
-template <typename T>
+template <typename T = float>
 class Tensor {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                 "tapegrad tensors hold float or double");

@@ -46,4 +46,12 @@ TEST_CASE("progress: plain lines for any loop, the rate only with its unit", "[p
   CHECK_THAT(lm, Catch::StartsWith("step 1/2 loss 3.2500 | 12.3k tok/s | ETA "));
   CHECK_THAT(lm, Catch::Contains("step 2/2 loss 3.0000 | 850.0 samples/s | ETA "));
   CHECK(captured_stderr([] { Progress(0, 5, false, /*enabled=*/false).update(5, 1); }).empty());
+  // Updated after every batch with the epoch as its step: one line per printed epoch.
+  const std::string epochs = captured_stderr([] {
+    Progress bar(0, 3, false);
+    for (int epoch = 1; epoch <= 3; ++epoch)
+      for (int batch = 0; batch < 8; ++batch) bar.update(epoch, 1.0 / epoch);
+  });
+  CHECK(epochs.rfind("step 1/3 loss 1.0000", 0) == 0);
+  CHECK(std::count(epochs.begin(), epochs.end(), '\n') == 3);
 }

@@ -28,7 +28,7 @@ bool decays_if_matrix(const Parameter<T>& p) {
   return p.value.shape().rank() >= 2;
 }
 
-template <typename T>
+template <typename T = float>
 class AdamW : public Optimizer<T> {
  public:
   using DecayRule = std::function<bool(const Parameter<T>&)>;

@@ -39,7 +39,7 @@ struct WeightDecay {
   }
 };
 
-template <typename T>
+template <typename T = float>
 class Optimizer {
  public:
   explicit Optimizer(std::vector<Parameter<T>*> params) : params_(std::move(params)) {}

@@ -18,7 +18,7 @@ struct SGDOptions {
   double peak_lr = 0;  // the schedule's peak lr, for the independent decay form
 };
 
-template <typename T>
+template <typename T = float>
 class SGD : public Optimizer<T> {
  public:
   using DecayRule = std::function<bool(const Parameter<T>&)>;

@@ -10,35 +10,35 @@
 
 namespace tapegrad::nn {
 
-template <typename T>
+template <typename T = float>
 class ReLU : public UnaryModule<T> {
  public:
   Var<T> forward(Var<T> x) override { return relu(x); }
   std::string type_name() const override { return "ReLU"; }
 };
 
-template <typename T>
+template <typename T = float>
 class GELU : public UnaryModule<T> {  // the tanh approximation, as GPT-2
  public:
   Var<T> forward(Var<T> x) override { return gelu(x); }
   std::string type_name() const override { return "GELU"; }
 };
 
-template <typename T>
+template <typename T = float>
 class SiLU : public UnaryModule<T> {
  public:
   Var<T> forward(Var<T> x) override { return silu(x); }
   std::string type_name() const override { return "SiLU"; }
 };
 
-template <typename T>
+template <typename T = float>
 class Tanh : public UnaryModule<T> {
  public:
   Var<T> forward(Var<T> x) override { return tanh(x); }
   std::string type_name() const override { return "Tanh"; }
 };
 
-template <typename T>
+template <typename T = float>
 class Sigmoid : public UnaryModule<T> {
  public:
   Var<T> forward(Var<T> x) override { return sigmoid(x); }

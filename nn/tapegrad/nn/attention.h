@@ -90,7 +90,7 @@ struct AttentionOptions {
   double init_std = 0, proj_init_std = 0;
 };
 
-template <typename T>
+template <typename T = float>
 class CausalSelfAttention : public UnaryModule<T> {
  public:
   explicit CausalSelfAttention(AttentionOptions options);

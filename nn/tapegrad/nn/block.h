@@ -42,7 +42,7 @@ struct BlockProbe {
   double attention_logit = 0;  // largest attention logit <q, k> / sqrt(HS)
 };
 
-template <typename T>
+template <typename T = float>
 class DecoderBlock : public UnaryModule<T> {
  public:
   explicit DecoderBlock(BlockOptions options);

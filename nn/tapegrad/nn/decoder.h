@@ -42,7 +42,7 @@ struct DecoderProbe {
 // weighted mean square, means as weighted means, maxima as maxima.
 void combine_probes(std::span<const DecoderProbe> parts, std::span<const double> weights, DecoderProbe& out);
 
-template <typename T>
+template <typename T = float>
 class Decoder : public LanguageModel<T> {
  public:
   using Output = LmOutput<T>;

@@ -11,7 +11,7 @@
 
 namespace tapegrad::nn {
 
-template <typename T>
+template <typename T = float>
 class Dropout : public UnaryModule<T> {
  public:
   explicit Dropout(double p = 0.5) : p_(p) {

@@ -31,7 +31,7 @@ struct DyTOptions {
   bool bias = true;
 };
 
-template <typename T>
+template <typename T = float>
 class DyT : public UnaryModule<T> {
  public:
   explicit DyT(DyTOptions options);

@@ -13,7 +13,7 @@ struct EmbeddingOptions {
   double init_std = 1.0;  // weight ~ N(0, init_std^2); 1 is torch.nn.Embedding's default
 };
 
-template <typename T>
+template <typename T = float>
 class Embedding : public Module<T> {
  public:
   // Initialised at construction from the default generator (init.h).

@@ -40,7 +40,7 @@ LmOutput<T> lm_output(Var<T> logits, std::span<const int32_t> targets, double z_
   return out;
 }
 
-template <typename T>
+template <typename T = float>
 class LanguageModel : public Module<T> {
  public:
   using Output = LmOutput<T>;

@@ -38,7 +38,7 @@ struct LayerNormOptions {
   bool bias = true;  // with elementwise_affine: add beta (torch's LayerNorm(bias=False) drops it)
 };
 
-template <typename T>
+template <typename T = float>
 class LayerNorm : public UnaryModule<T> {
  public:
   explicit LayerNorm(LayerNormOptions options);

@@ -8,7 +8,7 @@
 
 namespace tapegrad::nn {
 
-template <typename T>
+template <typename T = float>
 class LearnedScale : public UnaryModule<T> {
  public:
   explicit LearnedScale(double init);

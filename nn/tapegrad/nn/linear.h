@@ -27,7 +27,7 @@ struct LinearOptions {
   double init_std = 0;
 };
 
-template <typename T>
+template <typename T = float>
 class Linear : public UnaryModule<T> {
  public:
   // Initialised at construction from the default generator (init.h), as options say.

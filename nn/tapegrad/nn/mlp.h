@@ -47,7 +47,7 @@ struct MlpOptions {
 };
 int64_t default_mlp_hidden(int64_t dim, MlpActivation activation);
 
-template <typename T>
+template <typename T = float>
 class MLP : public UnaryModule<T> {
  public:
   explicit MLP(MlpOptions options);

@@ -23,7 +23,7 @@
 
 namespace tapegrad::nn {
 
-template <typename T>
+template <typename T = float>
 class Module {
  public:
   Module() = default;
@@ -97,7 +97,7 @@ class Module {
 };
 
 // An ordered list of modules named "0", "1", ... (torch.nn.ModuleList).
-template <typename T>
+template <typename T = float>
 class ModuleList : public Module<T> {
  public:
   template <typename M>
@@ -125,7 +125,7 @@ class ModuleList : public Module<T> {
 //     before the module's own backward runs (a pass-through node on the tape carries it).
 // Without hooks, m(x) is forward(x): no node, no allocation. A hook must not outlive the module,
 // and the module must not move while a tape that recorded it with backward hooks is in use.
-template <typename T>
+template <typename T = float>
 class UnaryModule : public Module<T> {
  public:
   virtual Var<T> forward(Var<T> x) = 0;

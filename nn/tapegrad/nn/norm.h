@@ -140,7 +140,7 @@ std::unique_ptr<UnaryModule<T>> make_norm(NormKind kind, const NormSpec& spec) {
 }
 
 // "none": the identity.
-template <typename T>
+template <typename T = float>
 class Identity : public UnaryModule<T> {
  public:
   static std::unique_ptr<UnaryModule<T>> from_spec(const NormSpec&) { return std::make_unique<Identity>(); }

@@ -34,7 +34,7 @@ struct RMSNormOptions {
   bool elementwise_affine = true;
 };
 
-template <typename T>
+template <typename T = float>
 class RMSNorm : public UnaryModule<T> {
  public:
   explicit RMSNorm(RMSNormOptions options);

@@ -28,7 +28,7 @@ struct ScaleNormOptions {
   double eps = 1e-5;
 };
 
-template <typename T>
+template <typename T = float>
 class ScaleNorm : public UnaryModule<T> {
  public:
   explicit ScaleNorm(ScaleNormOptions options);

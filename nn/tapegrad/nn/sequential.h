@@ -17,7 +17,7 @@
 
 namespace tapegrad::nn {
 
-template <typename T>
+template <typename T = float>
 class Sequential : public UnaryModule<T> {
  public:
   Sequential() = default;
