@@ -64,45 +64,13 @@ std::string joined(const std::vector<std::string>& v) {
   return s;
 }
 
-// "C128 H4 T64 B8, 300 steps, adamw, warmup then cosine to lr x 0.1": the base settings.
-std::string model_text(const SweepOptions& o) {
-  char b[256];
-  const std::string decay = o.base.schedule == "constant" ? std::string("a constant lr")
-                                                          : cat(o.base.schedule, " to lr x ", o.min_lr_ratio);
-  std::snprintf(b, sizeof b, "C%lld H%lld T%lld B%lld, %lld steps, %s, warmup then %s",
-                static_cast<long long>(o.base.dim), static_cast<long long>(o.base.heads), static_cast<long long>(o.base.ctx),
-                static_cast<long long>(o.base.batch), static_cast<long long>(o.base.steps), o.base.optimizer.c_str(),
-                decay.c_str());
-  std::string s = b;
-  if (!o.base.qk_norm.is_none()) s += ", QK-norm " + nn::to_string(o.base.qk_norm);
-  if (o.base.z_loss > 0) s += ", z-loss " + setting_text(o.base.z_loss);
-  if (std::any_of(o.axes.begin(), o.axes.end(), [](const Axis& a) { return !identity_part(a.key); }))
-    s += " (where no axis sets them otherwise)";
-  return s;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::unique_ptr<lm::Communicator> processes = cli::start_communicator(&argc, &argv);
   const lm::Communicator& comm = *processes;
   CLI::App app{"The norm-stability lab: every registered norm (and none), across learning rates", "compare_norms"};
-  SweepOptions o;
-  // Lab defaults: short runs of an L4 H4 C64 T64 model at batch 8, five learning rates from
-  // 1e-3 (every norm trains) to 1e-1 (where the normalised models give out too), two seeds — a
-  // registry of five choices in ~5 min on 2 cores (C128 took 13 min on this project's VMs).
-  o.base.dim = 64;
-  o.base.steps = 300;
-  o.base.warmup = 30;
-  o.base.eval_iters = 10;
-  o.base.batch = 8;
-  // Each norm as its authors run it: DyT on its paper's recipe (lm/recipes.h; it changes only the
-  // DyT runs). --recipe none runs DyT with the settings as given.
-  o.base.recipe = "dyt-paper";
-  set_axis(o, "lr", std::vector<nlohmann::json>{1e-3, 3e-3, 1e-2, 3e-2, 1e-1});
-  set_axis(o, "seed", std::vector<nlohmann::json>{1, 2});
-  o.jobs = std::max(1, num_cores() / comm.local_size());  // ranks on one machine share its cores
-  o.out = "runs/lab";
+  SweepOptions o = default_sweep(comm.local_size());  // ranks on one machine share its cores
   const SweepOptions defaults = o;
   std::string python;
   bool plot = true;
@@ -172,11 +140,7 @@ int main(int argc, char** argv) {
     Summary summary = summarize(runs, sweep_unigram_loss(o), base_values(o));
     summary.jobs = o.jobs;
 
-    ReportContext ctx;
-    ctx.data = o.base.data.empty() ? "the embedded corpus (tapegrad tales)" : o.base.data;
-    ctx.model = model_text(o);
-    ctx.grid = grid_shape(o);
-    ctx.command = reproduce_command(o, defaults);
+    ReportContext ctx = report_context(o, defaults);
     ctx.this_command = "compare_norms";
     for (int i = 1; i < argc; ++i) ctx.this_command += " " + text::shell_quote(argv[i]);
     std::string plot_note;
@@ -191,17 +155,7 @@ int main(int argc, char** argv) {
                                  cli::ChildOutput::kToStderr) != 0) {
         plot_note = "plots failed (see the messages above)";
       }
-      const std::vector<std::pair<std::string, std::string>> known{
-          {"plots/loss_vs_lr.png", "Final validation loss vs learning rate (mean ± std over seeds; × = diverged)"},
-          {"plots/loss_curves.png", "Training loss at the reference learning rate"},
-          {"plots/residual_rms.png", "Scale drift: RMS of the residual stream entering each block, and what the norm hands the sub-layer"},
-          {"plots/attention_logit.png", "Largest attention logit per step"},
-          {"plots/grad_norm.png", "Global gradient norm per step"},
-          {"plots/log_z_vs_lr.png", "Output-logit drift: each run's lowest mean log Z vs learning rate"},
-          {"plots/log_z.png", "Mean log Z of the LM head per step at the largest learning rate"},
-          {"plots/sharpness.png", "Sharpness over its edge-of-stability threshold per learning rate (2/lr; 38/lr for Adam's preconditioned; dotted: the batch sharpness over 2/lr), and the training loss"}};
-      for (const auto& [file, caption] : known)
-        if (fs::exists(o.out + "/" + file)) ctx.plots.emplace_back(file, caption);
+      ctx.plots = plots_in(o.out);
     }
     ctx.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     io::write_file_atomic(o.out + "/report.md", report_markdown(summary, runs, ctx));

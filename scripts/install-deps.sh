@@ -3,7 +3,8 @@
 # when everything is present it only asks dpkg (well under a second) and installs nothing.
 #   scripts/install-deps.sh            build and lab dependencies
 #   scripts/install-deps.sh --test     also PyTorch (python3-torch): the golden tests compare against it;
-#                                      and clang (clang, libomp-dev): every source must compile with it too
+#                                      clang (clang, libomp-dev): every source must compile with it too;
+#                                      pytest (python3-pytest) for the Python front-end's suite
 #   scripts/install-deps.sh --bench    also PyTorch, for bench/compare_pytorch.sh
 #   scripts/install-deps.sh --docs     only doxygen (scripts/api-docs.sh), which --test includes
 set -euo pipefail
@@ -14,10 +15,11 @@ packages=(
   catch2 libbenchmark-dev        # tests, benchmarks
   libcli11-dev nlohmann-json3-dev
   python3 python3-matplotlib python3-numpy  # plots (examples/plot_lab.py)
+  python3-dev pybind11-dev       # the Python front-end (import tapegrad)
   libopenmpi-dev openmpi-bin     # data-parallel training and distributed sweeps (optional at build time)
 )
 [[ "${1:-}" == "--bench" || "${1:-}" == "--test" ]] && packages+=(python3-torch)
-[[ "${1:-}" == "--test" ]] && packages+=(clang libomp-dev doxygen)
+[[ "${1:-}" == "--test" ]] && packages+=(clang libomp-dev doxygen python3-pytest)
 [[ "${1:-}" == "--docs" ]] && packages=(doxygen)
 
 missing=()

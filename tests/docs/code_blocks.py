@@ -106,6 +106,8 @@ def lay_out(scratch: Path, bin_dir: Path, root: Path):
     work = scratch / "work"
     examples = work / "build" / "examples"
     examples.mkdir(parents=True)
+    if (bin_dir.parent / "python").is_dir():  # the Python front-end, as build/python in a checkout
+        os.symlink(bin_dir.parent / "python", work / "build" / "python")
     for program in sorted(bin_dir.iterdir()):
         if not (program.is_file() and os.access(program, os.X_OK)):
             continue
@@ -144,13 +146,17 @@ def run_page(page: Path, bin_dir: Path, root: Path, mpi: bool):
     with tempfile.TemporaryDirectory(prefix="tapegrad-docs-") as tmp:
         scratch = Path(tmp)
         work, shims = lay_out(scratch, bin_dir, root)
-        env = dict(os.environ, PATH=f"{shims}:{os.environ['PATH']}", OMP_NUM_THREADS="1",
+        python_package = bin_dir.parent / "python"  # the front-end's build folder (import tapegrad)
+        env = dict(os.environ, PATH=f"{shims}:{os.environ['PATH']}", OMP_NUM_THREADS="1", PYTHONPATH=str(python_package),
                    OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                    OMPI_MCA_rmaps_base_oversubscribe="1")
         for line, lang, text in runnable:
             where = f"{page.relative_to(root)}:{line}"
             if "mpirun" in text and not mpi:
                 skipped.append(f"{where} (tapegrad was built without MPI)")
+                continue
+            if "import tapegrad" in text and not (python_package / "tapegrad").is_dir():
+                skipped.append(f"{where} (tapegrad was built without its Python front-end)")
                 continue
             command = ["/usr/bin/python3", "-c", text] if lang == "python" else ["bash", "-euo", "pipefail", "-c", text]
             proc = subprocess.run(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
@@ -594,6 +595,58 @@ std::string console_summary(const Summary& s) {
     out += b;
   }
   return out + "\n" + reading(s);
+}
+
+}  // namespace tapegrad::lab
+
+namespace tapegrad::lab {
+
+std::string model_text(const SweepOptions& o) {
+  char b[256];
+  const std::string decay = o.base.schedule == "constant" ? std::string("a constant lr")
+                                                          : cat(o.base.schedule, " to lr x ", o.min_lr_ratio);
+  std::snprintf(b, sizeof b, "C%lld H%lld T%lld B%lld, %lld steps, %s, warmup then %s",
+                static_cast<long long>(o.base.dim), static_cast<long long>(o.base.heads), static_cast<long long>(o.base.ctx),
+                static_cast<long long>(o.base.batch), static_cast<long long>(o.base.steps), o.base.optimizer.c_str(),
+                decay.c_str());
+  std::string s = b;
+  if (!o.base.qk_norm.is_none()) s += ", QK-norm " + nn::to_string(o.base.qk_norm);
+  if (o.base.z_loss > 0) s += ", z-loss " + setting_text(o.base.z_loss);
+  if (std::any_of(o.axes.begin(), o.axes.end(), [](const Axis& a) { return !identity_part(a.key); }))
+    s += " (where no axis sets them otherwise)";
+  return s;
+}
+
+ReportContext report_context(const SweepOptions& o, const SweepOptions& defaults) {
+  ReportContext ctx;
+  ctx.data = o.base.data.empty() ? "the embedded corpus (tapegrad tales)" : o.base.data;
+  ctx.model = model_text(o);
+  ctx.grid = grid_shape(o);
+  ctx.command = reproduce_command(o, defaults);
+  return ctx;
+}
+
+const std::vector<std::pair<std::string, std::string>>& plot_captions() {
+  static const std::vector<std::pair<std::string, std::string>> captions{
+      {"plots/loss_vs_lr.png", "Final validation loss vs learning rate (mean ± std over seeds; × = diverged)"},
+      {"plots/loss_curves.png", "Training loss at the reference learning rate"},
+      {"plots/residual_rms.png", "Scale drift: RMS of the residual stream entering each block, and what the norm hands the sub-layer"},
+      {"plots/attention_logit.png", "Largest attention logit per step"},
+      {"plots/grad_norm.png", "Global gradient norm per step"},
+      {"plots/log_z_vs_lr.png", "Output-logit drift: each run's lowest mean log Z vs learning rate"},
+      {"plots/log_z.png", "Mean log Z of the LM head per step at the largest learning rate"},
+      {"plots/sharpness.png", "Sharpness over its edge-of-stability threshold per learning rate (2/lr; 38/lr for Adam's "
+                              "preconditioned; dotted: the batch sharpness over 2/lr), and the training loss"}};
+  return captions;
+}
+
+std::vector<std::pair<std::string, std::string>> plots_in(const std::string& out) {
+  std::vector<std::pair<std::string, std::string>> present;
+  for (const auto& [file, caption] : plot_captions()) {
+    std::error_code ec;
+    if (std::filesystem::exists(out + "/" + file, ec)) present.emplace_back(file, caption);
+  }
+  return present;
 }
 
 }  // namespace tapegrad::lab

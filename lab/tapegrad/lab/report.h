@@ -123,4 +123,14 @@ std::string reading(const Summary& s);  // the plain-language paragraph, as bull
 std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs, const ReportContext& ctx);
 std::string console_summary(const Summary& s);
 
+// "C128 H4 T64 B8, 300 steps, adamw, warmup then cosine to lr x 0.1": a sweep's base settings.
+std::string model_text(const SweepOptions& o);
+// The report's context from the sweep (data, model, grid, the command that reproduces it from
+// `defaults`, the lab's defaults); this_command, wall_s and plots are the caller's.
+ReportContext report_context(const SweepOptions& o, const SweepOptions& defaults);
+// The plots examples/plot_lab.py draws into DIR/plots, with the report's caption for each.
+const std::vector<std::pair<std::string, std::string>>& plot_captions();
+// The plots of plot_captions() present in the folder `out`, in that order.
+std::vector<std::pair<std::string, std::string>> plots_in(const std::string& out);
+
 }  // namespace tapegrad::lab

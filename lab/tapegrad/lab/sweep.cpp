@@ -672,4 +672,19 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
   return sweep;
 }
 
+SweepOptions default_sweep(int local_ranks) {
+  SweepOptions o;
+  o.base.dim = 64;
+  o.base.steps = 300;
+  o.base.warmup = 30;
+  o.base.eval_iters = 10;
+  o.base.batch = 8;
+  o.base.recipe = "dyt-paper";  // --recipe none runs DyT with the settings as given
+  set_axis(o, "lr", std::vector<nlohmann::json>{1e-3, 3e-3, 1e-2, 3e-2, 1e-1});
+  set_axis(o, "seed", std::vector<nlohmann::json>{1, 2});
+  o.jobs = std::max(1, num_cores() / std::max(1, local_ranks));
+  o.out = "runs/lab";
+  return o;
+}
+
 }  // namespace tapegrad::lab

@@ -1,0 +1,213 @@
+// tapegrad.Tape and tapegrad.Var (float32), Tape64 and Var64 (float64, what gradcheck hands f):
+// the tape, its values with Python's operators, backward, no_grad, and gradcheck.
+//   tape = tapegrad.Tape()
+//   x = tape.constant(np.ones((2, 3))); w = tape.param(p)
+//   loss = ((x @ w).relu() ** 2).mean(); loss.backward(); p.grad   # numpy
+// Custom ops written in Python are out of scope: a Python closure in the backward pass would hold
+// the GIL inside the engine's threaded backward; custom ops are C++ (lib/tapegrad/custom_op.h).
+#include <optional>
+
+#include "bind.h"
+#include "tapegrad/gradcheck.h"
+#include "tapegrad/ops.h"
+#include "tapegrad/parameter.h"
+
+namespace tapegrad::py {
+
+template <typename T>
+std::span<const int32_t> tape_ids(PyTape<T>& t, const pyb::array& ids, const char* what) {
+  check(ids.dtype().kind() == 'i' || ids.dtype().kind() == 'u', what, ": expected integer ids, got dtype ",
+        std::string(pyb::str(ids.dtype())));
+  auto c = pyb::array_t<int64_t, pyb::array::c_style | pyb::array::forcecast>::ensure(ids);
+  const int64_t n = static_cast<int64_t>(c.size());
+  int32_t* out = t.get().template scratch<int32_t>(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = c.data()[i];
+    check(v >= 0 && v <= INT32_MAX, what, ": id ", v, " at position ", i, " is out of range [0, 2^31)");
+    out[i] = static_cast<int32_t>(v);
+  }
+  return {out, static_cast<size_t>(n)};
+}
+template std::span<const int32_t> tape_ids(PyTape<float>&, const pyb::array&, const char*);
+
+namespace {
+
+template <typename T>
+using VarOf = PyVar<T>;
+
+template <typename T>
+VarOf<T> wrap(const VarOf<T>& like, Var<T> v) {
+  return {like.owner, v};
+}
+
+template <typename T>
+struct NoGrad {
+  std::shared_ptr<PyTape<T>> owner;
+  std::optional<typename Tape<T>::NoGradGuard> guard;
+};
+
+std::vector<int64_t> dims_of(const Shape& s) { return {s.begin(), s.end()}; }
+
+template <typename T>
+void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
+  using PT = PyTape<T>;
+  using PV = VarOf<T>;
+  const std::string dtype = sizeof(T) == 4 ? "float32" : "float64";
+
+  pyb::class_<PV> var(m, var_name, ("A value on a tape (" + dtype + "): ops with Python operators, backward().").c_str());
+  const auto unary = [&](const char* name, Var<T> (*f)(Var<T>)) {
+    var.def(name, [f](const PV& x) { return wrap(x, f(x.get())); });
+  };
+  unary("exp", &tapegrad::exp<T>);
+  unary("log", &tapegrad::log<T>);
+  unary("tanh", &tapegrad::tanh<T>);
+  unary("sigmoid", &tapegrad::sigmoid<T>);
+  unary("relu", &tapegrad::relu<T>);
+  unary("square", &tapegrad::square<T>);
+  unary("sqrt", &tapegrad::sqrt<T>);
+  unary("gelu", &tapegrad::gelu<T>);
+  unary("silu", &tapegrad::silu<T>);
+  unary("softmax", &tapegrad::softmax<T>);
+  var.def_property_readonly("shape", [](const PV& x) { return pyb::tuple(pyb::cast(dims_of(x.get().shape()))); })
+      .def_property_readonly("requires_grad", [](const PV& x) { return x.get().requires_grad(); })
+      .def_property_readonly("tape", [](const PV& x) { return x.owner; })
+      .def("numpy", [](const PV& x) { return numpy_copy<T>(x.get().value()); },
+           "A copy of the value (tape memory is reused after clear()).")
+      .def("item", [](const PV& x) {
+        const Var<T> v = x.get();
+        check(v.shape().numel() == 1, "Var.item: the value has shape ", v.shape(), "; item() needs exactly one element");
+        return static_cast<double>(v.data()[0]);
+      })
+      .def_property_readonly("grad", [](const PV& x) { return numpy_copy<T>(TensorView<const T>(x.owner->get().grad(x.get()))); },
+                             "d loss / d this value after backward(), as a numpy copy (an intermediate's needs "
+                             "tape.retain_grad(True) before the forward).")
+      .def(
+          "backward",
+          [](const PV& x, std::optional<pyb::array> upstream) {
+            Tape<T>& t = x.owner->get();
+            if (!upstream) return t.backward(x.get());
+            const Tensor<T> u = tensor_from<T>(*upstream, "Var.backward");
+            check(u.shape() == x.get().shape(), "Var.backward: upstream gradient of shape ", u.shape(), " for a value of shape ",
+                  x.get().shape());
+            t.backward(x.get(), u.view());
+          },
+          pyb::arg("upstream") = pyb::none(), pyb::call_guard<pyb::gil_scoped_release>())
+      .def("__neg__", [](const PV& a) { return wrap(a, -a.get()); })
+      .def("__add__", [](const PV& a, const PV& b) { return wrap(a, a.get() + b.get()); })
+      .def("__add__", [](const PV& a, double s) { return wrap(a, a.get() + s); })
+      .def("__radd__", [](const PV& a, double s) { return wrap(a, s + a.get()); })
+      .def("__sub__", [](const PV& a, const PV& b) { return wrap(a, a.get() - b.get()); })
+      .def("__sub__", [](const PV& a, double s) { return wrap(a, a.get() - s); })
+      .def("__rsub__", [](const PV& a, double s) { return wrap(a, s - a.get()); })
+      .def("__mul__", [](const PV& a, const PV& b) { return wrap(a, a.get() * b.get()); })
+      .def("__mul__", [](const PV& a, double s) { return wrap(a, a.get() * s); })
+      .def("__rmul__", [](const PV& a, double s) { return wrap(a, s * a.get()); })
+      .def("__truediv__", [](const PV& a, const PV& b) { return wrap(a, a.get() / b.get()); })
+      .def("__truediv__", [](const PV& a, double s) { return wrap(a, a.get() / s); })
+      .def("__rtruediv__", [](const PV& a, double s) { return wrap(a, s / a.get()); })
+      .def("__pow__", [](const PV& a, double p) { return wrap(a, tapegrad::pow(a.get(), p)); })
+      .def("__matmul__", [](const PV& a, const PV& b) { return wrap(a, matmul(a.get(), b.get())); })
+      .def(
+          "sum", [](const PV& x, std::optional<int> dim, bool keepdim) {
+            return wrap(x, dim ? tapegrad::sum(x.get(), *dim, keepdim) : tapegrad::sum(x.get()));
+          },
+          pyb::arg("dim") = pyb::none(), pyb::arg("keepdim") = false)
+      .def(
+          "mean", [](const PV& x, std::optional<int> dim, bool keepdim) {
+            return wrap(x, dim ? tapegrad::mean(x.get(), *dim, keepdim) : tapegrad::mean(x.get()));
+          },
+          pyb::arg("dim") = pyb::none(), pyb::arg("keepdim") = false)
+      .def("max", [](const PV& x, int dim, bool keepdim) { return wrap(x, tapegrad::max(x.get(), dim, keepdim)); },
+           pyb::arg("dim"), pyb::arg("keepdim") = false)
+      .def("reshape", [](const PV& x, const std::vector<int64_t>& dims) { return wrap(x, reshape(x.get(), shape_of(dims, "Var.reshape"))); })
+      .def("transpose", [](const PV& x, int d0, int d1) { return wrap(x, transpose(x.get(), d0, d1)); })
+      .def("__repr__", [var_name](const PV& x) {
+        const Var<T> v = x.get();
+        std::ostringstream s;
+        s << "tapegrad." << var_name << "(shape " << v.shape() << (v.requires_grad() ? ", requires_grad" : "") << ")";
+        return s.str();
+      });
+
+  pyb::class_<NoGrad<T>>(m, (std::string("_NoGrad") + tape_name).c_str())
+      .def("__enter__", [](NoGrad<T>& g) { g.guard.emplace(g.owner->get()); })
+      .def("__exit__", [](NoGrad<T>& g, pyb::args) { g.guard.reset(); });
+
+  pyb::class_<PT, std::shared_ptr<PT>>(m, tape_name,
+                                       ("The record of one forward pass (" + dtype + "), for one backward pass. clear() before the next.").c_str())
+      .def(pyb::init<>())
+      .def("constant", [](std::shared_ptr<PT> t, const pyb::array& a) {
+        return PV{t, t->get().constant(tensor_from<T>(a, "Tape.constant"))};
+      }, pyb::arg("value"), "A value that needs no gradient (a copy of the array).")
+      .def("param", [](std::shared_ptr<PT> t, pyb::object p) {
+        Parameter<T>& param = p.cast<Parameter<T>&>();
+        t->keep.push_back(p);  // the node reads and accumulates into it
+        return PV{t, t->get().param(param)};
+      }, pyb::arg("parameter"), "The parameter as a value; backward() adds into its grad.")
+      .def("backward", [](std::shared_ptr<PT> t, const PV& loss) {
+        check(loss.owner == t, "Tape.backward: the loss belongs to another tape");
+        pyb::gil_scoped_release release;
+        t->get().backward(loss.get());
+      }, pyb::arg("loss"))
+      .def("clear", &PT::clear, "Forgets every value and node (their Vars become stale); parameters keep their gradients.")
+      .def("no_grad", [](std::shared_ptr<PT> t) { auto g = std::make_unique<NoGrad<T>>(); g->owner = t; return g; },
+           "with tape.no_grad(): ops record no backward nodes (evaluation).")
+      .def("retain_grad", [](std::shared_ptr<PT> t, bool on) { t->get().retain_intermediate_grads(on); }, pyb::arg("on") = true)
+      .def("manual_seed", [](std::shared_ptr<PT> t, uint64_t seed) { t->get().manual_seed(seed); })
+      .def_property_readonly("num_nodes", [](std::shared_ptr<PT> t) { return t->get().num_nodes(); });
+}
+
+}  // namespace
+
+void bind_autograd(pyb::module_& m) {
+  bind_tape<float>(m, "Tape", "Var");
+  bind_tape<double>(m, "Tape64", "Var64");
+
+  m.def(
+      "cross_entropy",
+      [](const PyVar<float>& logits, const pyb::array& targets, double z_loss) {
+        const auto ids = tape_ids(*logits.owner, targets, "cross_entropy targets");
+        return PyVar<float>{logits.owner, cross_entropy(logits.get(), ids, z_loss)};
+      },
+      pyb::arg("logits"), pyb::arg("targets"), pyb::arg("z_loss") = 0.0,
+      "Mean cross-entropy of logits (..., V) against integer targets (one per row); the targets are copied.");
+  m.def("mse_loss", [](const PyVar<float>& p, const PyVar<float>& t) { return PyVar<float>{p.owner, mse_loss(p.get(), t.get())}; });
+
+  m.def(
+      "gradcheck",
+      [](pyb::function f, const std::vector<pyb::array>& inputs, std::string name, double atol, double rtol, bool variants) {
+        std::vector<Tensor<double>> xs;
+        for (const auto& a : inputs) xs.push_back(tensor_from<double>(a, "gradcheck input"));
+        std::vector<std::shared_ptr<PyTape<double>>> lent;
+        const TensorFunction fn = [&](Tape<double>& tape, std::span<const Var<double>> in) {
+          auto owner = std::make_shared<PyTape<double>>(tape);
+          lent.push_back(owner);
+          pyb::tuple args(in.size());
+          for (size_t i = 0; i < in.size(); ++i) args[i] = pyb::cast(PyVar<double>{owner, in[i]});
+          const PyVar<double> out = f(*args).cast<PyVar<double>>();
+          check(out.owner == owner, "gradcheck: f must return a Var64 computed from its arguments");
+          return out.var;
+        };
+        GradcheckOptions o;
+        o.atol = atol;
+        o.rtol = rtol;
+        o.variants = variants;
+        GradcheckResult r = gradcheck(name, fn, xs, o);
+        for (auto& t : lent) t->lent = nullptr;  // Vars that escaped f are dead from here
+        return r;
+      },
+      pyb::arg("f"), pyb::arg("inputs"), pyb::arg("name") = "f", pyb::arg("atol") = 1e-5, pyb::arg("rtol") = 1e-3,
+      pyb::arg("variants") = true,
+      "Checks f's hand or composed gradients against float64 central differences: f(*vars) -> Var64,\n"
+      "inputs a list of arrays. Returns a GradcheckResult (ok, message, max_rel_error, ...).");
+  pyb::class_<GradcheckResult>(m, "GradcheckResult")
+      .def_readonly("ok", &GradcheckResult::ok)
+      .def_readonly("message", &GradcheckResult::message)
+      .def_readonly("max_rel_error", &GradcheckResult::max_rel_error)
+      .def_readonly("max_abs_error", &GradcheckResult::max_abs_error)
+      .def_readonly("variant", &GradcheckResult::variant)
+      .def_readonly("variants_run", &GradcheckResult::variants_run)
+      .def("__bool__", [](const GradcheckResult& r) { return r.ok; })
+      .def("__repr__", [](const GradcheckResult& r) { return r.message; });
+}
+
+}  // namespace tapegrad::py

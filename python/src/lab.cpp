@@ -1,0 +1,141 @@
+// tapegrad.lab's engine: a sweep from axes and settings, trained by the lab (lab/sweep.h) with the
+// defaults compare_norms uses, and its report. The Python side (tapegrad/lab.py) turns the records
+// into dicts or a pandas DataFrame and draws the plots with examples/plot_lab.py.
+#include <chrono>
+
+#include "bind.h"
+#include "tapegrad/io/file.h"
+#include "tapegrad/lab/grid.h"
+#include "tapegrad/lab/report.h"
+#include "tapegrad/lab/sweep.h"
+#include "tapegrad/lm/settings.h"
+#include "tapegrad/lm/usage_error.h"
+
+namespace tapegrad::py {
+
+namespace {
+
+using nlohmann::json;
+
+json json_of(pyb::handle h, const std::string& what) {
+  if (pyb::isinstance<pyb::bool_>(h)) return h.cast<bool>();
+  if (pyb::isinstance<pyb::int_>(h)) return h.cast<int64_t>();
+  if (pyb::isinstance<pyb::float_>(h)) return h.cast<double>();
+  if (pyb::isinstance<pyb::str>(h)) return h.cast<std::string>();
+  throw Error(cat(what, ": a ", std::string(pyb::str(pyb::type::handle_of(h).attr("__name__"))),
+                  " is not a setting value (numbers, text, True/False)"));
+}
+
+std::string key_of(std::string name) {
+  std::replace(name.begin(), name.end(), '_', '-');
+  return name;
+}
+
+struct Sweep {
+  lab::SweepOptions options;
+  std::vector<lab::RunRecord> runs;
+  lab::Summary summary;
+  lab::ReportContext context;
+  std::chrono::steady_clock::time_point start;
+};
+
+}  // namespace
+
+void bind_lab(pyb::module_& top) {
+  pyb::module_ m = top.def_submodule("_lab", "The lab's engine (tapegrad.lab wraps it).");
+  m.attr("run_columns") = lab::kRunColumns;
+
+  pyb::class_<Sweep>(m, "Sweep")
+      .def_property_readonly("out", [](const Sweep& s) { return s.options.out; })
+      .def_property_readonly("rows", [](const Sweep& s) {
+        std::vector<std::string> rows;
+        for (const auto& r : s.runs) rows.push_back(lab::csv_row(r));
+        return rows;
+      }, "Each run's row of runs.csv (columns: run_columns).")
+      .def_property_readonly("reference_lr", [](const Sweep& s) { return s.summary.reference_lr; })
+      .def_property_readonly("grid", [](const Sweep& s) { return s.context.grid; })
+      .def("console_summary", [](const Sweep& s) { return lab::console_summary(s.summary); })
+      .def("write_report", [](Sweep& s, const std::string& this_command) {
+        s.context.this_command = this_command;
+        s.context.plots = lab::plots_in(s.options.out);
+        s.context.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.start).count();
+        const std::string path = s.options.out + "/report.md";
+        io::write_file_atomic(path, lab::report_markdown(s.summary, s.runs, s.context));
+        return path;
+      }, pyb::arg("this_command"), "Writes report.md (listing the plots now in plots/); returns its path.");
+
+  m.def(
+      "sweep",
+      [](const std::string& out, const pyb::dict& axes, const pyb::dict& settings, std::optional<int> jobs,
+         pyb::object on_run) {
+        check(!out.empty(), "lab.sweep: out must name a folder");
+        Sweep s;
+        s.start = std::chrono::steady_clock::now();
+        s.options = lab::default_sweep();
+        const lab::SweepOptions defaults = s.options;
+        s.options.out = out;
+        if (jobs) {
+          check(*jobs >= 1, "lab.sweep: jobs must be >= 1, got ", *jobs);
+          s.options.jobs = *jobs;
+        }
+        std::set<std::string> given;
+        // As compare_norms' flags: a setting that can be an axis takes one value or several; any other
+        // training setting one value, held in the base; the sweep's own (evals, divergence rules) set it.
+        const auto set = [&](pyb::handle k, std::vector<json> values) {
+          const std::string key = key_of(pyb::str(k));
+          given.insert(key);
+          if (lab::is_axis(key)) return lab::set_axis(s.options, key, values);
+          static const std::set<std::string> own{"min-lr-ratio", "divergence-factor", "spike-factor", "divergence-patience", "evals"};
+          const lm::Setting* setting = lm::find_setting(key);
+          if (!own.count(key) && (!setting || setting->sweep == lm::SweepRole::kLab))
+            throw lm::SettingError(cat("lab.sweep: no setting '", std::string(pyb::str(k)), "'",
+                                       setting ? " (the lab sets it for each run)" : ""));
+          check(values.size() == 1, "lab.sweep: ", std::string(pyb::str(k)), " cannot be an axis of a sweep (one value only)");
+          lab::SweepOptions& o = s.options;
+          const json& v = values[0];
+          const auto number = [&] {
+            check(v.is_number(), "lab.sweep: ", std::string(pyb::str(k)), " must be a number, got ", v.dump());
+            return v.get<double>();
+          };
+          if (key == "min-lr-ratio") o.min_lr_ratio = number();
+          else if (key == "divergence-factor") o.divergence_factor = number();
+          else if (key == "spike-factor") o.spike_factor = number();
+          else if (key == "divergence-patience") o.divergence_patience = static_cast<int64_t>(number());
+          else if (key == "evals") o.evals = static_cast<int64_t>(number());
+          else
+            lm::set_setting(*setting, o.base, v);
+        };
+        for (auto [k, v] : settings) set(k, {json_of(v, "lab.sweep " + std::string(pyb::str(k)))});
+        for (auto [k, v] : axes) {
+          std::vector<json> values;
+          const std::string what = "lab.sweep axis " + std::string(pyb::str(k));
+          if (pyb::isinstance<pyb::list>(v) || pyb::isinstance<pyb::tuple>(v))
+            for (pyb::handle x : v) values.push_back(json_of(x, what));
+          else
+            values.push_back(json_of(v, what));
+          check(!values.empty(), what, ": no values");
+          set(k, values);
+        }
+        s.options = lab::resolve_sweep(s.options, given);
+        lab::verify_sweep_folder(s.options);
+        {
+          pyb::gil_scoped_release release;
+          s.runs = lab::run_sweep(s.options, [&](const lab::RunRecord& r, bool skipped, int done, int total) {
+            if (on_run.is_none()) return;
+            pyb::gil_scoped_acquire gil;
+            try {  // runs may finish on the lab's worker threads: an error here is reported, not thrown through them
+              on_run(lab::csv_row(r), skipped, done, total);
+            } catch (pyb::error_already_set& e) {
+              e.discard_as_unraisable("tapegrad.lab.sweep on_run");
+            }
+          });
+        }
+        s.summary = lab::summarize(s.runs, lab::sweep_unigram_loss(s.options), lab::base_values(s.options));
+        s.summary.jobs = s.options.jobs;
+        s.context = lab::report_context(s.options, defaults);
+        return s;
+      },
+      pyb::arg("out"), pyb::arg("axes"), pyb::arg("settings"), pyb::arg("jobs") = pyb::none(), pyb::arg("on_run") = pyb::none());
+}
+
+}  // namespace tapegrad::py

@@ -1,0 +1,327 @@
+// tapegrad.lm: TrainConfig from keyword arguments (the settings table's names, '-' written '_'),
+// the Trainer (train_step, evaluate, fit, checkpoints, generate) and the decoder as a module.
+//   config = TrainConfig(norm="rmsnorm", dim=64, steps=200, lr=3e-3)
+//   trainer = Trainer(config)            # the embedded corpus, or text="...", or config.data
+//   trainer.fit(progress=True); trainer.save("runs/py"); print(trainer.generate("The ", 80))
+#include <chrono>
+
+#include "bind.h"
+#include "tapegrad/lm/checkpoint.h"
+#include "tapegrad/lm/usage_error.h"
+#include "tapegrad/lm/run.h"
+#include "tapegrad/lm/sampling.h"
+#include "tapegrad/lm/settings.h"
+#include "tapegrad/lm/trainer.h"
+#include "tapegrad/nn/decoder.h"
+#include "tapegrad/random.h"
+
+namespace tapegrad::py {
+
+namespace {
+
+using nlohmann::json;
+using lm::TrainConfig;
+
+pyb::object to_python(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null: return pyb::none();
+    case json::value_t::boolean: return pyb::bool_(j.get<bool>());
+    case json::value_t::number_integer: return pyb::int_(j.get<int64_t>());
+    case json::value_t::number_unsigned: return pyb::int_(j.get<uint64_t>());
+    case json::value_t::number_float: return pyb::float_(j.get<double>());
+    case json::value_t::string: return pyb::str(j.get<std::string>());
+    case json::value_t::array: {
+      pyb::list l;
+      for (const auto& x : j) l.append(to_python(x));
+      return l;
+    }
+    case json::value_t::object: {
+      pyb::dict d;
+      for (const auto& [k, v] : j.items()) d[pyb::str(k)] = to_python(v);
+      return d;
+    }
+    default: return pyb::none();
+  }
+}
+
+json to_json_value(pyb::handle h, const std::string& what) {
+  if (h.is_none()) return nullptr;
+  if (pyb::isinstance<pyb::bool_>(h)) return h.cast<bool>();
+  if (pyb::isinstance<pyb::int_>(h)) {
+    try {
+      return h.cast<int64_t>();
+    } catch (const pyb::cast_error&) {
+      throw Error(cat(what, ": ", std::string(pyb::str(h)), " does not fit in 64 bits"));
+    }
+  }
+  if (pyb::isinstance<pyb::float_>(h)) return h.cast<double>();
+  if (pyb::isinstance<pyb::str>(h)) return h.cast<std::string>();
+  if (pyb::isinstance<pyb::list>(h) || pyb::isinstance<pyb::tuple>(h)) {
+    json a = json::array();
+    for (pyb::handle x : h) a.push_back(to_json_value(x, what));
+    return a;
+  }
+  throw Error(cat(what, ": a ", std::string(pyb::str(pyb::type::handle_of(h).attr("__name__"))),
+                  " is not a setting value (numbers, text, True/False)"));
+}
+
+std::string key_of(std::string name) {
+  std::replace(name.begin(), name.end(), '_', '-');
+  return name;
+}
+
+const lm::Setting& setting_named(const std::string& name) {
+  const lm::Setting* s = lm::find_setting(key_of(name));
+  if (!s) {
+    std::string known;
+    for (const auto& x : lm::settings()) {
+      std::string k = x.key;
+      std::replace(k.begin(), k.end(), '-', '_');
+      known += (known.empty() ? "" : ", ") + k;
+    }
+    throw lm::SettingError(cat("TrainConfig: no setting '", name, "'; known: ", known));
+  }
+  return *s;
+}
+
+void set_from_kwargs(TrainConfig& c, const pyb::dict& kwargs) {
+  for (auto [k, v] : kwargs) {
+    const std::string name = pyb::str(k);
+    const lm::Setting& s = setting_named(name);
+    try {
+      lm::set_setting(s, c, to_json_value(v, "TrainConfig " + name));
+    } catch (const lm::UsageError&) {
+      throw;
+    } catch (const Error& e) {  // a value the setting does not take: a SettingError (ValueError) too
+      throw lm::SettingError(e.what());
+    }
+  }
+}
+
+// A trainer and what its run needs beyond it: the text it was given (to resume on it).
+struct PyTrainer {
+  std::unique_ptr<lm::Trainer> trainer;
+  std::optional<std::string> text;
+};
+
+pyb::dict step_dict(const lm::StepReport& r) {
+  pyb::dict d;
+  d["step"] = r.result.step;
+  d["loss"] = r.result.loss;
+  d["lr"] = r.result.lr;
+  d["grad_norm"] = r.result.grad_norm;
+  d["step_ms"] = r.result.step_ms;
+  d["tokens_per_s"] = r.result.tokens_per_s;
+  d["finite"] = r.result.finite;
+  if (r.eval) {
+    d["val_loss"] = r.eval->val_loss;
+    d["train_loss"] = r.eval->train_loss;
+  }
+  if (r.divergence) d["divergence"] = r.divergence->detail;
+  return d;
+}
+
+}  // namespace
+
+void bind_lm(pyb::module_& top) {
+  pyb::module_ m = top.def_submodule("lm", "The training layer: TrainConfig, Trainer, checkpoints, sampling.");
+
+  pyb::class_<TrainConfig>(m, "TrainConfig",
+                           "Every training setting (the settings table: docs/training.md), set by keyword:\n"
+                           "TrainConfig(norm='rmsnorm', dim=64, lr=3e-3). Names are the flags' with '_' for '-'.")
+      .def(pyb::init([](pyb::kwargs kwargs) {
+        TrainConfig c;
+        set_from_kwargs(c, kwargs);
+        return c;
+      }))
+      .def("__getattr__", [](const TrainConfig& c, const std::string& name) {
+        const lm::Setting* s = lm::find_setting(key_of(name));
+        if (!s) throw pyb::attribute_error(cat("TrainConfig has no setting '", name, "'"));
+        return to_python(lm::setting_json(*s, c));
+      })
+      .def("__setattr__", [](TrainConfig& c, const std::string& name, pyb::object v) {
+        lm::set_setting(setting_named(name), c, to_json_value(v, "TrainConfig " + name));
+      })
+      .def("replace", [](const TrainConfig& c, pyb::kwargs kwargs) {
+        TrainConfig copy = c;
+        set_from_kwargs(copy, kwargs);
+        return copy;
+      }, "A copy with the given settings changed.")
+      .def("validate", &TrainConfig::validate, "Checks every setting's range and the combinations (train_lm's rules).")
+      .def("to_dict", [](const TrainConfig& c) {
+        pyb::dict d;
+        for (const auto& s : lm::settings()) {
+          std::string k = s.key;
+          std::replace(k.begin(), k.end(), '-', '_');
+          d[pyb::str(k)] = to_python(lm::setting_json(s, c));
+        }
+        return d;
+      })
+      .def_static("settings", [] {
+        std::vector<std::string> names;
+        for (const auto& s : lm::settings()) {
+          names.push_back(s.key);
+          std::replace(names.back().begin(), names.back().end(), '-', '_');
+        }
+        return names;
+      })
+      .def("__repr__", [](const TrainConfig& c) {
+        std::string out = "TrainConfig(";
+        const TrainConfig defaults;
+        bool first = true;
+        for (const auto& s : lm::settings()) {
+          const json v = lm::setting_json(s, c);
+          if (v == lm::setting_json(s, defaults)) continue;
+          std::string k = s.key;
+          std::replace(k.begin(), k.end(), '-', '_');
+          out += (first ? "" : ", ") + k + "=" + v.dump();
+          first = false;
+        }
+        return out + ")";
+      });
+
+  pyb::class_<lm::StepResult>(m, "StepResult")
+      .def_readonly("step", &lm::StepResult::step)
+      .def_readonly("loss", &lm::StepResult::loss)
+      .def_readonly("z_loss", &lm::StepResult::z_loss)
+      .def_readonly("lr", &lm::StepResult::lr)
+      .def_readonly("grad_norm", &lm::StepResult::grad_norm)
+      .def_readonly("step_ms", &lm::StepResult::step_ms)
+      .def_readonly("tokens_per_s", &lm::StepResult::tokens_per_s)
+      .def_readonly("finite", &lm::StepResult::finite)
+      .def("__repr__", [](const lm::StepResult& r) {
+        return cat("StepResult(step=", r.step, ", loss=", r.loss, ", lr=", r.lr, ", grad_norm=", r.grad_norm, ")");
+      });
+  pyb::class_<lm::EvalResult>(m, "EvalResult")
+      .def_readonly("val_loss", &lm::EvalResult::val_loss)
+      .def_readonly("train_loss", &lm::EvalResult::train_loss)
+      .def("__repr__", [](const lm::EvalResult& r) { return cat("EvalResult(val_loss=", r.val_loss, ", train_loss=", r.train_loss, ")"); });
+
+  using LM = nn::LanguageModel<float>;
+  pyb::class_<LM, nn::Module<float>, std::shared_ptr<LM>>(m, "LanguageModel")
+      .def("__call__", [](pyb::object self, std::shared_ptr<PyTape<float>> tape, const pyb::array& ids,
+                          std::optional<pyb::array> targets) {
+        check(static_cast<bool>(tape), "LanguageModel: tape is None");
+        check(ids.ndim() == 2, "LanguageModel: ids must be (B, T), got ", ids.ndim(), " dimensions");
+        const int64_t B = ids.shape(0), T = ids.shape(1);
+        const auto span = tape_ids(*tape, ids, "LanguageModel ids");
+        std::span<const int32_t> tspan;
+        if (targets) {
+          check(targets->size() == ids.size(), "LanguageModel: ", targets->size(), " targets for ", ids.size(), " ids");
+          tspan = tape_ids(*tape, *targets, "LanguageModel targets");
+        }
+        auto out = self.cast<LM&>().forward(tape->get(), span, B, T, tspan);
+        tape->keep.push_back(self);
+        pyb::object loss = out.loss.defined() ? pyb::cast(PyVar<float>{tape, out.loss}) : pyb::none();
+        return pyb::make_tuple(PyVar<float>{tape, out.logits}, loss);
+      }, pyb::arg("tape"), pyb::arg("ids"), pyb::arg("targets") = pyb::none(),
+      "model(tape, ids (B, T), targets=None) -> (logits (B, T, V), loss or None)")
+      .def_property_readonly("context", &LM::context);
+  pyb::class_<nn::Decoder<float>, LM, std::shared_ptr<nn::Decoder<float>>>(m, "Decoder")
+      .def(pyb::init([](const TrainConfig& c, int64_t vocab, uint64_t seed) {
+             c.validate();
+             return std::make_shared<nn::Decoder<float>>(c.model(vocab), seed);
+           }),
+           pyb::arg("config"), pyb::arg("vocab"), pyb::arg("seed") = 1,
+           "The pre-norm decoder the config's model settings describe (dim, layers, heads, norm, ...).");
+
+  pyb::class_<PyTrainer>(m, "Trainer", "One training run, a step at a time (lm::Trainer).")
+      .def(pyb::init([](const TrainConfig& config, std::optional<std::string> text) {
+             config.validate();
+             PyTrainer p;
+             const std::string t = text ? *text : lm::load_text(config.data);
+             auto tokenizer = lm::build_tokenizer(config, t, text ? "the text given" : config.data.empty() ? "the embedded corpus" : config.data);
+             p.trainer = std::make_unique<lm::Trainer>(config, tokenizer, lm::make_token_data(config, *tokenizer, t));
+             p.text = text;
+             return p;
+           }),
+           pyb::arg("config"), pyb::arg("text") = pyb::none())
+      .def_static("resume", [](const std::string& dir, std::optional<int64_t> steps, std::optional<std::string> text,
+                               bool allow_data_change) {
+        lm::ResumeOverrides o;
+        o.steps = steps;
+        o.text = text;
+        o.allow_data_change = allow_data_change;
+        PyTrainer p;
+        p.trainer = lm::resume_trainer(dir, o);
+        p.text = text;
+        return p;
+      }, pyb::arg("dir"), pyb::arg("steps") = pyb::none(), pyb::arg("text") = pyb::none(),
+         pyb::arg("allow_data_change") = false,
+         "The run saved in dir, continuing exactly where it stopped (pass text= if it trained on a string).")
+      .def("train_step", [](PyTrainer& p) { return p.trainer->train_step(); }, pyb::call_guard<pyb::gil_scoped_release>())
+      .def("evaluate", [](PyTrainer& p) { return p.trainer->evaluate(); }, pyb::call_guard<pyb::gil_scoped_release>())
+      .def("save", [](PyTrainer& p, const std::string& dir) { lm::save_checkpoint(*p.trainer, dir); }, pyb::arg("dir"),
+           pyb::call_guard<pyb::gil_scoped_release>(), "A crash-safe checkpoint in dir (model, optimizer, data position).")
+      .def(
+          "fit",
+          [](PyTrainer& p, std::optional<int64_t> until, pyb::object on_step, bool progress, std::optional<std::string> checkpoint_dir) {
+            lm::RunHooks hooks;
+            bool interrupted = false;
+            hooks.stop_after = until.value_or(0);
+            pyb::object print = pyb::module_::import("builtins").attr("print");
+            hooks.on_step = [&](const lm::StepReport& r) {
+              pyb::gil_scoped_acquire gil;
+              if (!on_step.is_none()) on_step(step_dict(r));
+              if (progress && (r.eval || r.divergence))
+                print(r.divergence ? cat("step ", r.result.step, ": diverged: ", r.divergence->detail)
+                                   : cat("step ", r.result.step, "/", p.trainer->config().steps, "  loss ", r.result.loss,
+                                         "  val ", r.eval->val_loss, "  lr ", r.result.lr, "  ",
+                                         static_cast<int64_t>(r.result.tokens_per_s), " tok/s"),
+                      pyb::arg("flush") = true);
+            };
+            if (checkpoint_dir)
+              hooks.on_checkpoint = [&](int64_t) { lm::save_checkpoint(*p.trainer, *checkpoint_dir); };
+            hooks.stop_requested = [&] {
+              pyb::gil_scoped_acquire gil;
+              interrupted = interrupted || PyErr_CheckSignals() != 0;  // Ctrl-C: stop after this step
+              return interrupted;
+            };
+            lm::RunOutcome outcome;
+            {
+              pyb::gil_scoped_release release;
+              outcome = lm::run(*p.trainer, hooks);
+            }
+            if (interrupted) throw pyb::error_already_set();
+            pyb::dict d;
+            d["end"] = outcome.end == lm::RunEnd::kFinished ? "finished"
+                       : outcome.end == lm::RunEnd::kDiverged ? "diverged"
+                       : outcome.end == lm::RunEnd::kStoppedAfter ? "stopped"
+                                                                  : "interrupted";
+            d["step"] = outcome.step;
+            if (outcome.divergence) d["divergence"] = outcome.divergence->detail;
+            return d;
+          },
+          pyb::arg("until") = pyb::none(), pyb::arg("on_step") = pyb::none(), pyb::arg("progress") = true,
+          pyb::arg("checkpoint_dir") = pyb::none(),
+          "Trains to config.steps (or step `until`), evaluating every eval_every steps; on_step(dict) sees each step.\n"
+          "progress prints a line per evaluation with Python's print (notebooks show it). With checkpoint_dir,\n"
+          "saves every checkpoint_every steps and at the end. Returns {'end', 'step'[, 'divergence']}.")
+      .def(
+          "generate",
+          [](PyTrainer& p, const std::string& prompt, int64_t tokens, double temperature, int64_t top_k, double top_p, uint64_t seed) {
+            check(tokens >= 0 && tokens <= (int64_t{1} << 24), "generate: tokens must be in [0, 2^24], got ", tokens);
+            lm::SamplingOptions o;
+            o.temperature = temperature;
+            o.top_k = top_k;
+            o.top_p = top_p;
+            check(std::isfinite(temperature) && temperature >= 0, "generate: temperature must be >= 0, got ", temperature);
+            check(top_k >= 0, "generate: top_k must be >= 0, got ", top_k);
+            check(top_p > 0 && top_p <= 1, "generate: top_p must be in (0, 1], got ", top_p);
+            Rng rng(seed);
+            pyb::gil_scoped_release release;
+            const auto ids = lm::generate(p.trainer->model(), p.trainer->tokenizer(), prompt, tokens, o, rng);
+            return p.trainer->tokenizer().decode(ids);
+          },
+          pyb::arg("prompt"), pyb::arg("tokens") = 100, pyb::arg("temperature") = 1.0, pyb::arg("top_k") = 0,
+          pyb::arg("top_p") = 1.0, pyb::arg("seed") = 0, "The prompt's continuation, sampled from the model.")
+      .def("encode", [](PyTrainer& p, const std::string& text) { return p.trainer->tokenizer().encode(text); })
+      .def("decode", [](PyTrainer& p, const std::vector<int32_t>& ids) { return p.trainer->tokenizer().decode(ids); })
+      .def_property_readonly("step", [](PyTrainer& p) { return p.trainer->step(); })
+      .def_property_readonly("lr", [](PyTrainer& p) { return p.trainer->lr(); }, "The rate the next step uses.")
+      .def_property_readonly("config", [](PyTrainer& p) { return p.trainer->config(); }, "A copy of the run's settings.")
+      .def_property_readonly("vocab_size", [](PyTrainer& p) { return p.trainer->tokenizer().vocab_size(); })
+      .def_property_readonly("model", [](PyTrainer& p) { return &p.trainer->model(); }, pyb::return_value_policy::reference_internal);
+}
+
+}  // namespace tapegrad::py

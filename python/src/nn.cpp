@@ -1,0 +1,147 @@
+// tapegrad.nn's C++ modules: Linear, Embedding, every registered norm (by class or by name),
+// attention, MLP, dropout and the activations. Each is held by shared_ptr; calling one on a Var
+// records it on the Var's tape and keeps the module alive until the tape is cleared. Sequential
+// and Module (for models of your own) are Python classes in tapegrad/nn.py over these.
+#include <sstream>
+
+#include "bind.h"
+#include "tapegrad/nn.h"
+#include "tapegrad/nn/init.h"
+#include "tapegrad/nn/norm.h"
+
+namespace tapegrad::py {
+
+namespace {
+
+using M = nn::Module<float>;
+using U = nn::UnaryModule<float>;
+using PV = PyVar<float>;
+
+pyb::dict state_dict_of(pyb::object self) {
+  pyb::dict d;
+  for (auto& [name, p] : self.cast<M&>().named_parameters()) d[pyb::str(name)] = numpy_view(p->value.view(), self);
+  return d;
+}
+
+LoadReport load_state_dict_into(M& m, const pyb::dict& source, bool strict) {
+  std::map<std::string, Tensor<float>> tensors;
+  for (auto [k, v] : source) {
+    const std::string key = pyb::str(k);
+    tensors.emplace(key, tensor_from<float>(pyb::array::ensure(v), ("load_state_dict '" + key + "'").c_str()));
+  }
+  LoadOptions o;
+  o.strict = strict;
+  return m.load_state_dict(tensors, o);
+}
+
+template <typename Cls, typename... Args>
+auto unary(pyb::module_& m, const char* name, const char* doc) {
+  return pyb::class_<Cls, U, std::shared_ptr<Cls>>(m, name, doc);
+}
+
+}  // namespace
+
+void bind_nn(pyb::module_& top) {
+  pyb::module_ m = top.def_submodule("_nn", "C++ modules (tapegrad.nn re-exports them)");
+  m.def("manual_seed", &nn::manual_seed, pyb::arg("seed"), "Seeds the generator new modules draw their weights from.");
+
+  pyb::class_<LoadReport>(m, "LoadReport")
+      .def_readonly("missing", &LoadReport::missing)
+      .def_readonly("unexpected", &LoadReport::unexpected)
+      .def("__repr__", [](const LoadReport& r) {
+        return "LoadReport(missing=" + std::string(pyb::str(pyb::cast(r.missing))) +
+               ", unexpected=" + std::string(pyb::str(pyb::cast(r.unexpected))) + ")";
+      });
+
+  pyb::class_<M, std::shared_ptr<M>>(m, "Module", "The base of the C++ modules.")
+      .def("parameters", &M::parameters, pyb::return_value_policy::reference_internal)
+      .def("named_parameters", &M::named_parameters, pyb::return_value_policy::reference_internal)
+      .def("parameter", &M::parameter, pyb::arg("name"), pyb::return_value_policy::reference_internal)
+      .def("num_parameters", &M::num_parameters)
+      .def("state_dict", &state_dict_of, "Every parameter's value by dotted name, as numpy views of the module's memory.")
+      .def("load_state_dict", &load_state_dict_into, pyb::arg("state_dict"), pyb::arg("strict") = true)
+      .def("zero_grad", &M::zero_grad)
+      .def("train", [](M& mod, bool on) { mod.train(on); }, pyb::arg("mode") = true)
+      .def("eval", &M::eval)
+      .def_property_readonly("training", &M::is_training)
+      .def("reset_parameters", [](M& mod, uint64_t seed) {
+        Rng rng(seed);
+        mod.reset_parameters(rng);
+      }, pyb::arg("seed"))
+      .def("__repr__", &M::summary);
+
+  pyb::class_<U, M, std::shared_ptr<U>>(m, "UnaryModule", "A module from one Var to one Var: call it on a Var.")
+      .def("__call__", [](pyb::object self, const PV& x) {
+        U& mod = self.cast<U&>();
+        Var<float> y = mod(x.get());
+        x.owner->keep.push_back(self);  // the nodes point to its parameters
+        return PV{x.owner, y};
+      }, pyb::arg("x"));
+
+  unary<nn::Linear<float>>(m, "Linear", "y = x W^T + b (torch.nn.Linear's layout and init).")
+      .def(pyb::init([](int64_t in, int64_t out, bool bias, double init_std) {
+             return std::make_shared<nn::Linear<float>>(nn::LinearOptions{.in = in, .out = out, .bias = bias, .init_std = init_std});
+           }),
+           pyb::arg("in_features"), pyb::arg("out_features"), pyb::arg("bias") = true, pyb::arg("init_std") = 0.0);
+  unary<nn::LayerNorm<float>>(m, "LayerNorm", "gamma (x - mean) / sqrt(var + eps) + beta over the last dim.")
+      .def(pyb::init([](int64_t dim, double eps, bool affine, bool bias) {
+             return std::make_shared<nn::LayerNorm<float>>(
+                 nn::LayerNormOptions{.dim = dim, .eps = eps, .elementwise_affine = affine, .bias = bias});
+           }),
+           pyb::arg("dim"), pyb::arg("eps") = 1e-5, pyb::arg("elementwise_affine") = true, pyb::arg("bias") = true);
+  unary<nn::RMSNorm<float>>(m, "RMSNorm", "w x / sqrt(mean(x^2) + eps) over the last dim.")
+      .def(pyb::init([](int64_t dim, double eps, bool affine) {
+             return std::make_shared<nn::RMSNorm<float>>(nn::RMSNormOptions{.dim = dim, .eps = eps, .elementwise_affine = affine});
+           }),
+           pyb::arg("dim"), pyb::arg("eps") = 1e-5, pyb::arg("elementwise_affine") = true);
+  unary<nn::CausalSelfAttention<float>>(m, "CausalSelfAttention", "Causal multi-head self-attention over (B, T, C).")
+      .def(pyb::init([](int64_t dim, int64_t heads, bool bias) {
+             return std::make_shared<nn::CausalSelfAttention<float>>(nn::AttentionOptions{.dim = dim, .n_head = heads, .bias = bias});
+           }),
+           pyb::arg("dim"), pyb::arg("heads"), pyb::arg("bias") = true);
+  unary<nn::MLP<float>>(m, "MLP", "proj(act(fc(x))), act GELU or SwiGLU; hidden 0: 4 dim (GELU), 8/3 dim (SwiGLU).")
+      .def(pyb::init([](int64_t dim, int64_t hidden, const std::string& activation, bool bias) {
+             check(activation == "gelu" || activation == "swiglu", "MLP: activation '", activation, "'; known: gelu, swiglu");
+             return std::make_shared<nn::MLP<float>>(nn::MlpOptions{
+                 .dim = dim, .hidden = hidden,
+                 .activation = activation == "gelu" ? nn::MlpActivation::kGelu : nn::MlpActivation::kSwiGLU, .bias = bias});
+           }),
+           pyb::arg("dim"), pyb::arg("hidden") = 0, pyb::arg("activation") = "gelu", pyb::arg("bias") = true);
+  unary<nn::Dropout<float>>(m, "Dropout", "Zeroes each element with probability p in training (masks from the tape's seed).")
+      .def(pyb::init([](double p) { return std::make_shared<nn::Dropout<float>>(p); }), pyb::arg("p") = 0.5);
+  unary<nn::ReLU<float>>(m, "ReLU", "max(x, 0)").def(pyb::init<>());
+  unary<nn::GELU<float>>(m, "GELU", "x Phi(x), tanh approximation").def(pyb::init<>());
+  unary<nn::SiLU<float>>(m, "SiLU", "x sigmoid(x)").def(pyb::init<>());
+  unary<nn::Tanh<float>>(m, "Tanh", "tanh(x)").def(pyb::init<>());
+  unary<nn::Sigmoid<float>>(m, "Sigmoid", "1 / (1 + exp(-x))").def(pyb::init<>());
+
+  pyb::class_<nn::Embedding<float>, M, std::shared_ptr<nn::Embedding<float>>>(m, "Embedding", "Rows of a (num, dim) table by id.")
+      .def(pyb::init([](int64_t num, int64_t dim, double init_std) {
+             return std::make_shared<nn::Embedding<float>>(nn::EmbeddingOptions{.num = num, .dim = dim, .init_std = init_std});
+           }),
+           pyb::arg("num_embeddings"), pyb::arg("dim"), pyb::arg("init_std") = 1.0)
+      .def("__call__", [](pyb::object self, std::shared_ptr<PyTape<float>> tape, const pyb::array& ids) {
+        check(static_cast<bool>(tape), "Embedding: tape is None");
+        std::vector<int64_t> dims(ids.shape(), ids.shape() + ids.ndim());
+        const Shape shape = shape_of(dims, "Embedding ids");
+        const auto span = tape_ids(*tape, ids, "Embedding ids");
+        Var<float> y = self.cast<nn::Embedding<float>&>().forward(tape->get(), span, shape);
+        tape->keep.push_back(self);
+        return PV{tape, y};
+      }, pyb::arg("tape"), pyb::arg("ids"), "emb(tape, ids): ids an integer array (B, T) -> Var (B, T, dim).");
+
+  m.def("norm_names", &nn::norm_names, "Every registered norm's name (the --norm values).");
+  m.def(
+      "norm",
+      [](const std::string& name, int64_t dim, double eps, bool bias) {
+        nn::NormSpec spec;
+        spec.dim = dim;
+        spec.eps = eps;
+        spec.bias = bias;
+        return std::shared_ptr<U>(nn::make_norm<float>(nn::NormKind::parse(name), spec));
+      },
+      pyb::arg("name"), pyb::arg("dim"), pyb::arg("eps") = 1e-5, pyb::arg("bias") = true,
+      "A registered norm by name (nn.norm_names()), as the decoder builds it.");
+}
+
+}  // namespace tapegrad::py

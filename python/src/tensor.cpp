@@ -1,0 +1,165 @@
+// tapegrad.Tensor, tapegrad.Parameter and tapegrad.Error: float tensors that numpy reads without
+// a copy (the buffer protocol), parameters whose value and grad are numpy views, and every C++
+// error as a Python exception with the same message.
+#include <unistd.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "bind.h"
+#include "tapegrad/checked.h"
+#include "tapegrad/error.h"
+#include "tapegrad/lm/usage_error.h"
+#include "tapegrad/parameter.h"
+#include "tapegrad/random.h"
+
+namespace tapegrad::py {
+
+namespace {
+
+// Sizes a Python caller asks for are bounded by this machine's memory: a larger tensor would be
+// killed by the kernel (overcommit) while it is zero-filled, taking the interpreter with it.
+int64_t memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : int64_t{1} << 40;
+}
+
+std::string shape_text(const std::vector<int64_t>& dims) {
+  std::ostringstream s;
+  s << "(";
+  for (size_t i = 0; i < dims.size(); ++i) s << (i ? ", " : "") << dims[i];
+  s << (dims.size() == 1 ? ",)" : ")");
+  return s.str();
+}
+
+}  // namespace
+
+Shape shape_of(const std::vector<int64_t>& dims, const char* what) {
+  check(dims.size() <= static_cast<size_t>(Shape::kMaxRank), what, ": shape ", shape_text(dims), " has ", dims.size(),
+        " dimensions; at most ", Shape::kMaxRank, " are supported");
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    check(d >= 0, what, ": shape ", shape_text(dims), " has a negative dimension");
+    check(!__builtin_mul_overflow(n, d, &n), what, ": shape ", shape_text(dims), " has more elements than a 64-bit size holds");
+  }
+  const int64_t limit = memory_bytes() / 2;
+  check(n <= limit / 8, what, ": shape ", shape_text(dims), " needs ", n, " elements, more than half of this machine's ",
+        memory_bytes() >> 20, " MiB of memory");
+  return Shape::from_range(dims.begin(), dims.end());
+}
+
+template <typename T>
+pyb::array_t<T> numpy_copy(TensorView<const T> v) {
+  std::vector<pyb::ssize_t> dims(v.shape().begin(), v.shape().end());
+  pyb::array_t<T> out(dims);
+  if (v.numel() > 0) std::memcpy(out.mutable_data(), v.data(), sizeof(T) * static_cast<size_t>(v.numel()));
+  return out;
+}
+
+template <typename T>
+pyb::array_t<T> numpy_view(TensorView<T> v, pyb::handle base) {
+  std::vector<pyb::ssize_t> dims(v.shape().begin(), v.shape().end());
+  return pyb::array_t<T>(dims, v.data(), base);
+}
+
+template <typename T>
+Tensor<T> tensor_from(const pyb::array& a, const char* what) {
+  check(a.dtype().kind() == 'f' || a.dtype().kind() == 'i' || a.dtype().kind() == 'u' || a.dtype().kind() == 'b', what,
+        ": expected an array of numbers, got dtype ", std::string(pyb::str(a.dtype())));
+  auto c = pyb::array_t<T, pyb::array::c_style | pyb::array::forcecast>::ensure(a);
+  check(static_cast<bool>(c), what, ": cannot convert the array to ", sizeof(T) == 4 ? "float32" : "float64");
+  std::vector<int64_t> dims(c.shape(), c.shape() + c.ndim());
+  Tensor<T> t(shape_of(dims, what));
+  if (t.numel() > 0) std::memcpy(t.data(), c.data(), sizeof(T) * static_cast<size_t>(t.numel()));
+  return t;
+}
+
+template pyb::array_t<float> numpy_copy(TensorView<const float>);
+template pyb::array_t<double> numpy_copy(TensorView<const double>);
+template pyb::array_t<float> numpy_view(TensorView<float>, pyb::handle);
+template pyb::array_t<double> numpy_view(TensorView<double>, pyb::handle);
+template Tensor<float> tensor_from(const pyb::array&, const char*);
+template Tensor<double> tensor_from(const pyb::array&, const char*);
+
+void bind_tensor(pyb::module_& m) {
+  // tapegrad.Error is a RuntimeError; a bad setting or flag (lm::SettingError) is also a ValueError.
+  static pyb::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  pyb::object setting_base = pyb::reinterpret_borrow<pyb::object>(pyb::tuple(pyb::make_tuple(error, pyb::handle(PyExc_ValueError))));
+  static PyObject* setting_error =
+      PyErr_NewExceptionWithDoc("tapegrad.SettingError", "A setting out of its range or of the wrong type (also a ValueError).",
+                                setting_base.ptr(), nullptr);
+  m.add_object("SettingError", pyb::handle(setting_error));
+  pyb::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const lm::UsageError& e) {
+      PyErr_SetString(setting_error, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+
+  using TensorF = Tensor<float>;
+  pyb::class_<TensorF>(m, "Tensor", pyb::buffer_protocol(),
+                       "A float32 tensor the engine owns (64-byte aligned). numpy reads it without a copy:\n"
+                       "np.asarray(t) shares its memory. Built from any array-like (one copy, converted to float32).")
+      .def(pyb::init([](const pyb::array& a) { return tensor_from<float>(a, "Tensor"); }), pyb::arg("data"))
+      .def_static("zeros", [](const std::vector<int64_t>& shape) { return TensorF(shape_of(shape, "Tensor.zeros")); },
+                  pyb::arg("shape"))
+      .def_static(
+          "randn",
+          [](const std::vector<int64_t>& shape, uint64_t seed, double std) {
+            Rng rng(seed);
+            return TensorF::randn(shape_of(shape, "Tensor.randn"), rng, std);
+          },
+          pyb::arg("shape"), pyb::arg("seed") = 0, pyb::arg("std") = 1.0)
+      .def_property_readonly("shape", [](const TensorF& t) { return pyb::tuple(pyb::cast(std::vector<int64_t>(t.shape().begin(), t.shape().end()))); })
+      .def("numel", &TensorF::numel)
+      .def("numpy", [](pyb::object self) { return numpy_view(self.cast<TensorF&>().view(), self); },
+           "A numpy view of this tensor's memory (no copy).")
+      .def("__len__", [](const TensorF& t) { return t.shape().rank() == 0 ? int64_t{1} : t.shape()[0]; })
+      .def("__repr__", [](pyb::object self) {
+        return "tapegrad.Tensor(" + std::string(pyb::str(numpy_view(self.cast<TensorF&>().view(), self))) + ")";
+      })
+      .def_buffer([](TensorF& t) {
+        std::vector<pyb::ssize_t> dims(t.shape().begin(), t.shape().end()), strides(dims.size());
+        pyb::ssize_t stride = sizeof(float);
+        for (size_t i = dims.size(); i-- > 0;) {
+          strides[i] = stride;
+          stride *= dims[i];
+        }
+        return pyb::buffer_info(t.data(), sizeof(float), pyb::format_descriptor<float>::format(),
+                                static_cast<pyb::ssize_t>(dims.size()), dims, strides);
+      });
+
+  using ParamF = Parameter<float>;
+  pyb::class_<ParamF>(m, "Parameter",
+                      "A tensor that outlives the tape and receives its gradient (+= across backward passes,\n"
+                      "until zero_grad). value and grad are numpy views of its memory.")
+      .def(pyb::init([](std::string name, const pyb::array& value) {
+             return std::make_unique<ParamF>(std::move(name), tensor_from<float>(value, "Parameter"));
+           }),
+           pyb::arg("name"), pyb::arg("value"))
+      .def_readonly("name", &ParamF::name)
+      .def_property_readonly("shape", [](const ParamF& p) { return pyb::tuple(pyb::cast(std::vector<int64_t>(p.shape().begin(), p.shape().end()))); })
+      .def_property(
+          "value", [](pyb::object self) { return numpy_view(self.cast<ParamF&>().value.view(), self); },
+          [](ParamF& p, const pyb::array& a) {
+            Tensor<float> t = tensor_from<float>(a, ("Parameter " + p.name + ".value").c_str());
+            check(t.shape() == p.shape(), "Parameter ", p.name, ": value of shape ", t.shape(), " for a parameter of shape ",
+                  p.shape());
+            std::copy(t.data(), t.data() + t.numel(), p.value.data());
+          },
+          "A numpy view of the value (writes go to the parameter); assigning copies in, same shape only.")
+      .def_property_readonly("grad", [](pyb::object self) { return numpy_view(self.cast<ParamF&>().grad.view(), self); })
+      .def_readwrite("requires_grad", &ParamF::requires_grad)
+      .def("numel", &ParamF::numel)
+      .def("zero_grad", &ParamF::zero_grad)
+      .def("__repr__", [](const ParamF& p) {
+        std::ostringstream s;
+        s << "tapegrad.Parameter('" << p.name << "', shape " << p.shape() << ")";
+        return s.str();
+      });
+}
+
+}  // namespace tapegrad::py

@@ -1,0 +1,41 @@
+"""tapegrad: a tape-based autograd engine in C++ and the norm-stability lab built on it.
+
+    import numpy as np, tapegrad as tg
+    tape = tg.Tape()
+    w = tg.Parameter("w", np.random.randn(3, 1))
+    x = tape.constant(np.random.randn(8, 3))
+    loss = ((x @ tape.param(w)) ** 2).mean()
+    loss.backward()            # w.grad is a numpy view of the gradient
+
+Submodules: tapegrad.nn (modules), tapegrad.optim (AdamW, SGD, schedules), tapegrad.lm
+(TrainConfig, Trainer), tapegrad.lab (sweeps and their reports). Every error of the engine is a
+tapegrad.Error (a RuntimeError) with the engine's message; a bad setting is a tapegrad.SettingError
+(also a ValueError).
+"""
+from ._tapegrad import (  # noqa: F401
+    Error,
+    GradcheckResult,
+    Parameter,
+    SettingError,
+    Tape,
+    Tape64,
+    Tensor,
+    Var,
+    Var64,
+    cross_entropy,
+    gradcheck,
+    kernel_variant,
+    lm,
+    mse_loss,
+    num_threads,
+    optim,
+    set_num_threads,
+)
+from . import nn, lab  # noqa: F401,E402
+from ._tapegrad._nn import manual_seed  # noqa: F401,E402
+
+__all__ = [
+    "Error", "GradcheckResult", "Parameter", "SettingError", "Tape", "Tape64", "Tensor", "Var", "Var64",
+    "cross_entropy", "gradcheck", "kernel_variant", "lab", "lm", "manual_seed", "mse_loss", "nn",
+    "num_threads", "optim", "set_num_threads",
+]

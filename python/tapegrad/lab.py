@@ -1,0 +1,102 @@
+"""tapegrad.lab: the norm-stability lab from Python.
+
+    result = tapegrad.lab.sweep("runs/py", axes={"norm": ["layernorm", "rmsnorm"], "lr": [1e-3, 1e-2]},
+                                steps=100, seed=1)
+    result.records        # one dict per run (the columns of runs.csv)
+    result.dataframe()    # the same as a pandas DataFrame, when pandas is installed
+    result.curves()       # every step of every run (curves.csv), records or a DataFrame
+    result.report         # path of report.md; plots in result.out/plots when matplotlib is there
+
+Settings not given take the lab's defaults (compare_norms'); axes not given too (every registered
+norm, five learning rates, two seeds) — give an axis one value to hold it. The sweep's folder is
+resumable and growable as compare_norms' is: the same call continues it, new values add runs.
+"""
+import csv
+import io
+import math
+import os
+import subprocess
+import sys
+
+from ._tapegrad import _lab
+
+
+def _number(text):
+    if text == "":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    if text in ("true", "false"):
+        return text == "true"
+    return text
+
+
+def _rows(text_rows, columns):
+    out = []
+    for row in csv.reader(io.StringIO("\n".join(text_rows))):
+        out.append({c: _number(v) for c, v in zip(columns, row)})
+    return out
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError as e:  # optional: the records and curves work without it
+        raise ImportError("a DataFrame needs pandas (Debian: apt-get install python3-pandas); "
+                          "result.records and result.curves() give the same rows as dicts") from e
+    return pandas
+
+
+class SweepResult:
+    def __init__(self, sweep, report, plots_note):
+        self.out = sweep.out
+        self.grid = sweep.grid
+        self.reference_lr = sweep.reference_lr
+        self.records = _rows(sweep.rows, list(_lab.run_columns))
+        self.report = report
+        self.plots_note = plots_note
+        self.summary = sweep.console_summary()
+
+    def dataframe(self):
+        return _pandas().DataFrame(self.records)
+
+    def curves(self, as_dataframe=False):
+        path = os.path.join(self.out, "curves.csv")
+        if as_dataframe:
+            return _pandas().read_csv(path)
+        with open(path, newline="", encoding="utf-8") as f:
+            return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+    def __repr__(self):
+        return f"SweepResult({self.out!r}, {len(self.records)} runs: {self.grid})"
+
+
+def _plot(out, reference_lr, python):
+    script = os.path.join(os.path.dirname(__file__), "plot_lab.py")
+    python = python or sys.executable
+    probe = subprocess.run([python, "-c", "import matplotlib"], capture_output=True)
+    if probe.returncode != 0:
+        return "plots skipped: no matplotlib for " + python + " (Debian: apt-get install python3-matplotlib)"
+    lr = repr(reference_lr) if math.isfinite(reference_lr) else "0"
+    run = subprocess.run([python, script, "--reference-lr", lr, "--", out])
+    return "" if run.returncode == 0 else "plots failed (see the messages above)"
+
+
+def sweep(out, axes=None, jobs=None, plots=True, python=None, on_run=None, **settings):
+    """Trains every run of the grid not yet in `out`, then writes runs.csv, curves.csv, report.md and
+    plots. axes: {setting: [values]}; settings: one value each (names as TrainConfig's).
+    on_run(record, skipped, done, total) sees each run as it finishes."""
+    columns = list(_lab.run_columns)
+
+    def report_run(row, skipped, done, total):
+        if on_run is not None:
+            on_run(_rows([row], columns)[0], skipped, done, total)
+
+    engine = _lab.sweep(out, dict(axes or {}), settings, jobs, report_run)
+    note = _plot(engine.out, engine.reference_lr, python) if plots else ""
+    args = ", ".join([repr(out)] + ([f"axes={axes!r}"] if axes else []) + [f"{k}={v!r}" for k, v in settings.items()])
+    report = engine.write_report(f"tapegrad.lab.sweep({args})")
+    return SweepResult(engine, report, note)

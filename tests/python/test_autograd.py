@@ -1,0 +1,111 @@
+"""Tensors, the tape and gradcheck from Python."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def test_tensor_shares_memory_with_numpy():
+    t = tg.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    a = np.asarray(t)
+    assert a.shape == (2, 3) and a.dtype == np.float32
+    a[1, 2] = 42.0  # a view: the tensor sees the write
+    assert t.numpy()[1, 2] == 42.0
+    del t  # the array keeps the tensor's memory alive
+    assert a[1, 2] == 42.0 and a.sum() == 0 + 1 + 2 + 3 + 4 + 42
+
+
+def test_parameter_value_and_grad_are_views():
+    p = tg.Parameter("w", np.ones((2, 2)))
+    v = p.value
+    v[0, 0] = 5
+    assert p.value[0, 0] == 5
+    tape = tg.Tape()
+    loss = (tape.param(p) * 3.0).sum()
+    loss.backward()
+    np.testing.assert_array_equal(p.grad, np.full((2, 2), 3.0, np.float32))
+    tape.clear()
+    loss = (tape.param(p) * 3.0).sum()
+    loss.backward()  # gradients accumulate until zero_grad, as in torch
+    np.testing.assert_array_equal(p.grad, np.full((2, 2), 6.0, np.float32))
+    p.zero_grad()
+    assert not p.grad.any()
+
+
+def test_matmul_relu_mean_gradient_against_numpy():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+    w0 = rng.standard_normal((3, 4)).astype(np.float32)
+    w = tg.Parameter("w", w0)
+    tape = tg.Tape()
+    y = (tape.constant(x) @ tape.param(w)).relu()
+    loss = (y * y).mean()
+    loss.backward()
+    h = x @ w0
+    expected = x.T @ (2 * np.maximum(h, 0) * (h > 0) / h.size)
+    np.testing.assert_allclose(loss.item(), (np.maximum(h, 0) ** 2).mean(), rtol=1e-6)
+    np.testing.assert_allclose(w.grad, expected, rtol=1e-5, atol=1e-7)
+
+
+def test_python_operators_and_scalars():
+    tape = tg.Tape()
+    a = tape.constant(np.array([1.0, 2.0, 4.0]))
+    np.testing.assert_allclose((2.0 - a / 2.0 + 1.0).numpy(), [2.5, 2.0, 1.0])
+    np.testing.assert_allclose((1.0 / a).numpy(), [1.0, 0.5, 0.25])
+    np.testing.assert_allclose((-a * 3.0).numpy(), [-3.0, -6.0, -12.0])
+    np.testing.assert_allclose((a ** 2).sqrt().numpy(), [1.0, 2.0, 4.0], rtol=1e-6)
+    assert a.sum().item() == 7.0
+
+
+def test_no_grad_records_no_node():
+    p = tg.Parameter("w", np.ones(3))
+    tape = tg.Tape()
+    with tape.no_grad():
+        y = (tape.param(p) * 2.0).sum()
+    assert not y.requires_grad and tape.num_nodes == 0
+    y2 = (tape.param(p) * 2.0).sum()
+    assert y2.requires_grad and tape.num_nodes > 0
+
+
+def test_gradcheck_of_a_composed_function():
+    rng = np.random.default_rng(1)
+    r = tg.gradcheck(lambda x, w: ((x @ w).tanh() * x.sum()).mean(),
+                     [rng.standard_normal((4, 3)), rng.standard_normal((3, 2))], name="tanh_mm")
+    assert r.ok, r.message
+    assert r.max_rel_error < 1e-6
+    assert r.variants_run >= 3  # plain, each input constant, and the aliased pairs it can run
+
+
+def test_gradcheck_vars_cannot_escape():
+    kept = []
+
+    def f(x):
+        kept.append(x)
+        return (x * x).sum()
+
+    assert tg.gradcheck(f, [np.ones(3)]).ok
+    with pytest.raises(tg.Error, match="no longer exists"):
+        kept[0].numpy()
+
+
+def test_stale_var_after_clear_is_an_error():
+    tape = tg.Tape()
+    x = tape.constant(np.ones(2))
+    tape.clear()
+    with pytest.raises(tg.Error, match="stale"):
+        x.numpy()
+
+
+def test_cross_entropy_owns_its_targets():
+    logits0 = np.array([[2.0, 0.5, -1.0], [0.1, 0.2, 0.3]], np.float32)
+    p = tg.Parameter("logits", logits0)
+    tape = tg.Tape()
+    targets = np.array([0, 2])
+    loss = tg.cross_entropy(tape.param(p), targets)
+    del targets  # the tape copied them
+    loss.backward()
+    z = logits0 - logits0.max(1, keepdims=True)
+    s = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    onehot = np.eye(3)[[0, 2]]
+    np.testing.assert_allclose(loss.item(), -np.log(s[[0, 1], [0, 2]]).mean(), rtol=1e-6)
+    np.testing.assert_allclose(p.grad, (s - onehot) / 2, rtol=1e-5, atol=1e-7)

@@ -1,0 +1,48 @@
+"""The lab from Python: a sweep from a dict of axes, its records, curves, report and plots."""
+import os
+
+import pytest
+
+import tapegrad as tg
+
+AXES = {"norm": ["layernorm", "rmsnorm"], "lr": [3e-3], "seed": [1]}
+SETTINGS = dict(dim=32, heads=2, layers=2, ctx=32, batch=4, steps=16, warmup=2, eval_iters=2)
+
+
+def test_a_sweep_and_its_report(tmp_dir):
+    seen = []
+    result = tg.lab.sweep(tmp_dir, axes=AXES, jobs=1, on_run=lambda r, skipped, done, total: seen.append((r["norm"], done, total)),
+                          **SETTINGS)
+    assert [r["norm"] for r in result.records] == ["layernorm", "rmsnorm"]
+    assert sorted(seen) == [("layernorm", 1, 2), ("rmsnorm", 2, 2)] or len(seen) == 2
+    for r in result.records:
+        assert r["steps"] == 16 and r["diverged"] in (0, False) and r["final_val_loss"] < r["initial_loss"]
+    curves = result.curves()
+    assert len(curves) == 2 * 16 and {"run_id", "step", "loss"} <= set(curves[0]) | {"run_id"}
+    with open(result.report, encoding="utf-8") as f:
+        report = f.read()
+    assert "tapegrad.lab.sweep(" in report and "rmsnorm" in report
+    assert os.path.exists(os.path.join(tmp_dir, "plots", "loss_curves.png")), result.plots_note
+    again = tg.lab.sweep(tmp_dir, axes=AXES, **SETTINGS)  # everything recorded: nothing trains
+    assert [r["final_val_loss"] for r in again.records] == [r["final_val_loss"] for r in result.records]
+
+
+def test_records_as_a_dataframe_when_pandas_is_there(tmp_dir):
+    result = tg.lab.sweep(tmp_dir, axes={"norm": ["none"], "lr": [3e-3], "seed": [1]}, plots=False, **SETTINGS)
+    try:
+        import pandas as pd
+    except ImportError:  # records work without it; asking for a DataFrame says what is missing
+        with pytest.raises(ImportError, match="pandas"):
+            result.dataframe()
+        return
+    df = result.dataframe()
+    assert isinstance(df, pd.DataFrame) and list(df["norm"]) == ["none"]
+
+
+def test_a_bad_axis_is_an_error_naming_it(tmp_dir):
+    with pytest.raises(tg.Error, match="norm"):
+        tg.lab.sweep(tmp_dir, axes={"norm": ["batchnorm"]}, **SETTINGS)
+    with pytest.raises(tg.SettingError, match="no setting 'no_such_setting'"):
+        tg.lab.sweep(tmp_dir, axes={"no_such_setting": [1, 2]}, **SETTINGS)
+    with pytest.raises(tg.Error, match="eval_iters cannot be an axis"):
+        tg.lab.sweep(tmp_dir, axes={"eval_iters": [1, 2]}, **{k: v for k, v in SETTINGS.items() if k != "eval_iters"})
