@@ -17,6 +17,8 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "tapegrad/error.h"
@@ -60,6 +62,11 @@ struct PyVar {
 // Tape-memory copy of integer ids (cross-entropy targets, embedding ids), valid until clear().
 template <typename T>
 std::span<const int32_t> tape_ids(PyTape<T>& t, const pyb::array& ids, const char* what);
+
+// A Python keyword's setting key ("min_lr" -> "min-lr"), and a setting value from Python (numbers,
+// text, booleans, lists of them); anything else is an Error naming `what`.
+std::string setting_key(std::string name);
+nlohmann::json setting_value_of(pyb::handle h, const std::string& what);
 
 // A shape from a Python sequence of ints, checked (rank, non-negative, product in int64).
 Shape shape_of(const std::vector<int64_t>& dims, const char* what);

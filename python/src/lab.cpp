@@ -17,20 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-json json_of(pyb::handle h, const std::string& what) {
-  if (pyb::isinstance<pyb::bool_>(h)) return h.cast<bool>();
-  if (pyb::isinstance<pyb::int_>(h)) return h.cast<int64_t>();
-  if (pyb::isinstance<pyb::float_>(h)) return h.cast<double>();
-  if (pyb::isinstance<pyb::str>(h)) return h.cast<std::string>();
-  throw Error(cat(what, ": a ", std::string(pyb::str(pyb::type::handle_of(h).attr("__name__"))),
-                  " is not a setting value (numbers, text, True/False)"));
-}
-
-std::string key_of(std::string name) {
-  std::replace(name.begin(), name.end(), '_', '-');
-  return name;
-}
-
 struct Sweep {
   lab::SweepOptions options;
   std::vector<lab::RunRecord> runs;
@@ -82,7 +68,7 @@ void bind_lab(pyb::module_& top) {
         // As compare_norms' flags: a setting that can be an axis takes one value or several; any other
         // training setting one value, held in the base; the sweep's own (evals, divergence rules) set it.
         const auto set = [&](pyb::handle k, std::vector<json> values) {
-          const std::string key = key_of(pyb::str(k));
+          const std::string key = setting_key(pyb::str(k));
           given.insert(key);
           if (lab::is_axis(key)) return lab::set_axis(s.options, key, values);
           static const std::set<std::string> own{"min-lr-ratio", "divergence-factor", "spike-factor", "divergence-patience", "evals"};
@@ -93,26 +79,28 @@ void bind_lab(pyb::module_& top) {
           check(values.size() == 1, "lab.sweep: ", std::string(pyb::str(k)), " cannot be an axis of a sweep (one value only)");
           lab::SweepOptions& o = s.options;
           const json& v = values[0];
-          const auto number = [&] {
-            check(v.is_number(), "lab.sweep: ", std::string(pyb::str(k)), " must be a number, got ", v.dump());
+          // The ranges compare_norms' flags check.
+          const auto number = [&](double low, double high) {
+            check(v.is_number() && v.get<double>() >= low && v.get<double>() <= high, "lab.sweep: ",
+                  std::string(pyb::str(k)), " must be a number in [", low, ", ", high, "], got ", v.is_number() ? cat(v.get<double>()) : v.dump());
             return v.get<double>();
           };
-          if (key == "min-lr-ratio") o.min_lr_ratio = number();
-          else if (key == "divergence-factor") o.divergence_factor = number();
-          else if (key == "spike-factor") o.spike_factor = number();
-          else if (key == "divergence-patience") o.divergence_patience = static_cast<int64_t>(number());
-          else if (key == "evals") o.evals = static_cast<int64_t>(number());
+          if (key == "min-lr-ratio") o.min_lr_ratio = number(0, 1);
+          else if (key == "divergence-factor") o.divergence_factor = number(1, 1e9);
+          else if (key == "spike-factor") o.spike_factor = number(1, 1e9);
+          else if (key == "divergence-patience") o.divergence_patience = static_cast<int64_t>(number(1, 1e9));
+          else if (key == "evals") o.evals = static_cast<int64_t>(number(0, 1e9));
           else
             lm::set_setting(*setting, o.base, v);
         };
-        for (auto [k, v] : settings) set(k, {json_of(v, "lab.sweep " + std::string(pyb::str(k)))});
+        for (auto [k, v] : settings) set(k, {setting_value_of(v, "lab.sweep " + std::string(pyb::str(k)))});
         for (auto [k, v] : axes) {
           std::vector<json> values;
           const std::string what = "lab.sweep axis " + std::string(pyb::str(k));
           if (pyb::isinstance<pyb::list>(v) || pyb::isinstance<pyb::tuple>(v))
-            for (pyb::handle x : v) values.push_back(json_of(x, what));
+            for (pyb::handle x : v) values.push_back(setting_value_of(x, what));
           else
-            values.push_back(json_of(v, what));
+            values.push_back(setting_value_of(v, what));
           check(!values.empty(), what, ": no values");
           set(k, values);
         }

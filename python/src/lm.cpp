@@ -44,7 +44,9 @@ pyb::object to_python(const json& j) {
   }
 }
 
-json to_json_value(pyb::handle h, const std::string& what) {
+}  // namespace
+
+json setting_value_of(pyb::handle h, const std::string& what) {
   if (h.is_none()) return nullptr;
   if (pyb::isinstance<pyb::bool_>(h)) return h.cast<bool>();
   if (pyb::isinstance<pyb::int_>(h)) {
@@ -58,20 +60,22 @@ json to_json_value(pyb::handle h, const std::string& what) {
   if (pyb::isinstance<pyb::str>(h)) return h.cast<std::string>();
   if (pyb::isinstance<pyb::list>(h) || pyb::isinstance<pyb::tuple>(h)) {
     json a = json::array();
-    for (pyb::handle x : h) a.push_back(to_json_value(x, what));
+    for (pyb::handle x : h) a.push_back(setting_value_of(x, what));
     return a;
   }
   throw Error(cat(what, ": a ", std::string(pyb::str(pyb::type::handle_of(h).attr("__name__"))),
                   " is not a setting value (numbers, text, True/False)"));
 }
 
-std::string key_of(std::string name) {
+std::string setting_key(std::string name) {
   std::replace(name.begin(), name.end(), '_', '-');
   return name;
 }
 
+namespace {
+
 const lm::Setting& setting_named(const std::string& name) {
-  const lm::Setting* s = lm::find_setting(key_of(name));
+  const lm::Setting* s = lm::find_setting(setting_key(name));
   if (!s) {
     std::string known;
     for (const auto& x : lm::settings()) {
@@ -89,7 +93,7 @@ void set_from_kwargs(TrainConfig& c, const pyb::dict& kwargs) {
     const std::string name = pyb::str(k);
     const lm::Setting& s = setting_named(name);
     try {
-      lm::set_setting(s, c, to_json_value(v, "TrainConfig " + name));
+      lm::set_setting(s, c, setting_value_of(v, "TrainConfig " + name));
     } catch (const lm::UsageError&) {
       throw;
     } catch (const Error& e) {  // a value the setting does not take: a SettingError (ValueError) too
@@ -135,12 +139,12 @@ void bind_lm(pyb::module_& top) {
         return c;
       }))
       .def("__getattr__", [](const TrainConfig& c, const std::string& name) {
-        const lm::Setting* s = lm::find_setting(key_of(name));
+        const lm::Setting* s = lm::find_setting(setting_key(name));
         if (!s) throw pyb::attribute_error(cat("TrainConfig has no setting '", name, "'"));
         return to_python(lm::setting_json(*s, c));
       })
       .def("__setattr__", [](TrainConfig& c, const std::string& name, pyb::object v) {
-        lm::set_setting(setting_named(name), c, to_json_value(v, "TrainConfig " + name));
+        lm::set_setting(setting_named(name), c, setting_value_of(v, "TrainConfig " + name));
       })
       .def("replace", [](const TrainConfig& c, pyb::kwargs kwargs) {
         TrainConfig copy = c;
