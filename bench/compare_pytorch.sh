@@ -8,11 +8,12 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 rounds="${1:-5}"
 "$root/scripts/install-deps.sh" --bench
-TAPEGRAD_TARGETS="bench_step bench_kernels" "$root/scripts/build.sh" -DTAPEGRAD_BUILD_BENCH=ON >/dev/null
+TAPEGRAD_TARGETS="bench_step bench_kernels tapegrad_python" "$root/scripts/build.sh" -DTAPEGRAD_BUILD_BENCH=ON >/dev/null
 build="${TAPEGRAD_BUILD_DIR:-$root/build}"
 py=/usr/bin/python3   # Debian's torch is seen by the system Python
 out="$(mktemp)"
-trap 'rm -f "$out"' EXIT
+pyout="$(mktemp)"
+trap 'rm -f "$out" "$pyout"' EXIT
 # PyTorch runs on the same OpenBLAS kernels tapegrad selected (lib/tapegrad/blas_kernels.h): on a
 # CPU this OpenBLAS does not know, both would otherwise compare its SSE3 fallback.
 core="$("$build/bench/bench_step" --steps 1 --warmup 0 | "$py" -c 'import json, sys; print(json.load(sys.stdin)["blas_core"])')"
@@ -42,7 +43,11 @@ for b in json.load(sys.stdin)["benchmarks"]:
     print(json.dumps({"impl": "tapegrad", "kernel": name, "threads": threads, "median_ms": ms,
                       "bytes_per_second": b.get("bytes_per_second", 0)}))' >> "$out"
 done
-"$py" - "$out" "$rounds" <<'PY'
+# The step driven from Python (import tapegrad) against the C++ trainer, bench_step and PyTorch,
+# alternating inside the script (issue targets: +5 % over C++, 0.5x PyTorch).
+echo "python front-end, $rounds rounds" >&2
+PYTHONPATH="$build/python" "$py" "$root/bench/python_step.py" --threads 1 --rounds "$rounds" --build "$build" > "$pyout"
+"$py" - "$out" "$rounds" "$pyout" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 def med(**kw):
@@ -91,4 +96,10 @@ print(f"\nRMSNorm vs tapegrad's LayerNorm: **{t_ln / t_rms:.2f}x** faster; vs Py
       f"**{p_ln / t_rms:.2f}x** faster. Triad bandwidth (2 threads): {triad:.1f} GB/s; RMSNorm moves "
       f"{bw(impl='tapegrad', kernel='rmsnorm', threads=2):.1f} GB/s = **{bw(impl='tapegrad', kernel='rmsnorm', threads=2) / triad:.0%}** "
       "of it (counting 6 tensor passes; tensors of 12.6 MB partly stay in the 32 MB L3, so above 100% is possible).")
+p = json.loads(open(sys.argv[3]).read().strip().splitlines()[-1])
+print(f"\n### The step driven from Python, L{p['layers']} H{p['heads']} C{p['dim']} T{p['ctx']} B{p['batch']}, {p['threads']} thread\n")
+print("| Python-driven step | same steps inside the C++ trainer | bare bench_step | PyTorch | Python over C++ (target <= 5 %) | Python / PyTorch (target <= 0.5x) |")
+print("|---|---|---|---|---|---|")
+print(f"| {p['python_ms']:.2f} ms | {p['cpp_ms']:.2f} ms | {p.get('bench_step_ms', float('nan')):.2f} ms | {p.get('pytorch_ms', float('nan')):.2f} ms | "
+      f"**{p['python_over_cpp']:+.1%}** | **{p.get('python_over_pytorch', float('nan')):.2f}x** |")
 PY

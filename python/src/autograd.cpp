@@ -177,10 +177,9 @@ void bind_autograd(pyb::module_& m) {
       [](pyb::function f, const std::vector<pyb::array>& inputs, std::string name, double atol, double rtol, bool variants) {
         std::vector<Tensor<double>> xs;
         for (const auto& a : inputs) xs.push_back(tensor_from<double>(a, "gradcheck input"));
-        std::vector<std::shared_ptr<PyTape<double>>> lent;
+        LentTapes<double> lent;
         const TensorFunction fn = [&](Tape<double>& tape, std::span<const Var<double>> in) {
-          auto owner = std::make_shared<PyTape<double>>(tape);
-          lent.push_back(owner);
+          const auto owner = lent.lend(tape);
           pyb::tuple args(in.size());
           for (size_t i = 0; i < in.size(); ++i) args[i] = pyb::cast(PyVar<double>{owner, in[i]});
           const PyVar<double> out = f(*args).cast<PyVar<double>>();
@@ -191,9 +190,7 @@ void bind_autograd(pyb::module_& m) {
         o.atol = atol;
         o.rtol = rtol;
         o.variants = variants;
-        GradcheckResult r = gradcheck(name, fn, xs, o);
-        for (auto& t : lent) t->lent = nullptr;  // Vars that escaped f are dead from here
-        return r;
+        return gradcheck(name, fn, xs, o);
       },
       pyb::arg("f"), pyb::arg("inputs"), pyb::arg("name") = "f", pyb::arg("atol") = 1e-5, pyb::arg("rtol") = 1e-3,
       pyb::arg("variants") = true,

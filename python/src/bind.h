@@ -22,8 +22,30 @@
 #include <vector>
 
 #include "tapegrad/error.h"
+#include "tapegrad/nn/module.h"
 #include "tapegrad/tape.h"
 #include "tapegrad/tensor.h"
+
+// A module handed to Python by pointer (named_modules, a hook's module argument) arrives as its
+// own class when that class is bound (LayerNorm, Linear, ...), and otherwise as UnaryModule when
+// it is one (a decoder block, a norm of the zoo), so it can be called and hooked; else as Module.
+namespace pybind11 {
+template <typename Base>
+  requires std::is_same_v<Base, tapegrad::nn::Module<float>> || std::is_same_v<Base, tapegrad::nn::UnaryModule<float>>
+struct polymorphic_type_hook<Base> {
+  static const void* get(const Base* src, const std::type_info*& type) {
+    if (src == nullptr) return src;
+    type = &typeid(*src);
+    if (detail::get_type_info(*type) != nullptr) return dynamic_cast<const void*>(src);
+    if (const auto* unary = dynamic_cast<const tapegrad::nn::UnaryModule<float>*>(src)) {
+      type = &typeid(tapegrad::nn::UnaryModule<float>);
+      return unary;
+    }
+    type = &typeid(tapegrad::nn::Module<float>);
+    return static_cast<const tapegrad::nn::Module<float>*>(src);
+  }
+};
+}  // namespace pybind11
 
 namespace tapegrad::py {
 
@@ -39,7 +61,8 @@ struct PyTape {
   explicit PyTape(Tape<T>& borrowed) : lent(&borrowed) {}
   Tape<T>& get() const {
     if (owned) return *owned;
-    check(lent != nullptr, "this Var belongs to a tape that no longer exists (gradcheck's: use it inside f only)");
+    check(lent != nullptr,
+          "this Var belongs to a tape that no longer exists (one lent to gradcheck's f or to a hook: use it inside the call only)");
     return *lent;
   }
   void clear() {
@@ -57,6 +80,40 @@ struct PyVar {
     owner->get();
     return var;
   }
+};
+
+// Tapes lent to Python for the length of a callback (gradcheck's f, a hook called from C++): each
+// lent PyTape is revoked when this scope ends, also by an exception, so a Var that escaped the
+// callback is refused ("no longer exists") instead of pointing into a dead tape.
+template <typename T>
+class LentTapes {
+ public:
+  LentTapes() = default;
+  LentTapes(const LentTapes&) = delete;
+  LentTapes& operator=(const LentTapes&) = delete;
+  ~LentTapes() {
+    for (auto& t : lent_) t->lent = nullptr;
+  }
+  std::shared_ptr<PyTape<T>> lend(Tape<T>& tape) {
+    lent_.push_back(std::make_shared<PyTape<T>>(tape));
+    return lent_.back();
+  }
+
+ private:
+  std::vector<std::shared_ptr<PyTape<T>>> lent_;
+};
+
+// While a module called from Python records on a PyTape, hooks hand out Vars of that tape
+// (hooks.cpp); otherwise (a model run by the Trainer) a tape lent for the hook's call.
+class RecordingOn {
+ public:
+  explicit RecordingOn(std::shared_ptr<PyTape<float>> tape);
+  ~RecordingOn();
+  RecordingOn(const RecordingOn&) = delete;
+  RecordingOn& operator=(const RecordingOn&) = delete;
+
+ private:
+  std::shared_ptr<PyTape<float>> previous_;
 };
 
 // Tape-memory copy of integer ids (cross-entropy targets, embedding ids), valid until clear().
@@ -83,6 +140,7 @@ Tensor<T> tensor_from(const pyb::array& a, const char* what);
 void bind_tensor(pyb::module_& m);
 void bind_autograd(pyb::module_& m);
 void bind_nn(pyb::module_& m);
+void bind_hooks(pyb::module_& nn_module);
 void bind_optim(pyb::module_& m);
 void bind_lm(pyb::module_& m);
 void bind_lab(pyb::module_& m);

@@ -214,6 +214,7 @@ void bind_lm(pyb::module_& top) {
           check(targets->size() == ids.size(), "LanguageModel: ", targets->size(), " targets for ", ids.size(), " ids");
           tspan = tape_ids(*tape, *targets, "LanguageModel targets");
         }
+        const RecordingOn recording(tape);  // for the hooks
         auto out = self.cast<LM&>().forward(tape->get(), span, B, T, tspan);
         tape->keep.push_back(self);
         pyb::object loss = out.loss.defined() ? pyb::cast(PyVar<float>{tape, out.loss}) : pyb::none();

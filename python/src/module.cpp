@@ -9,6 +9,10 @@ PYBIND11_MODULE(_tapegrad, m) {
   bind_tensor(m);
   bind_autograd(m);
   bind_nn(m);
+  {
+    auto nn_module = m.attr("_nn").cast<pybind11::module_>();
+    bind_hooks(nn_module);
+  }
   bind_optim(m);
   bind_lm(m);
   bind_lab(m);

@@ -58,6 +58,21 @@ void bind_nn(pyb::module_& top) {
       .def("named_parameters", &M::named_parameters, pyb::return_value_policy::reference_internal)
       .def("parameter", &M::parameter, pyb::arg("name"), pyb::return_value_policy::reference_internal)
       .def("num_parameters", &M::num_parameters)
+      .def("named_modules", &M::named_modules, pyb::return_value_policy::reference_internal,
+           "[(dotted path, module)] for this module (\"\") and every descendant, depth-first (torch's named_modules).")
+      .def("modules", [](M& mod) {
+        std::vector<M*> out;
+        for (auto& [name, child] : mod.named_modules()) out.push_back(child);
+        return out;
+      }, pyb::return_value_policy::reference_internal)
+      .def("get_submodule", [](M& mod, const std::string& path) -> M& {
+        std::string known;
+        for (auto& [name, child] : mod.named_modules()) {
+          if (name == path) return *child;
+          if (!name.empty()) known += (known.empty() ? "" : ", ") + name;
+        }
+        throw Error(cat("get_submodule: ", mod.type_name(), " has no module '", path, "'; it has: ", known));
+      }, pyb::arg("path"), pyb::return_value_policy::reference_internal, "The module at this dotted path (\"blocks.1.norm2\").")
       .def("state_dict", &state_dict_of, "Every parameter's value by dotted name, as numpy views of the module's memory.")
       .def("load_state_dict", &load_state_dict_into, pyb::arg("state_dict"), pyb::arg("strict") = true)
       .def("zero_grad", &M::zero_grad)
@@ -73,6 +88,7 @@ void bind_nn(pyb::module_& top) {
   pyb::class_<U, M, std::shared_ptr<U>>(m, "UnaryModule", "A module from one Var to one Var: call it on a Var.")
       .def("__call__", [](pyb::object self, const PV& x) {
         U& mod = self.cast<U&>();
+        const RecordingOn recording(x.owner);  // for the hooks
         Var<float> y = mod(x.get());
         x.owner->keep.push_back(self);  // the nodes point to its parameters
         return PV{x.owner, y};

@@ -5,12 +5,18 @@ activations, and any registered norm by name through norm()) are called on a Var
 its tape. Module is the base for a model written in Python: its attributes that are modules or
 parameters are its children, found in assignment order, so parameters(), named_parameters(),
 state_dict(), load_state_dict(), train() and eval() work as in torch.
+
+Hooks, as torch's, on any module (C++ or Python): register_forward_hook(hook(module, input,
+output)) runs after each call, input a tuple; register_full_backward_pre_hook(hook(module,
+grad_output)) runs when the backward pass reaches the module's output, grad_output a tuple of
+numpy arrays. Both return a handle whose remove() takes the hook off; a hook returns None.
+named_modules() / get_submodule("blocks.1.norm2") reach a module inside a model.
 """
 from collections import OrderedDict
 
 import numpy as np
 
-from ._tapegrad import Parameter
+from ._tapegrad import Error, Parameter
 from ._tapegrad._nn import (  # noqa: F401
     GELU,
     MLP,
@@ -30,7 +36,9 @@ from ._tapegrad._nn import (  # noqa: F401
     norm,
     norm_names,
 )
+from ._tapegrad._nn import HookHandle  # noqa: F401
 from ._tapegrad._nn import Module as _CppModule
+from ._tapegrad._nn import _backward_pre_hook_node
 from ._tapegrad.lm import Decoder, LanguageModel  # noqa: F401
 
 
@@ -40,6 +48,9 @@ class Module:
     def __init__(self):
         object.__setattr__(self, "_children", OrderedDict())
         object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_next_hook", 0)
 
     def __setattr__(self, name, value):
         if "_children" not in self.__dict__:
@@ -52,7 +63,57 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            _check_hook_result(hook(self, args, out), "a forward hook")
+        if self._backward_pre_hooks:
+            hooks = list(self._backward_pre_hooks.values())
+
+            def call(grad_output):
+                for hook in hooks:
+                    _check_hook_result(hook(self, grad_output), "a backward hook")
+
+            out = _backward_pre_hook_node(out, call)
+        return out
+
+    def register_forward_hook(self, hook):
+        """hook(module, input, output) after each call; input is the tuple of forward's arguments."""
+        return self._add_hook(self._forward_hooks, hook)
+
+    def register_full_backward_pre_hook(self, hook):
+        """hook(module, grad_output) when the backward pass reaches this module's output (a Var)."""
+        return self._add_hook(self._backward_pre_hooks, hook)
+
+    def _add_hook(self, hooks, hook):
+        if not callable(hook):
+            raise TypeError(f"register hook: {type(hook).__name__} is not callable")
+        object.__setattr__(self, "_next_hook", self._next_hook + 1)
+        hooks[self._next_hook] = hook
+        return _PyHookHandle(hooks, self._next_hook)
+
+    def named_modules(self, prefix=""):
+        """[(dotted path, module)] for this module ("") and every descendant, depth-first."""
+        out = [(prefix, self)]
+        for name, child in self._children.items():
+            if isinstance(child, Parameter):
+                continue
+            path = prefix + "." + name if prefix else name
+            if isinstance(child, Module):
+                out += child.named_modules(path)
+            else:
+                out += [(path + "." + n if n else path, m) for n, m in child.named_modules()]
+        return out
+
+    def modules(self):
+        return [m for _, m in self.named_modules()]
+
+    def get_submodule(self, path):
+        """The module at this dotted path ("blocks.1.norm2")."""
+        found = dict(self.named_modules())
+        if path not in found:
+            known = ", ".join(n for n in found if n)
+            raise AttributeError(f"get_submodule: {type(self).__name__} has no module '{path}'; it has: {known}")
+        return found[path]
 
     def named_parameters(self, prefix=""):
         out = []
@@ -130,3 +191,25 @@ class Sequential(Module):
 
     def __len__(self):
         return len(self._children)
+
+
+class _PyHookHandle:
+    """A Python module's hook handle: remove() takes the hook off (again: nothing)."""
+
+    def __init__(self, hooks, id):
+        self._hooks, self.id = hooks, id
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _check_hook_result(result, what):
+    if result is not None:
+        raise Error(f"{what} returned {type(result).__name__}; a hook must return None "
+                           "(tapegrad cannot replace a module's output or gradient from a hook)")

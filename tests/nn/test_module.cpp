@@ -162,3 +162,34 @@ TEST_CASE("module: forward and backward hooks see every pass of a module inside 
   CHECK(norm_calls == 2);
   REQUIRE_THROWS_WITH(block.remove_hook(fwd), "remove_hook: DecoderBlock has no hook " + std::to_string(fwd));
 }
+
+TEST_CASE("module: named_modules walks the tree by dotted path, and a hook may remove itself", "[nn][hooks]") {
+  Decoder<double> model(tiny(), 4);
+  const auto mods = model.named_modules();
+  REQUIRE(mods.size() > 3);
+  CHECK(mods[0].first.empty());
+  CHECK(mods[0].second == &model);
+  std::vector<std::string> names;
+  for (const auto& [name, m] : mods) names.push_back(name);
+  const auto at = [&](const std::string& n) { return std::find(names.begin(), names.end(), n); };
+  REQUIRE(at("blocks.1") != names.end());
+  CHECK(mods[static_cast<size_t>(at("blocks.1") - names.begin())].second == &model.block(1));
+  CHECK(at("blocks.1.norm2") != names.end());
+  CHECK(at("blocks.1") < at("blocks.1.norm2"));  // depth-first: a parent before its children
+  // A hook that removes itself (and adds another) while the hooks run: the pass goes on with the
+  // list as it was, and the next pass sees the change.
+  DecoderBlock<double>& block = model.block(0);
+  int first = 0, second = 0;
+  int64_t id = 0;
+  id = block.register_forward_hook([&](UnaryModule<double>& m, Var<double>, Var<double>) {
+    ++first;
+    m.remove_hook(id);
+    m.register_forward_hook([&](UnaryModule<double>&, Var<double>, Var<double>) { ++second; });
+  });
+  const std::vector<int32_t> ids{1, 2, 3, 4, 5, 6};
+  Tape<double> t1, t2;
+  model.forward(t1, ids, 2, 3);
+  CHECK((first == 1 && second == 0));
+  model.forward(t2, ids, 2, 3);
+  CHECK((first == 1 && second == 1));
+}

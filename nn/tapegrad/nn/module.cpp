@@ -32,6 +32,19 @@ std::vector<std::pair<std::string, Parameter<T>*>> Module<T>::named_parameters()
 }
 
 template <typename T>
+void Module<T>::collect_modules(const std::string& path, std::vector<std::pair<std::string, Module<T>*>>& out) {
+  out.emplace_back(path, this);
+  for (auto& [name, child] : children_) child->collect_modules(path.empty() ? name : path + "." + name, out);
+}
+
+template <typename T>
+std::vector<std::pair<std::string, Module<T>*>> Module<T>::named_modules() {
+  std::vector<std::pair<std::string, Module<T>*>> out;
+  collect_modules("", out);
+  return out;
+}
+
+template <typename T>
 std::vector<Parameter<T>*> Module<T>::parameters() {
   std::vector<Parameter<T>*> out;
   for (auto& [name, p] : named_parameters()) out.push_back(p);

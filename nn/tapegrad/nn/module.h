@@ -48,6 +48,9 @@ class Module {
   // throws with the list of names if there is none.
   Parameter<T>& parameter(const std::string& dotted_name);
   int64_t num_parameters();
+  // This module ("") and every descendant, depth-first in registration order, by dotted path
+  // ("blocks.0.attn"), as torch's named_modules: how a hook reaches a module inside a model.
+  std::vector<std::pair<std::string, Module<T>*>> named_modules();
   // Every parameter's value by dotted name (torch's state_dict). The tensors are the module's
   // own: io::save_state_dict(path, m.state_dict()) saves, io::load_state_dict(path,
   // m.state_dict()) loads in place (state_dict.h).
@@ -88,6 +91,7 @@ class Module {
  private:
   void set_prefix(const std::string& prefix);
   void collect(std::vector<std::pair<std::string, Parameter<T>*>>& out);
+  void collect_modules(const std::string& path, std::vector<std::pair<std::string, Module<T>*>>& out);
   void describe(std::string& out, int indent) const;
 
   std::vector<std::pair<std::string, std::unique_ptr<Parameter<T>>>> params_;
@@ -146,8 +150,10 @@ class UnaryModule : public Module<T> {
   // The hooks' part of m(x), for a composite module that calls a child's richer forward (the
   // block calls the attention's with its probe): runs the forward hooks on (x, y) and returns y,
   // or, with backward hooks, y passed through the node that calls them.
+  // The hooks run from a copy of the list, so a hook may add or remove hooks.
   Var<T> with_hooks(Var<T> x, Var<T> y) {
-    for (const auto& [id, hook] : forward_hooks_) hook(*this, x, y);
+    if (!forward_hooks_.empty())
+      for (const auto& [id, hook] : std::vector(forward_hooks_)) hook(*this, x, y);
     if (backward_hooks_.empty() || !y.tape().grad_enabled()) return y;
     Tape<T>& tape = y.tape();
     Var<T> out = tape.make_output("backward_hook", y.shape(), {y});
@@ -155,7 +161,7 @@ class UnaryModule : public Module<T> {
     std::copy(y.data(), y.data() + n, out.data());
     // d out / d y = I: the gradient passes through unchanged, after the hooks have read it.
     tape.record("backward_hook", {y}, out, [this, shape = y.shape(), n](const T* dy, T* const* dx) {
-      for (const auto& [id, hook] : backward_hooks_) hook(*this, TensorView<const T>(dy, shape));
+      for (const auto& [id, hook] : std::vector(backward_hooks_)) hook(*this, TensorView<const T>(dy, shape));
       for (int64_t i = 0; i < n; ++i) dx[0][i] += dy[i];
     });
     return out;

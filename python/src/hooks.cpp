@@ -1,0 +1,120 @@
+// Module hooks from Python, as torch's:
+//   h = model.named_modules()["blocks.1.norm2"]... or any C++ module m:
+//   h = m.register_forward_hook(lambda module, input, output: ...)   # input a tuple of Vars
+//   h = m.register_full_backward_pre_hook(lambda module, grad_output: ...)  # a tuple of arrays
+//   h.remove()
+// A C++ module's hooks also run when a C++ composite (the decoder, its blocks) calls it, and when
+// the Trainer runs the model: the hook takes the GIL there (train_step releases it). The Vars a
+// hook receives belong to the tape being recorded; from the Trainer, to a tape lent for the
+// call only. grad_output is a numpy copy of d loss / d output. A hook that returns a value is an
+// Error: the pass-through node cannot replace the gradient (torch's pre-hook may).
+// _backward_pre_hook_node is the same node for tapegrad.nn.Module, the Python base class.
+#include "bind.h"
+#include "tapegrad/nn/module.h"
+
+namespace tapegrad::py {
+
+namespace {
+
+using M = nn::Module<float>;
+using U = nn::UnaryModule<float>;
+using PV = PyVar<float>;
+
+thread_local std::shared_ptr<PyTape<float>> recording;
+
+// A Python callable owned by C++ (a module's hook list), released under the GIL wherever the
+// last owner drops it.
+std::shared_ptr<pyb::object> hold(pyb::function fn) {
+  return {new pyb::object(std::move(fn)), [](pyb::object* o) {
+            pyb::gil_scoped_acquire gil;
+            delete o;
+          }};
+}
+
+void refuse_result(const pyb::object& result, const char* what) {
+  check(result.is_none(), what, " returned ", std::string(pyb::str(pyb::type::of(result).attr("__name__"))),
+        "; a hook must return None (tapegrad cannot replace a module's output or gradient from a hook)");
+}
+
+pyb::tuple grad_tuple(TensorView<const float> g) { return pyb::make_tuple(numpy_copy<float>(g)); }
+
+// What m.register_*_hook returns: remove() takes the hook off (again: nothing).
+struct HookHandle {
+  pyb::object module;  // keeps the module (and, for a child, its parent) alive
+  int64_t id = 0;
+  bool removed = false;
+  void remove() {
+    if (removed) return;
+    module.cast<U&>().remove_hook(id);
+    removed = true;
+  }
+};
+
+}  // namespace
+
+RecordingOn::RecordingOn(std::shared_ptr<PyTape<float>> tape) : previous_(std::exchange(recording, std::move(tape))) {}
+RecordingOn::~RecordingOn() { recording = std::move(previous_); }
+
+void bind_hooks(pyb::module_& m) {
+  pyb::class_<HookHandle>(m, "HookHandle", "Returned by register_*_hook; remove() takes the hook off.")
+      .def("remove", &HookHandle::remove)
+      .def_readonly("id", &HookHandle::id)
+      .def("__enter__", [](HookHandle& h) -> HookHandle& { return h; }, pyb::return_value_policy::reference)
+      .def("__exit__", [](HookHandle& h, pyb::args) { h.remove(); });
+
+  auto unary = pyb::reinterpret_borrow<pyb::class_<U, M, std::shared_ptr<U>>>(m.attr("UnaryModule"));
+  unary.def(
+      "register_forward_hook",
+      [](pyb::object self, pyb::function hook) {
+        const auto fn = hold(std::move(hook));
+        const int64_t id = self.cast<U&>().register_forward_hook([fn](U& module, Var<float> x, Var<float> y) {
+          pyb::gil_scoped_acquire gil;
+          LentTapes<float> lent;
+          Tape<float>& tape = y.tape();
+          const auto owner = recording && &recording->get() == &tape ? recording : lent.lend(tape);
+          const pyb::object module_obj = pyb::cast(&module, pyb::return_value_policy::reference);
+          refuse_result((*fn)(module_obj, pyb::make_tuple(PV{owner, x}), PV{owner, y}), "a forward hook");
+        });
+        return HookHandle{self, id};
+      },
+      pyb::arg("hook"), "hook(module, input, output) after each call; input is a tuple of Vars.");
+  unary.def(
+      "register_full_backward_pre_hook",
+      [](pyb::object self, pyb::function hook) {
+        const auto fn = hold(std::move(hook));
+        const int64_t id = self.cast<U&>().register_backward_hook([fn](U& module, TensorView<const float> g) {
+          pyb::gil_scoped_acquire gil;
+          const pyb::object module_obj = pyb::cast(&module, pyb::return_value_policy::reference);
+          refuse_result((*fn)(module_obj, grad_tuple(g)), "a backward hook");
+        });
+        return HookHandle{self, id};
+      },
+      pyb::arg("hook"),
+      "hook(module, grad_output) when the backward pass reaches the module's output, before its own\n"
+      "backward; grad_output is a tuple with d loss / d output as a numpy array.");
+
+  m.def(
+      "_backward_pre_hook_node",
+      [](const PV& y, pyb::function call) {
+        Tape<float>& tape = y.owner->get();
+        const Var<float> in = y.get();
+        if (!tape.grad_enabled() || !in.requires_grad()) return y;
+        Var<float> out = tape.make_output("backward_hook", in.shape(), {in});
+        const int64_t n = in.shape().numel();
+        std::copy(in.data(), in.data() + n, out.data());
+        y.owner->keep.push_back(call);  // the node calls it
+        // d out / d y = I: the gradient passes through unchanged, after the hooks have read it.
+        tape.record("backward_hook", {in}, out, [fn = call.ptr(), shape = in.shape(), n](const float* dy, float* const* dx) {
+          {
+            pyb::gil_scoped_acquire gil;
+            const pyb::handle hooks(fn);
+            hooks(grad_tuple(TensorView<const float>(dy, shape)));
+          }
+          for (int64_t i = 0; i < n; ++i) dx[0][i] += dy[i];
+        });
+        return PV{y.owner, out};
+      },
+      pyb::arg("output"), pyb::arg("call"), "The pass-through node of Module.register_full_backward_pre_hook.");
+}
+
+}  // namespace tapegrad::py
