@@ -16,6 +16,7 @@
 #include "tapegrad/nn/norm_affine.h"
 #include "tapegrad/nn/norm_kernels.h"
 #include "tapegrad/nn/rmsnorm.h"
+#include "tapegrad/ops/cross_entropy.h"
 #include "tapegrad/ops/gelu.h"
 #include "tapegrad/random.h"
 #include "tapegrad/threads.h"
@@ -101,6 +102,30 @@ TEST_CASE("isa kernels: GELU and SwiGLU of every variant agree with float64", "[
     CHECK(relative_error(dh, dh64) < 2e-6);
     CHECK(relative_error(s, s64) < 1e-6);
     CHECK(relative_error(ds, ds64) < 2e-6);
+  }
+}
+
+TEST_CASE("isa kernels: the cross-entropy's logsumexp and gradient of every variant agree with float64", "[nn][isa]") {
+  const int64_t N = 37, V = GENERATE(1, 7, 65, 4097);  // 4097: the scalar path past the stack buffer
+  const auto z = normal(N * V, 11, 4.0), dz0 = normal(N * V, 12);
+  std::vector<int32_t> t(N);
+  for (int64_t i = 0; i < N; ++i) t[static_cast<size_t>(i)] = static_cast<int32_t>((i * 31) % V);
+  std::vector<double> lse64(N), dz64 = dz0;
+  cross_entropy_kernels(Isa::baseline).f64.logsumexp_rows(lse64.data(), z.data(), N, V);
+  cross_entropy_kernels(Isa::baseline).f64.backward(dz64.data(), z.data(), lse64.data(), t.data(), N, V, 0.3, 1e-2);
+  for (int64_t i = 0; i < N; ++i) {  // the definition, in long double
+    long double total = 0;
+    for (int64_t j = 0; j < V; ++j) total += std::exp(static_cast<long double>(z[i * V + j]));
+    CHECK(std::abs(lse64[i] - static_cast<double>(std::log(total))) < 1e-12 * std::max(1.0, std::abs(lse64[i])));
+  }
+  const auto zf = to_float(z);
+  for (Isa isa : runnable_isas()) {
+    INFO("variant " << isa_name(isa) << ", V = " << V);
+    std::vector<float> lse(N), dz = to_float(dz0);
+    cross_entropy_kernels(isa).f32.logsumexp_rows(lse.data(), zf.data(), N, V);
+    cross_entropy_kernels(isa).f32.backward(dz.data(), zf.data(), lse.data(), t.data(), N, V, 0.3f, 1e-2f);
+    CHECK(relative_error(lse, lse64) < 1e-6);
+    CHECK(relative_error(dz, dz64) < 2e-6);
   }
 }
 

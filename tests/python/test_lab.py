@@ -46,3 +46,21 @@ def test_a_bad_axis_is_an_error_naming_it(tmp_dir):
         tg.lab.sweep(tmp_dir, axes={"no_such_setting": [1, 2]}, **SETTINGS)
     with pytest.raises(tg.Error, match="eval_iters cannot be an axis"):
         tg.lab.sweep(tmp_dir, axes={"eval_iters": [1, 2]}, **{k: v for k, v in SETTINGS.items() if k != "eval_iters"})
+
+
+def test_every_plot_is_drawn_and_captioned(tmp_dir):
+    """examples/plot_lab.py (shipped in the package) draws each plot the report captions, from a
+    sweep that has the data for all of them: two learning rates, two norms, sharpness probes."""
+    result = tg.lab.sweep(tmp_dir, axes={"norm": ["layernorm", "rmsnorm"], "lr": [1e-3, 3e-3], "seed": [1]},
+                          jobs=1, sharpness_every=8, sharpness_iters=4, **SETTINGS)
+    with open(result.report, encoding="utf-8") as f:
+        report = f.read()
+    names = ["loss_vs_lr", "loss_curves", "residual_rms", "attention_logit", "grad_norm", "log_z_vs_lr", "log_z",
+             "sharpness"]
+    for name in names:
+        path = os.path.join(tmp_dir, "plots", name + ".png")
+        assert os.path.exists(path), (name, result.plots_note)
+        with open(path, "rb") as f:
+            head = f.read(8)
+        assert head == b"\x89PNG\r\n\x1a\n" and os.path.getsize(path) > 10_000, name  # a drawn figure, not a stub
+        assert f"plots/{name}.png" in report, name  # and the report shows it

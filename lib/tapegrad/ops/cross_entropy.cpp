@@ -4,9 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "tapegrad/parallel.h"
-#include "tapegrad/vmath.h"
-
 namespace tapegrad {
 
 // Per row, with p = softmax(z):  d/dz_j [logsumexp(z) - z_t] = p_j - [j == t].
@@ -17,27 +14,13 @@ namespace tapegrad {
 //   dz_ij += (dloss / N) ((1 + 2 c lse_i) exp(z_ij - lse_i) - [j == t_i])
 // — inside the same pass, at no extra exp.
 
-// Rows are processed in chunks of V <= kMaxStackV with a stack buffer for exp(); wider
-// vocabularies fall back to a scalar loop.
-constexpr int64_t kMaxStackV = 4096;
+TAPEGRAD_ISA_DISPATCH(CrossEntropyKernels, cross_entropy_kernels)
 
+// The row kernels (logsumexp, the gradient) are cross_entropy_kernels.cpp's, one copy per ISA.
 template <typename T>
 CrossEntropyTerms cross_entropy_forward(T* lse, const T* logits, const int32_t* targets, int64_t N, int64_t V,
                                         double z_loss) {
-  parallel_for(N, 3 * V, [&](int64_t r0, int64_t r1) {
-    T buf[kMaxStackV];
-    for (int64_t i = r0; i < r1; ++i) {
-      const T* z = logits + i * V;
-      const T mx = vmath::max(z, V);
-      T total = 0;
-      if (V <= kMaxStackV) {
-        total = vmath::exp_shifted_sum(buf, z, mx, V);
-      } else {
-        for (int64_t j = 0; j < V; ++j) total += std::exp(z[j] - mx);
-      }
-      lse[i] = mx + std::log(total);
-    }
-  });
+  cross_entropy_kernels().get<T>().logsumexp_rows(lse, logits, N, V);
   double ce = 0, sq = 0, sum = 0, mn = std::numeric_limits<double>::infinity();
   for (int64_t i = 0; i < N; ++i) {
     const double l = lse[i];
@@ -52,21 +35,7 @@ CrossEntropyTerms cross_entropy_forward(T* lse, const T* logits, const int32_t* 
 template <typename T>
 void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int32_t* targets, int64_t N,
                             int64_t V, T scale, T z_loss) {
-  parallel_for(N, 3 * V, [&](int64_t r0, int64_t r1) {
-    T buf[kMaxStackV];
-    for (int64_t i = r0; i < r1; ++i) {
-      const T* z = logits + i * V;
-      T* dz = dlogits + i * V;
-      const T row = scale * (T(1) + T(2) * z_loss * lse[i]);  // = scale without a z-loss
-      if (V <= kMaxStackV) {
-        vmath::exp_shifted_sum(buf, z, lse[i], V);
-        for (int64_t j = 0; j < V; ++j) dz[j] += row * buf[j];
-      } else {
-        for (int64_t j = 0; j < V; ++j) dz[j] += row * std::exp(z[j] - lse[i]);
-      }
-      dz[targets[i]] -= scale;
-    }
-  });
+  cross_entropy_kernels().get<T>().backward(dlogits, logits, lse, targets, N, V, scale, z_loss);
 }
 
 template <typename T>

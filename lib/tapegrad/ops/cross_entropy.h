@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "tapegrad/isa.h"
 #include "tapegrad/tape.h"
 
 namespace tapegrad {
@@ -34,6 +35,17 @@ CrossEntropyTerms cross_entropy_forward(T* lse, const T* logits, const int32_t* 
 template <typename T>
 void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int32_t* targets, int64_t N,
                             int64_t V, T scale, T z_loss = 0);
+
+// The row kernels of one instruction set (tapegrad/isa.h): each row's logsumexp, and the
+// gradient as backward above adds it. The functions above run the active one's.
+template <typename T>
+struct CrossEntropyFns {
+  void (*logsumexp_rows)(T* lse, const T* logits, int64_t N, int64_t V);
+  void (*backward)(T* dlogits, const T* logits, const T* lse, const int32_t* targets, int64_t N, int64_t V, T scale,
+                   T z_loss);
+};
+using CrossEntropyKernels = ByPrecision<CrossEntropyFns>;
+const CrossEntropyKernels& cross_entropy_kernels(Isa isa = active_isa());
 
 // `targets` must stay alive until backward() has run (the tape keeps a pointer, not a copy).
 // z_loss >= 0 is the coefficient of the z-loss term (1e-4 in PaLM); 0 leaves plain cross-entropy.
