@@ -50,7 +50,7 @@ template <bool kRms>
 void run_norm(benchmark::State& st, int threads, int64_t rows, int64_t C) {
   set_num_threads(threads);
   Parameter<float> x = param("x", {rows, C}, 1), w = param("w", {C}, 2), b = param("b", {C}, 3);
-  const Tensor<float> dy = param("dy", {rows, C}, 4).value;
+  const Tensor<float> dy = param("dy", {rows, C}, 4).value();
   Tape<float> tape;
   for (auto _ : st) {
     tape.clear();
@@ -86,7 +86,7 @@ void BM_attention(benchmark::State& st) {
   const int64_t B = 4, T = st.range(0), C = 128, NH = 4;
   Parameter<float> x = param("x", {B, T, C}, 1), wq = param("wq", {3 * C, C}, 2, 0.02), wp = param("wp", {C, C}, 3, 0.02);
   Parameter<float> bq = param("bq", {3 * C}, 4, 0.0), bp = param("bp", {C}, 5, 0.0);
-  const Tensor<float> dy = param("dy", {B, T, C}, 6).value;
+  const Tensor<float> dy = param("dy", {B, T, C}, 6).value();
   Tape<float> tape;
   for (auto _ : st) {
     tape.clear();
@@ -107,7 +107,7 @@ void BM_attention_core(benchmark::State& st) {
   set_num_threads(1);
   const int64_t HS = st.range(0), NH = 4, C = NH * HS, B = 6, T = 64;
   const nn::AttentionDims d{B, T, C, NH};
-  const Tensor<float> qkv = param("qkv", {B, T, 3 * C}, 1).value, dy = param("dy", {B, T, C}, 2).value;
+  const Tensor<float> qkv = param("qkv", {B, T, 3 * C}, 1).value(), dy = param("dy", {B, T, C}, 2).value();
   std::vector<float> att(static_cast<size_t>(B * NH * T * T)), y(static_cast<size_t>(B * T * C)),
       dqkv(static_cast<size_t>(B * T * 3 * C));
   std::vector<float> scratch(static_cast<size_t>(std::max<int64_t>(
@@ -137,7 +137,7 @@ void BM_attention_qk_norm(benchmark::State& st) {
   Parameter<float> x = param("x", {B, T, C}, 1), wq = param("wq", {3 * C, C}, 2, 0.02), wp = param("wp", {C, C}, 3, 0.02);
   Parameter<float> bq = param("bq", {3 * C}, 4, 0.0), bp = param("bp", {C}, 5, 0.0);
   Parameter<float> gq = param("gq", {HS}, 7, 0.0), gk = param("gk", {HS}, 8, 0.0);
-  const Tensor<float> dy = param("dy", {B, T, C}, 6).value;
+  const Tensor<float> dy = param("dy", {B, T, C}, 6).value();
   Tape<float> tape;
   for (auto _ : st) {
     tape.clear();
@@ -177,7 +177,7 @@ void BM_mlp(benchmark::State& st) {
   const int64_t rows = 768, C = 128, H = nn::default_mlp_hidden(C, kKind), width = kKind == nn::MlpActivation::kGelu ? H : 2 * H;
   Parameter<float> x = param("x", {rows, C}, 1), wf = param("wf", {width, C}, 2, 0.02), wp = param("wp", {C, H}, 3, 0.02);
   Parameter<float> bf = param("bf", {width}, 4, 0.0), bp = param("bp", {C}, 5, 0.0);
-  const Tensor<float> dy = param("dy", {rows, C}, 6).value;
+  const Tensor<float> dy = param("dy", {rows, C}, 6).value();
   Tape<float> tape;
   for (auto _ : st) {
     tape.clear();
@@ -197,7 +197,7 @@ void BM_embedding(benchmark::State& st) {
   Parameter<float> w = param("w", {V, C}, 1);
   std::vector<int32_t> ids(N);
   for (int64_t i = 0; i < N; ++i) ids[i] = static_cast<int32_t>((i * 7) % V);
-  const Tensor<float> dy = param("dy", {N, C}, 2).value;
+  const Tensor<float> dy = param("dy", {N, C}, 2).value();
   Tape<float> tape;
   for (auto _ : st) {
     tape.clear();
@@ -211,7 +211,7 @@ BENCHMARK(BM_embedding)->UseRealTime()->Unit(benchmark::kMicrosecond);
 void BM_adamw(benchmark::State& st) {
   set_num_threads(static_cast<int>(st.range(0)));
   Parameter<float> w = param("w", {800, 1024}, 1);
-  w.grad = param("g", {800, 1024}, 2).value;
+  w.grad() = param("g", {800, 1024}, 2).value();
   AdamW<float> opt({&w});
   for (auto _ : st) opt.step(1e-3);
   st.SetBytesProcessed(st.iterations() * 7 * w.numel() * 4);

@@ -75,10 +75,10 @@ int main() {
       opt.zero_grad();
       tape.backward(loss);
       opt.step(0.05);
-      if (step % 60 == 0) std::printf("step %3d  loss %.3e  beta %.4f\n", step, loss.value()[0], beta.value[0]);
+      if (step % 60 == 0) std::printf("step %3d  loss %.3e  beta %.4f\n", step, loss.value()[0], beta.value()[0]);
     }
-    const bool learned = std::abs(beta.value[0] - 3.0f) < 0.01f;
-    std::printf("%s: beta = %.4f (target 3)\n", learned ? "OK" : "FAILED", beta.value[0]);
+    const bool learned = std::abs(beta.value()[0] - 3.0f) < 0.01f;
+    std::printf("%s: beta = %.4f (target 3)\n", learned ? "OK" : "FAILED", beta.value()[0]);
     return learned ? 0 : 1;
   } catch (const std::exception& e) {  // e.g. a bad TAPEGRAD_BUFFER_OFFSET: one line, not an abort
     std::fprintf(stderr, "custom_op: error: %s\n", e.what());

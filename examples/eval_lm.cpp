@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
       const auto out = m.model->forward(tape, ids, B, ctx, targets);
       tape.backward(out.loss);
       io::NamedTensors<float> grads;
-      for (auto& [name, p] : m.model->named_parameters()) grads.emplace_back(name, p->grad.view());
+      for (auto& [name, p] : m.model->named_parameters()) grads.emplace_back(name, p->grad().view());
       // The gradients are of the objective (cross-entropy + z-loss), which "objective" holds;
       // "loss" is the cross-entropy alone, as everywhere else.
       const auto text = [](double v) { return nlohmann::json(v).dump(); };  // every digit: reads back exactly

@@ -117,7 +117,7 @@ void require_precisions_agree(F f, const std::vector<Tensor<double>>& inputs, do
   };
   compare("output", r32.out.value(), r64.out.value());
   for (size_t i = 0; i < inputs.size(); ++i)
-    compare("gradient of input " + std::to_string(i), r32.params[i].grad.view(), r64.params[i].grad.view());
+    compare("gradient of input " + std::to_string(i), r32.params[i].grad().view(), r64.params[i].grad().view());
 }
 
 // A random tensor with entries N(0, std^2), from a seeded generator.

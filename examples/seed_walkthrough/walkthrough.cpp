@@ -112,8 +112,8 @@ std::unique_ptr<nn::DecoderBlock<double>> seeded_block(nn::NormKind norm, uint64
   Rng rng(seed);
   for (auto& [name, p] : block->named_parameters()) {
     if (name.find("norm") != std::string::npos) continue;  // the norm's own init (gains 1, DyT's alpha 0.5)
-    if (name.ends_with("bias")) p->value.fill(0.0);
-    else p->value = Tensor<double>::randn(p->shape(), rng, 0.3);
+    if (name.ends_with("bias")) p->value().fill(0.0);
+    else p->value() = Tensor<double>::randn(p->shape(), rng, 0.3);
   }
   return block;
 }
@@ -167,7 +167,7 @@ SeedWalkthrough run_seed_walkthrough(uint64_t block_seed, const std::string& nor
                                                  {-0.06, 0.09, 0.03, -0.12}};
   nn::Embedding<double> table({.num = 18433, .dim = 4});
   for (size_t t = 0; t < w.ids.size(); ++t)
-    std::copy(vectors[t].begin(), vectors[t].end(), table.weight().value.data() + w.ids[t] * 4);
+    std::copy(vectors[t].begin(), vectors[t].end(), table.weight().value().data() + w.ids[t] * 4);
   Tape<double> tape;
   w.embeddings = Tensor<double>::copy_of(table.forward(tape, w.ids, {1, 5}).value());
 

@@ -61,7 +61,7 @@ std::vector<Tensor<double>> analytic_grads(Tape<double>& tape, const Fn& f,
   if (scribble) scribble_stack(pattern);
   tape.backward(y, upstream.view());
   std::vector<Tensor<double>> grads;
-  for (Parameter<double>* p : params) grads.push_back(p->grad);
+  for (Parameter<double>* p : params) grads.push_back(p->grad());
   return grads;
 }
 
@@ -237,12 +237,12 @@ GradcheckResult gradcheck(std::string_view name, const Fn& f, std::span<Paramete
     int64_t worst = -1;
     double worst_a = 0, worst_n = 0;
     for (int64_t i : elements_to_check(p.numel(), o.max_elements, rng)) {
-      const double v = p.value[i];
-      p.value[i] = v + o.h;
+      const double v = p.value()[i];
+      p.value()[i] = v + o.h;
       const double plus = probe(tape, f, u);
-      p.value[i] = v - o.h;
+      p.value()[i] = v - o.h;
       const double minus = probe(tape, f, u);
-      p.value[i] = v;
+      p.value()[i] = v;
       const double num = (plus - minus) / (2 * o.h);
       const double diff = std::abs(a[i] - num);
       if (!std::isfinite(a[i])) r.ok = false;  // NaN compares false below; catch it here
@@ -348,7 +348,7 @@ GradcheckResult gradcheck(std::string_view name, const TensorFunction& f,
     for (auto& p : params) p.zero_grad();
     tape.clear();
     const Fn one_constant = [&](Tape<double>& t) {
-      for (size_t i = 0; i < n; ++i) vars[i] = i == k ? t.constant(params[i].value.view()) : t.param(params[i]);
+      for (size_t i = 0; i < n; ++i) vars[i] = i == k ? t.constant(params[i].value().view()) : t.param(params[i]);
       return f(t, vars);
     };
     Var<double> y = record_graph(tape, one_constant);
@@ -359,12 +359,12 @@ GradcheckResult gradcheck(std::string_view name, const TensorFunction& f,
     tape.backward(y, u.view());
     for (size_t j = 0; j < n; ++j) {
       if (j == k) continue;
-      const int64_t i = first_difference(expect[j], params[j].grad, 1e-12);
+      const int64_t i = first_difference(expect[j], params[j].grad(), 1e-12);
       if (i < 0) continue;
       r.ok = false;
       r.variant = cat("input ", k, " constant");
       r.message = cat("gradcheck '", op, "' FAILED (variant: input ", k, " constant) for input ", j, " ", params[j].shape(),
-                      " at index ", multi_index(i, params[j].shape()), ": gradient ", params[j].grad[i], " with input ", k,
+                      " at index ", multi_index(i, params[j].shape()), ": gradient ", params[j].grad()[i], " with input ", k,
                       " a constant, ", expect[j][i], " with every input a leaf: a backward that mixes up its inputs' "
                       "gradients when one needs none?");
       return r;
@@ -393,12 +393,12 @@ GradcheckResult gradcheck(std::string_view name, const TensorFunction& f,
     passed.push_back(cat("input ", k, "'s gradient pre-filled"));
     Tensor<double> want = expect[k];
     for (int64_t i = 0; i < want.numel(); ++i) want[i] += c[i];
-    const int64_t i = first_difference(want, params[k].grad, 1e-10);
+    const int64_t i = first_difference(want, params[k].grad(), 1e-10);
     if (i < 0) continue;
     r.ok = false;
     r.variant = cat("input ", k, "'s gradient pre-filled");
     r.message = cat("gradcheck '", op, "' FAILED (variant: input ", k, "'s gradient pre-filled) for input ", k, " ",
-                    params[k].shape(), " at index ", multi_index(i, params[k].shape()), ": gradient ", params[k].grad[i],
+                    params[k].shape(), " at index ", multi_index(i, params[k].shape()), ": gradient ", params[k].grad()[i],
                     ", expected ", want[i], " (this op's ", expect[k][i], " plus ", c[i], " from another use of the "
                     "input, whose backward ran first): does backward assign its input's gradient with = instead of "
                     "accumulating with +=?");

@@ -20,7 +20,7 @@ void hessian_vector_product(std::span<Parameter<double>* const> params, const Gr
         v.size(), " and hv ", hv.size(), " elements, the parameters ", n);
   double w2 = 0, v2 = 0;
   for (const Parameter<double>* p : params)
-    for (int64_t i = 0; i < p->numel(); ++i) w2 += p->value[i] * p->value[i];
+    for (int64_t i = 0; i < p->numel(); ++i) w2 += p->value()[i] * p->value()[i];
   for (double x : v) v2 += x * x;
   if (v2 == 0) {
     std::fill(hv.begin(), hv.end(), 0.0);
@@ -32,12 +32,12 @@ void hessian_vector_product(std::span<Parameter<double>* const> params, const Gr
   const auto move_to = [&](double sign) {  // w = saved + sign * eps * v
     int64_t k = 0;
     for (Parameter<double>* p : params)
-      for (int64_t i = 0; i < p->numel(); ++i, ++k) p->value[i] = saved[static_cast<size_t>(k)] + sign * eps * v[static_cast<size_t>(k)];
+      for (int64_t i = 0; i < p->numel(); ++i, ++k) p->value()[i] = saved[static_cast<size_t>(k)] + sign * eps * v[static_cast<size_t>(k)];
   };
   {
     int64_t k = 0;
     for (const Parameter<double>* p : params)
-      for (int64_t i = 0; i < p->numel(); ++i) saved[static_cast<size_t>(k++)] = p->value[i];
+      for (int64_t i = 0; i < p->numel(); ++i) saved[static_cast<size_t>(k++)] = p->value()[i];
   }
   move_to(+1);
   gradient(hv);
@@ -45,7 +45,7 @@ void hessian_vector_product(std::span<Parameter<double>* const> params, const Gr
   gradient(minus);
   int64_t k = 0;
   for (Parameter<double>* p : params)  // restore bitwise
-    for (int64_t i = 0; i < p->numel(); ++i) p->value[i] = saved[static_cast<size_t>(k++)];
+    for (int64_t i = 0; i < p->numel(); ++i) p->value()[i] = saved[static_cast<size_t>(k++)];
   for (int64_t i = 0; i < n; ++i) hv[static_cast<size_t>(i)] = (hv[static_cast<size_t>(i)] - minus[static_cast<size_t>(i)]) / (2 * eps);
 }
 

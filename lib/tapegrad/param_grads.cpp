@@ -22,24 +22,24 @@ TensorView<T> ParamGrads<T>::grad_for(const Parameter<T>& p) {
                                    [](const Entry& e, const Parameter<T>* q) { return e.param < q; });
   check(it != entries_.end() && it->param == &p, "ParamGrads: parameter '", p.name,
         "' has no gradient buffer here (it was not among the parameters this set was made for)");
-  return it->grad.view();
+  return it->buffer.view();
 }
 
 template <typename T>
 void ParamGrads<T>::zero() {
-  parallel_for_arrays(static_cast<int64_t>(entries_.size()), [this](int64_t k) { return entry(k).grad.numel(); }, 1,
+  parallel_for_arrays(static_cast<int64_t>(entries_.size()), [this](int64_t k) { return entry(k).buffer.numel(); }, 1,
                       [this](int64_t k, int64_t i0, int64_t i1) {
-                        T* const g = entry(k).grad.data();
+                        T* const g = entry(k).buffer.data();
                         std::fill(g + i0, g + i1, T(0));
                       });
 }
 
 template <typename T>
 void ParamGrads<T>::add_into_params() {
-  parallel_for_arrays(static_cast<int64_t>(entries_.size()), [this](int64_t k) { return entry(k).grad.numel(); }, 1,
+  parallel_for_arrays(static_cast<int64_t>(entries_.size()), [this](int64_t k) { return entry(k).buffer.numel(); }, 1,
                       [this](int64_t k, int64_t i0, int64_t i1) {
-                        T* const dst = entry(k).param->grad.data();
-                        const T* const src = entry(k).grad.data();
+                        T* const dst = entry(k).param->grad().data();
+                        const T* const src = entry(k).buffer.data();
                         for (int64_t i = i0; i < i1; ++i) dst[i] += src[i];  // vectorized
                       });
 }

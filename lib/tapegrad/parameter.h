@@ -11,19 +11,29 @@
 namespace tapegrad {
 
 template <typename T = float>
-struct Parameter {
+class Parameter {
+ public:
   std::string name;
-  Tensor<T> value;
-  Tensor<T> grad;  // same shape as value, zero at construction
-  bool requires_grad = true;
+  bool requires_grad = true;  // false: frozen (the tape treats it as a constant)
 
   Parameter() = default;
-  Parameter(std::string name_, Tensor<T> value_)
-      : name(std::move(name_)), value(std::move(value_)), grad(value.shape()) {}
+  Parameter(std::string name_, Tensor<T> value)
+      : name(std::move(name_)), value_(std::move(value)), grad_(value_.shape()) {}
 
-  const Shape& shape() const { return value.shape(); }
-  int64_t numel() const { return value.numel(); }
-  void zero_grad() { grad.fill(T(0)); }
+  // The value and d loss / d value, accessed as a Var's value() and grad(). grad has the value's
+  // shape, zero at construction.
+  Tensor<T>& value() { return value_; }
+  const Tensor<T>& value() const { return value_; }
+  Tensor<T>& grad() { return grad_; }
+  const Tensor<T>& grad() const { return grad_; }
+
+  const Shape& shape() const { return value_.shape(); }
+  int64_t numel() const { return value_.numel(); }
+  void zero_grad() { grad_.fill(T(0)); }
+
+ private:
+  Tensor<T> value_;
+  Tensor<T> grad_;
 };
 
 }  // namespace tapegrad

@@ -44,10 +44,10 @@ Var<T> Tape<T>::leaf(TensorView<T> value, TensorView<T> grad) {
 
 template <typename T>
 Var<T> Tape<T>::param(Parameter<T>& p) {
-  if (!p.requires_grad) return constant(p.value.view());
-  check(p.grad.shape() == p.value.shape(), "param '", p.name, "': gradient shape ", p.grad.shape(),
-        " differs from value shape ", p.value.shape());
-  return leaf(p.value.view(), param_grads_ ? param_grads_->grad_for(p) : p.grad.view());
+  if (!p.requires_grad) return constant(p.value().view());
+  check(p.grad().shape() == p.value().shape(), "param '", p.name, "': gradient shape ", p.grad().shape(),
+        " differs from value shape ", p.value().shape());
+  return leaf(p.value().view(), param_grads_ ? param_grads_->grad_for(p) : p.grad().view());
 }
 
 namespace {

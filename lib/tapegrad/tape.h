@@ -84,9 +84,9 @@ class Tape {
   Var<T> constant(Tensor<T>&& value);
   // A value whose gradient accumulates into `grad` (same shape).
   Var<T> leaf(TensorView<T> value, TensorView<T> grad);
-  // A parameter: a leaf over p.value / p.grad, or a constant if !p.requires_grad.
+  // A parameter: a leaf over p.value() / p.grad(), or a constant if !p.requires_grad.
   Var<T> param(Parameter<T>& p);
-  // From now on param(p) accumulates into grads->grad_for(p) instead of p.grad (nullptr: p.grad
+  // From now on param(p) accumulates into grads->grad_for(p) instead of p.grad() (nullptr: p.grad()
   // again) — how a data-parallel worker keeps its share apart (param_grads.h). Not owned.
   void set_param_grads(ParamGrads<T>* grads) { param_grads_ = grads; }
 

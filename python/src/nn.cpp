@@ -19,7 +19,7 @@ using PV = PyVar<float>;
 
 pyb::dict state_dict_of(pyb::object self) {
   pyb::dict d;
-  for (auto& [name, p] : self.cast<M&>().named_parameters()) d[pyb::str(name)] = numpy_view(p->value.view(), self);
+  for (auto& [name, p] : self.cast<M&>().named_parameters()) d[pyb::str(name)] = numpy_view(p->value().view(), self);
   return d;
 }
 

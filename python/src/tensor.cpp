@@ -143,15 +143,15 @@ void bind_tensor(pyb::module_& m) {
       .def_readonly("name", &ParamF::name)
       .def_property_readonly("shape", [](const ParamF& p) { return pyb::tuple(pyb::cast(std::vector<int64_t>(p.shape().begin(), p.shape().end()))); })
       .def_property(
-          "value", [](pyb::object self) { return numpy_view(self.cast<ParamF&>().value.view(), self); },
+          "value", [](pyb::object self) { return numpy_view(self.cast<ParamF&>().value().view(), self); },
           [](ParamF& p, const pyb::array& a) {
             Tensor<float> t = tensor_from<float>(a, ("Parameter " + p.name + ".value").c_str());
             check(t.shape() == p.shape(), "Parameter ", p.name, ": value of shape ", t.shape(), " for a parameter of shape ",
                   p.shape());
-            std::copy(t.data(), t.data() + t.numel(), p.value.data());
+            std::copy(t.data(), t.data() + t.numel(), p.value().data());
           },
           "A numpy view of the value (writes go to the parameter); assigning copies in, same shape only.")
-      .def_property_readonly("grad", [](pyb::object self) { return numpy_view(self.cast<ParamF&>().grad.view(), self); })
+      .def_property_readonly("grad", [](pyb::object self) { return numpy_view(self.cast<ParamF&>().grad().view(), self); })
       .def_readwrite("requires_grad", &ParamF::requires_grad)
       .def("numel", &ParamF::numel)
       .def("zero_grad", &ParamF::zero_grad)

@@ -21,7 +21,7 @@ nn::DecoderConfig tiny() {
 template <typename T>
 void randomize(nn::Decoder<T>& model) {
   Rng rng(3);
-  for (auto* p : model.parameters()) p->value = Tensor<T>::randn(p->shape(), rng, 0.5);
+  for (auto* p : model.parameters()) p->value() = Tensor<T>::randn(p->shape(), rng, 0.5);
 }
 
 std::vector<int32_t> tokens(int64_t n, uint64_t seed) {
@@ -49,7 +49,7 @@ TEST_CASE("batch parallel: the split step's loss, gradients and statistics are t
   const double loss = out.loss.value()[0];
   tape.backward(out.loss);
   std::vector<std::vector<double>> expect;
-  for (auto* p : params) expect.push_back(to_vector<double>(p->grad.view())), p->zero_grad();
+  for (auto* p : params) expect.push_back(to_vector<double>(p->grad().view())), p->zero_grad();
 
   set_num_threads(2);
   lm::BatchParallelStep<double> step(model, params);
@@ -68,7 +68,7 @@ TEST_CASE("batch parallel: the split step's loss, gradients and statistics are t
   CHECK(out.terms.log_z_min < out.terms.log_z_mean);
   for (size_t i = 0; i < params.size(); ++i) {
     INFO(params[i]->name);
-    CHECK_THAT(params[i]->grad.view(), AllClose<double>(expect[i], 1e-13, 1e-12));
+    CHECK_THAT(params[i]->grad().view(), AllClose<double>(expect[i], 1e-13, 1e-12));
   }
   for (size_t i = 0; i < whole.blocks.size(); ++i) {
     CHECK_THAT(split.blocks[i].residual_rms, Catch::Matchers::WithinRel(whole.blocks[i].residual_rms, 1e-12));
@@ -91,7 +91,7 @@ TEST_CASE("batch parallel: bitwise repeatable for a thread count, no more worker
       for (auto* p : params) p->zero_grad();
       result.push_back(static_cast<float>(step.forward_backward(tokens(B * 6, 10 + s), tokens(B * 6, 20 + s), B, 6).cross_entropy));
     }
-    for (auto* p : params) result.insert(result.end(), p->grad.data(), p->grad.data() + p->numel());
+    for (auto* p : params) result.insert(result.end(), p->grad().data(), p->grad().data() + p->numel());
     const int workers = step.workers();
     set_num_threads(0);
     return std::pair{result, workers};
@@ -120,7 +120,7 @@ TEST_CASE("batch parallel: an error in one worker reaches the caller, and the st
   const auto grads = [&](lm::BatchParallelStep<float>& s) {
     for (auto* p : params) p->zero_grad();
     std::vector<float> g{static_cast<float>(s.forward_backward(ids, targets, 4, 6).cross_entropy)};
-    for (auto* p : params) g.insert(g.end(), p->grad.data(), p->grad.data() + p->numel());
+    for (auto* p : params) g.insert(g.end(), p->grad().data(), p->grad().data() + p->numel());
     return g;
   };
   lm::BatchParallelStep<float> fresh(model, params);
@@ -137,7 +137,7 @@ TEST_CASE("batch parallel: a team smaller than the workers still computes every 
   const auto grads = [&](lm::BatchParallelStep<float>& s, std::span<const int32_t> i, std::span<const int32_t> t) {
     for (auto* p : params) p->zero_grad();
     std::vector<float> g{static_cast<float>(s.forward_backward(i, t, 4, 6).cross_entropy)};
-    for (auto* p : params) g.insert(g.end(), p->grad.data(), p->grad.data() + p->numel());
+    for (auto* p : params) g.insert(g.end(), p->grad().data(), p->grad().data() + p->numel());
     return g;
   };
   const std::vector<float> expect = grads(reference, ids, targets);

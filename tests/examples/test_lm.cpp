@@ -171,7 +171,7 @@ TEST_CASE("checkpoint: every registered norm saves, reloads and resumes bitwise"
   LoadedModel m = load_model(dir.string());
   CHECK(m.model->config().norm == c.norm);
   for (auto& [name, p] : first->model().named_parameters())
-    REQUIRE(std::equal(p->value.span().begin(), p->value.span().end(), m.model->parameter(name).value.span().begin()));
+    REQUIRE(std::equal(p->value().span().begin(), p->value().span().end(), m.model->parameter(name).value().span().begin()));
   auto resumed = resume_trainer(dir.string());
   for (int i = 2; i < 4; ++i) REQUIRE(resumed->train_step().loss == expect[static_cast<size_t>(i)]);
   fs::remove_all(dir);
@@ -184,8 +184,8 @@ TEST_CASE("checkpoint: round trip of weights and optimizer state, damage is dete
   save_checkpoint(*t, dir.string());
   LoadedModel m = load_model(dir.string());
   for (auto& [name, p] : t->model().named_parameters()) {
-    const auto& q = m.model->parameter(name).value;
-    REQUIRE(std::equal(p->value.data(), p->value.data() + p->numel(), q.data()));
+    const auto& q = m.model->parameter(name).value();
+    REQUIRE(std::equal(p->value().data(), p->value().data() + p->numel(), q.data()));
   }
   CHECK(m.tokenizer->to_json() == t->tokenizer().to_json());
 
@@ -485,7 +485,7 @@ TEST_CASE("accumulate: micro-batches give the whole batch's step within float32 
     auto t = make_trainer(k);
     t->train_step();
     std::vector<float> g;
-    for (const Parameter<float>* p : t->params()) g.insert(g.end(), p->grad.data(), p->grad.data() + p->numel());
+    for (const Parameter<float>* p : t->params()) g.insert(g.end(), p->grad().data(), p->grad().data() + p->numel());
     return g;
   };
   const std::vector<float> micro = first_grads(2, 1), threads = first_grads(1, 2);

@@ -60,7 +60,7 @@ TEST_CASE("lab: the probe's statistics equal their definitions recomputed by han
   c.vocab_size = 11, c.context = 6, c.n_layer = 2, c.n_head = 2, c.dim = 8;
   nn::Decoder<float> model(c, 5);
   Rng rng(1);
-  for (auto* p : model.parameters()) p->value = Tensor<float>::randn(p->shape(), rng, 0.5);
+  for (auto* p : model.parameters()) p->value() = Tensor<float>::randn(p->shape(), rng, 0.5);
   std::vector<int32_t> ids{1, 4, 2, 9, 0, 3, 7, 7, 1, 10, 5, 2};
   Tape<float> tape;
   nn::DecoderProbe probe;
@@ -94,7 +94,7 @@ TEST_CASE("lab: per-layer gradient norms and update ratios equal their definitio
   auto tok = build_tokenizer(c, text, "corpus");
   Trainer t(c, tok, make_token_data(c, *tok, text));
   std::vector<Tensor<float>> before;
-  for (auto* p : t.model().parameters()) before.push_back(p->value);
+  for (auto* p : t.model().parameters()) before.push_back(p->value());
   t.train_step();
   const StepStats& s = *t.last_stats();
   double g1 = 0, d1 = 0, b1 = 0, dall = 0, ball = 0;
@@ -103,12 +103,12 @@ TEST_CASE("lab: per-layer gradient norms and update ratios equal their definitio
     const auto& w0 = before[k++];
     double dd = 0, bb = 0;
     for (int64_t i = 0; i < p->numel(); ++i) {
-      dd += std::pow(static_cast<double>(p->value[i]) - w0[i], 2);
+      dd += std::pow(static_cast<double>(p->value()[i]) - w0[i], 2);
       bb += std::pow(static_cast<double>(w0[i]), 2);
     }
     dall += dd, ball += bb;
     if (name.rfind("blocks.1.", 0) == 0) {
-      for (int64_t i = 0; i < p->numel(); ++i) g1 += std::pow(static_cast<double>(p->grad[i]), 2);
+      for (int64_t i = 0; i < p->numel(); ++i) g1 += std::pow(static_cast<double>(p->grad()[i]), 2);
       d1 += dd, b1 += bb;
     }
   }

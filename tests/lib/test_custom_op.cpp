@@ -241,7 +241,7 @@ TEST_CASE("custom op: an input that needs a gradient but has no rule, and bad sh
   REQUIRE_THROWS_WITH(scaled_exp(tape.param(a), tape.param(c)),
                       "scaled_exp: input 0 has shape (2,3) but input 1 has (3) (they must be equal)");
   // An input that needs no gradient needs no rule.
-  CustomOp<double> op("first_only", {tape.param(a), tape.constant(c.value.view())}, Shape{2, 3});
+  CustomOp<double> op("first_only", {tape.param(a), tape.constant(c.value().view())}, Shape{2, 3});
   op.grad(0, [](const double*, double*) {});
   CHECK(op.finish().requires_grad());
 }

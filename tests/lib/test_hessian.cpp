@@ -33,8 +33,8 @@ TEST_CASE("hessian: on a quadratic the product and the top eigenvalue are exact"
   const Eigen::VectorXd b = Eigen::VectorXd::Random(n);
   const auto flat_w = [&] {
     Eigen::VectorXd w(n);
-    for (int i = 0; i < 10; ++i) w(i) = w1.value[i];
-    for (int i = 0; i < 20; ++i) w(10 + i) = w2.value[i];
+    for (int i = 0; i < 10; ++i) w(i) = w1.value()[i];
+    for (int i = 0; i < 20; ++i) w(10 + i) = w2.value()[i];
     return w;
   };
   const GradientFn gradient = [&](std::span<double> g) { Eigen::VectorXd::Map(g.data(), n) = a * flat_w() + b; };

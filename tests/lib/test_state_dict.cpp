@@ -77,13 +77,13 @@ TEST_CASE("state dict: optimizers save and restore moments and step, a resumed s
   const std::string path = temp_path("opt.safetensors");
   const auto run = [](Parameter<double>& p, Optimizer<double>& opt, int from, int to) {
     for (int s = from; s < to; ++s) {
-      for (int64_t i = 0; i < p.numel(); ++i) p.grad[i] = std::sin(p.value[i] * (s + 1));
+      for (int64_t i = 0; i < p.numel(); ++i) p.grad()[i] = std::sin(p.value()[i] * (s + 1));
       opt.step(0.1);
     }
   };
   for (const bool adam : {true, false}) {
     INFO((adam ? "AdamW" : "SGD"));
-    Parameter<double> p("w", randn({3, 4}, 1)), q("w", p.value);
+    Parameter<double> p("w", randn({3, 4}, 1)), q("w", p.value());
     auto make = [&](Parameter<double>& x) -> std::unique_ptr<Optimizer<double>> {
       if (adam) return std::make_unique<AdamW<double>>(std::vector<Parameter<double>*>{&x});
       return std::make_unique<SGD<double>>(std::vector<Parameter<double>*>{&x}, SGDOptions{.momentum = 0.9});
@@ -97,7 +97,7 @@ TEST_CASE("state dict: optimizers save and restore moments and step, a resumed s
     io::load_optimizer(path, *resumed);
     CHECK(resumed->steps() == 3);
     run(q, *resumed, 3, 5);
-    for (int64_t i = 0; i < p.numel(); ++i) REQUIRE(p.value[i] == q.value[i]);
+    for (int64_t i = 0; i < p.numel(); ++i) REQUIRE(p.value()[i] == q.value()[i]);
   }
   fs::remove(path);
 }

@@ -20,8 +20,8 @@ TEST_CASE("tape: backward of a chain gives the hand-derived gradient", "[tape]")
   Var<double> y = sum(scale(mul(va, vb), 3.0));
   CHECK_THAT(y.value(), AllClose<double>({9}));
   tape.backward(y);
-  CHECK_THAT(a.grad.view(), AllClose<double>({15, -3}));
-  CHECK_THAT(b.grad.view(), AllClose<double>({3, 6}));
+  CHECK_THAT(a.grad().view(), AllClose<double>({15, -3}));
+  CHECK_THAT(b.grad().view(), AllClose<double>({3, 6}));
   CHECK(tape.num_nodes() == 3);
   CHECK(tape.dump() == "%2 = mul(%0, %1) (2)\n%3 = scale(%2) (2)\n%4 = sum(%3) ()\n");
 }
@@ -41,11 +41,11 @@ TEST_CASE("tape: parameter gradients accumulate across passes until zero_grad", 
     tape.clear();
     tape.backward(sum(scale(tape.param(a), 5.0)));
   }
-  CHECK_THAT(a.grad.view(), AllClose<double>({10, 10}));
+  CHECK_THAT(a.grad().view(), AllClose<double>({10, 10}));
   a.zero_grad();
   tape.clear();
   tape.backward(sum(scale(tape.param(a), 5.0)));
-  CHECK_THAT(a.grad.view(), AllClose<double>({5, 5}));
+  CHECK_THAT(a.grad().view(), AllClose<double>({5, 5}));
 }
 
 TEST_CASE("tape: a no-grad scope computes values and records nothing", "[tape]") {
@@ -139,9 +139,9 @@ TEST_CASE("tape: every backward closure is served the same workspace, only while
   };
   for (int step = 0; step < 3; ++step) {
     tape.clear();
-    x.grad.fill(0);
+    x.grad().fill(0);
     tape.backward(sum(scaled(scaled(tape.param(x), 2.0), 3.0)));
-    CHECK_THAT(x.grad.view(), AllClose<double>({6, 6, 6}));
+    CHECK_THAT(x.grad().view(), AllClose<double>({6, 6, 6}));
   }
   REQUIRE(served.size() == 6);
   for (const double* p : served) CHECK(p == served[0]);
@@ -158,7 +158,7 @@ TEST_CASE("tape: retain_intermediate_grads(false) gives the same parameter gradi
   Var<double> leaf;
   const auto run = [&](bool retain, Tape<double>& tape) {
     tape.retain_intermediate_grads(retain);
-    x.grad.fill(0), w.grad.fill(0);
+    x.grad().fill(0), w.grad().fill(0);
     Var<double> h = leaf = tape.param(x), first;
     for (int layer = 0; layer < 12; ++layer) {
       Var<double> z = matmul(h, tape.param(w));
@@ -170,16 +170,16 @@ TEST_CASE("tape: retain_intermediate_grads(false) gives the same parameter gradi
   };
   Tape<double> kept, recycled;
   const Var<double> first_kept = run(true, kept);
-  const std::vector<double> dx(x.grad.data(), x.grad.data() + x.grad.numel());
-  const std::vector<double> dw(w.grad.data(), w.grad.data() + w.grad.numel());
+  const std::vector<double> dx(x.grad().data(), x.grad().data() + x.grad().numel());
+  const std::vector<double> dw(w.grad().data(), w.grad().data() + w.grad().numel());
   const Var<double> first_recycled = run(false, recycled);
   // Bitwise: the same sums in the same order, only in other buffers.
-  CHECK(std::equal(dx.begin(), dx.end(), x.grad.data()));
-  CHECK(std::equal(dw.begin(), dw.end(), w.grad.data()));
+  CHECK(std::equal(dx.begin(), dx.end(), x.grad().data()));
+  CHECK(std::equal(dw.begin(), dw.end(), w.grad().data()));
   CHECK(recycled.arena().peak_bytes() < kept.arena().peak_bytes() * 3 / 4);
   CHECK(kept.grad(first_kept).numel() == 16 * 24);
   CHECK_THROWS_WITH(recycled.grad(first_recycled), Catch::Matchers::Contains("retain_intermediate_grads(false)"));
-  CHECK(recycled.grad(leaf).data() == x.grad.data());  // leaves keep theirs
+  CHECK(recycled.grad(leaf).data() == x.grad().data());  // leaves keep theirs
 
   // The caller's upstream gradient is the output's gradient, not the tape's to reuse: it must
   // come out of backward() as it went in, though values of its size are released after it.
@@ -191,4 +191,17 @@ TEST_CASE("tape: retain_intermediate_grads(false) gives the same parameter gradi
   const Tensor<double> before = upstream;
   tape.backward(y, upstream.view());
   CHECK(std::equal(before.data(), before.data() + before.numel(), upstream.data()));
+}
+
+TEST_CASE("parameter: value() and grad() are methods, as a Var's value() and grad()", "[tape][api]") {
+  // One spelling for the same concept (a library user wrote p.value after v.value() and failed).
+  static_assert(std::is_same_v<decltype(std::declval<Parameter<float>&>().value()), Tensor<float>&>);
+  static_assert(std::is_same_v<decltype(std::declval<const Parameter<float>&>().grad()), const Tensor<float>&>);
+  Parameter<double> p("p", Tensor<double>::from({1.5, -2.0}, {2}));
+  Tape<double> tape;
+  const Var<double> v = tape.param(p);
+  tape.backward(sum(mul(v, v)));
+  CHECK(p.value()[1] == v.value()[1]);
+  CHECK(p.grad()[0] == 3.0);  // d/dp sum p^2 = 2 p
+  CHECK(p.grad()[1] == -4.0);
 }

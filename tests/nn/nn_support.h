@@ -9,7 +9,7 @@ namespace tapegrad::testing {
 
 inline void randomize(nn::Module<double>& m, uint64_t seed, double std = 0.5, double mean = 0.0) {
   Rng rng(seed);
-  for (Parameter<double>* p : m.parameters()) p->value = Tensor<double>::randn(p->shape(), rng, std, mean);
+  for (Parameter<double>* p : m.parameters()) p->value() = Tensor<double>::randn(p->shape(), rng, std, mean);
 }
 
 // Rows [begin, begin + n) of a (rows, cols) or (rows) tensor: slices of a fused weight (q, k, v

@@ -27,11 +27,11 @@ struct Reference {
   Tensor<double> mask;  // (T, T): 0 on and below the diagonal, -1e30 above
   Reference(CausalSelfAttention<double>& a, int64_t Tn) : q_norm(a.q_norm()), k_norm(a.k_norm()) {
     const int64_t C = a.options().dim;
-    const auto& w = a.qkv().weight().value;
-    const auto& b = a.qkv().bias()->value;
+    const auto& w = a.qkv().weight().value();
+    const auto& b = a.qkv().bias()->value();
     wq = {"wq", rows_of(w, 0, C)}, wk = {"wk", rows_of(w, C, C)}, wv = {"wv", rows_of(w, 2 * C, C)};
     bq = {"bq", rows_of(b, 0, C)}, bk = {"bk", rows_of(b, C, C)}, bv = {"bv", rows_of(b, 2 * C, C)};
-    wp = {"wp", a.proj().weight().value}, bp = {"bp", a.proj().bias()->value};
+    wp = {"wp", a.proj().weight().value()}, bp = {"bp", a.proj().bias()->value()};
     mask = Tensor<double>(Shape{Tn, Tn});
     for (int64_t i = 0; i < Tn; ++i)
       for (int64_t j = i + 1; j < Tn; ++j) mask.at(i, j) = -1e30;
@@ -69,7 +69,7 @@ TEST_CASE("attention: the fused node equals the composition of primitive ops, va
   CausalSelfAttention<double> attn({.dim = C, .n_head = NH, .qk_norm = qk_norm});
   randomize(attn, 1);
   Reference ref(attn, Tn);
-  Parameter<double> x("x", randn({B, Tn, C}, 2)), x_ref("x", x.value);
+  Parameter<double> x("x", randn({B, Tn, C}, 2)), x_ref("x", x.value());
   const Tensor<double> dy = randn({B, Tn, C}, 3);
 
   Tape<double> t1, t2;
@@ -82,25 +82,25 @@ TEST_CASE("attention: the fused node equals the composition of primitive ops, va
   t1.backward(fused, dy.view());
   if (attn.q_norm())
     for (Module<double>* m : {static_cast<Module<double>*>(attn.q_norm()), static_cast<Module<double>*>(attn.k_norm())})
-      for (Parameter<double>* p : m->parameters()) fused_norm_grads.push_back(p->grad), p->grad.fill(0);
+      for (Parameter<double>* p : m->parameters()) fused_norm_grads.push_back(p->grad()), p->grad().fill(0);
   t2.backward(composed, dy.view());
   set_num_threads(0);
-  CHECK_THAT(x.grad.view(), AllClose<double>(to_vector<double>(x_ref.grad.view()), 1e-12, 1e-11));
-  const auto& dw = attn.qkv().weight().grad;
-  const auto& db = attn.qkv().bias()->grad;
+  CHECK_THAT(x.grad().view(), AllClose<double>(to_vector<double>(x_ref.grad().view()), 1e-12, 1e-11));
+  const auto& dw = attn.qkv().weight().grad();
+  const auto& db = attn.qkv().bias()->grad();
   int64_t part = 0;
   for (const Reference::Part& p : ref.qkv_parts()) {
-    CHECK_THAT(TensorView<const double>(dw.data() + part * C * C, {C, C}), AllClose<double>(to_vector<double>(p.w.grad.view()), 1e-12, 1e-11));
-    CHECK_THAT(TensorView<const double>(db.data() + part * C, {C}), AllClose<double>(to_vector<double>(p.b.grad.view()), 1e-12, 1e-11));
+    CHECK_THAT(TensorView<const double>(dw.data() + part * C * C, {C, C}), AllClose<double>(to_vector<double>(p.w.grad().view()), 1e-12, 1e-11));
+    CHECK_THAT(TensorView<const double>(db.data() + part * C, {C}), AllClose<double>(to_vector<double>(p.b.grad().view()), 1e-12, 1e-11));
     ++part;
   }
-  CHECK_THAT(attn.proj().weight().grad.view(), AllClose<double>(to_vector<double>(ref.wp.grad.view()), 1e-12, 1e-11));
-  CHECK_THAT(attn.proj().bias()->grad.view(), AllClose<double>(to_vector<double>(ref.bp.grad.view()), 1e-12, 1e-11));
+  CHECK_THAT(attn.proj().weight().grad().view(), AllClose<double>(to_vector<double>(ref.wp.grad().view()), 1e-12, 1e-11));
+  CHECK_THAT(attn.proj().bias()->grad().view(), AllClose<double>(to_vector<double>(ref.bp.grad().view()), 1e-12, 1e-11));
   if (attn.q_norm()) {
     size_t i = 0;
     for (Module<double>* m : {static_cast<Module<double>*>(attn.q_norm()), static_cast<Module<double>*>(attn.k_norm())})
       for (Parameter<double>* p : m->parameters())
-        CHECK_THAT(fused_norm_grads[i++].view(), AllClose<double>(to_vector<double>(p->grad.view()), 1e-12, 1e-11));
+        CHECK_THAT(fused_norm_grads[i++].view(), AllClose<double>(to_vector<double>(p->grad().view()), 1e-12, 1e-11));
     CHECK(i > 0);
   }
 }
@@ -178,7 +178,7 @@ TEST_CASE("attention: QK-norm holds the logits to sqrt(HS) at any input scale", 
   CausalSelfAttention<double> plain({.dim = 16, .n_head = 2, .bias = false});
   CausalSelfAttention<double> normed({.dim = 16, .n_head = 2, .bias = false, .qk_norm = NormKind::parse("rmsnorm")});
   randomize(plain, 21, 0.2);
-  for (auto& [name, p] : plain.named_parameters()) normed.parameter(name).value = Tensor<double>::copy_of(p->value.view());
+  for (auto& [name, p] : plain.named_parameters()) normed.parameter(name).value() = Tensor<double>::copy_of(p->value().view());
   const Tensor<double> x = randn({2, 6, 16}, 22);
   Tape<double> tape;
   plain.forward(tape.constant(x));

@@ -9,10 +9,10 @@ TEST_CASE("block: pre-norm keeps the residual path — zero sub-layers give the 
   const NormKind norm = GENERATE(from_range(all_norms()));
   DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = norm});
   randomize(block, 1);
-  block.attn().proj().weight().value.fill(0);
-  block.attn().proj().bias()->value.fill(0);
-  block.mlp().parameter("proj.weight").value.fill(0);
-  block.mlp().parameter("proj.bias").value.fill(0);
+  block.attn().proj().weight().value().fill(0);
+  block.attn().proj().bias()->value().fill(0);
+  block.mlp().parameter("proj.weight").value().fill(0);
+  block.mlp().parameter("proj.bias").value().fill(0);
   Tape<double> tape;
   const Tensor<double> x = randn({2, 3, 8}, 2);
   CHECK_THAT(block.forward(tape.constant(x)).value(), AllClose<double>(to_vector<double>(x.view()), 0, 0));

@@ -46,16 +46,16 @@ struct OffsetScope {
   StepBits bits;
   for (int step = 0; step < 2; ++step) {  // two steps: the second runs on a reused arena
     Tape<float> tape;
-    for (Parameter<float>* p : params) p->grad.fill(0);
+    for (Parameter<float>* p : params) p->grad().fill(0);
     Var<float> loss = model.forward(tape, ids, B, T, targets).loss;
     tape.backward(loss);
     bits.loss = loss.value()[0];
     bits.grad_norm = grad_norm<float>(params);
     opt.step(1e-2);
   }
-  for (Parameter<float>* p : params) bits.grads.insert(bits.grads.end(), p->grad.span().begin(), p->grad.span().end());
+  for (Parameter<float>* p : params) bits.grads.insert(bits.grads.end(), p->grad().span().begin(), p->grad().span().end());
   for (Parameter<float>* p : params)
-    bits.params.insert(bits.params.end(), p->value.span().begin(), p->value.span().end());
+    bits.params.insert(bits.params.end(), p->value().span().begin(), p->value().span().end());
   return bits;
 }
 

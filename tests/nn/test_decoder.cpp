@@ -40,7 +40,7 @@ void gradcheck_decoder(const DecoderConfig& c, const std::string& name, Gradchec
   for (int64_t i = 0; i < c.n_layer; ++i)
     for (auto& [name, p] : model.block(i).named_parameters())
       if (name.find("norm") != std::string::npos)
-        for (int64_t k = 0; k < p->numel(); ++k) p->value[k] += 1.0;
+        for (int64_t k = 0; k < p->numel(); ++k) p->value()[k] += 1.0;
   const Batch b = random_batch(2 * 4, c.vocab_size, 3);
   auto f = [&](Tape<double>& tape) { return model.forward(tape, b.ids, 2, 4, b.targets).loss; };
   const GradcheckResult r = gradcheck(name, f, model.parameters(), options);
@@ -108,7 +108,7 @@ TEST_CASE("decoder: the recipes' pieces are where their papers put them", "[nn]"
   const auto params = model.named_parameters();
   const auto value = [&](const std::string& name) {
     for (const auto& [n, p] : params)
-      if (n == name) return p->value[0];
+      if (n == name) return p->value()[0];
     FAIL("no parameter " << name);
     return 0.0;
   };
@@ -143,15 +143,15 @@ TEST_CASE("decoder: GPT-2 initialisation and a loss of ln(V) at init", "[nn]") {
     for (int64_t i = 0; i < t.numel(); ++i) ss += static_cast<double>(t[i]) * t[i];
     return std::sqrt(ss / t.numel());
   };
-  CHECK_THAT(std_of(model.parameter("blocks.0.attn.qkv.weight").value), Catch::Matchers::WithinRel(0.02, 0.02));
-  CHECK_THAT(std_of(model.parameter("blocks.3.mlp.proj.weight").value),
+  CHECK_THAT(std_of(model.parameter("blocks.0.attn.qkv.weight").value()), Catch::Matchers::WithinRel(0.02, 0.02));
+  CHECK_THAT(std_of(model.parameter("blocks.3.mlp.proj.weight").value()),
              Catch::Matchers::WithinRel(0.02 / std::sqrt(8.0), 0.02));
-  CHECK(model.parameter("blocks.0.norm1.weight").value[5] == 1.f);
-  CHECK(model.parameter("blocks.0.attn.qkv.bias").value[5] == 0.f);
+  CHECK(model.parameter("blocks.0.norm1.weight").value()[5] == 1.f);
+  CHECK(model.parameter("blocks.0.attn.qkv.bias").value()[5] == 0.f);
   // Same seed, same weights; another seed, other weights.
   Decoder<float> again(c, 42), other(c, 43);
-  CHECK(again.parameter("wte.weight").value[17] == model.parameter("wte.weight").value[17]);
-  CHECK(other.parameter("wte.weight").value[17] != model.parameter("wte.weight").value[17]);
+  CHECK(again.parameter("wte.weight").value()[17] == model.parameter("wte.weight").value()[17]);
+  CHECK(other.parameter("wte.weight").value()[17] != model.parameter("wte.weight").value()[17]);
 
   Tape<float> tape;
   const Batch b = random_batch(4 * 64, 65, 1);

@@ -15,7 +15,7 @@ TEST_CASE("dyt: the worked example, by hand", "[nn][dyt]") {
   // x = [1, 2, 3, 4], alpha = 0.5, gamma = 1, beta = 0: y = tanh(x / 2) =
   // [0.46211716, 0.76159416, 0.90514825, 0.96402758] — not centred, not unit RMS: DyT only bounds.
   DyT<double> d({.dim = 4});
-  CHECK(d.parameter("alpha").value[0] == 0.5);
+  CHECK(d.parameter("alpha").value()[0] == 0.5);
   Tape<double> tape;
   Parameter<double> x("x", Tensor<double>::from({1, 2, 3, 4}, {1, 4}));
   Var<double> y = d.forward(tape.param(x));
@@ -23,10 +23,10 @@ TEST_CASE("dyt: the worked example, by hand", "[nn][dyt]") {
   // dy = 1: u = 1 - t^2; dx = alpha u = [0.39322387, 0.20998717, 0.09035332, 0.03532541];
   // dalpha = sum x u = 2.45111963; dgamma = t; dbeta = 1.
   tape.backward(y, Tensor<double>::full({1, 4}, 1).view());
-  CHECK_THAT(x.grad.view(), AllClose<double>({0.39322387, 0.20998717, 0.09035332, 0.03532541}, 1e-8, 0));
-  CHECK_THAT(d.parameter("alpha").grad[0], Catch::Matchers::WithinAbs(2.45111963, 1e-8));
-  CHECK_THAT(d.parameter("weight").grad.view(), AllClose<double>({0.46211716, 0.76159416, 0.90514825, 0.96402758}, 1e-8, 0));
-  CHECK_THAT(d.parameter("bias").grad.view(), AllClose<double>({1, 1, 1, 1}));
+  CHECK_THAT(x.grad().view(), AllClose<double>({0.39322387, 0.20998717, 0.09035332, 0.03532541}, 1e-8, 0));
+  CHECK_THAT(d.parameter("alpha").grad()[0], Catch::Matchers::WithinAbs(2.45111963, 1e-8));
+  CHECK_THAT(d.parameter("weight").grad().view(), AllClose<double>({0.46211716, 0.76159416, 0.90514825, 0.96402758}, 1e-8, 0));
+  CHECK_THAT(d.parameter("bias").grad().view(), AllClose<double>({1, 1, 1, 1}));
   // 10 x: tanh(5 .. 20) = [0.9999092, 1, 1, 1]: squashed, not rescaled (LayerNorm would give the same row).
   Tape<double> t2;
   CHECK_THAT(d.forward(t2.constant(Tensor<double>::from({10, 20, 30, 40}, {1, 4}))).value(),
@@ -37,8 +37,8 @@ TEST_CASE("gradcheck: dyt, with and without bias", "[nn][gradcheck][dyt]") {
   const bool bias = GENERATE(true, false);
   DyT<double> d({.dim = 5, .alpha_init = 0.8, .bias = bias});
   Rng rng(3);
-  d.parameter("weight").value = Tensor<double>::randn({5}, rng, 0.5, 1.0);
-  if (bias) d.parameter("bias").value = Tensor<double>::randn({5}, rng, 0.3);
+  d.parameter("weight").value() = Tensor<double>::randn({5}, rng, 0.5, 1.0);
+  if (bias) d.parameter("bias").value() = Tensor<double>::randn({5}, rng, 0.3);
   Parameter<double> x("x", randn({3, 4, 5}, 4, 2.0));
   require_gradcheck(gradcheck_module("dyt", d, x, [&](Var<double> v) { return d.forward(v); }), 1e-6);
 }
@@ -62,7 +62,7 @@ TEST_CASE("dyt: the decoder's dyt_alpha reaches every DyT, blocks (peri too) and
   int alphas = 0;
   for (const auto& [name, p] : model.named_parameters())
     if (name.ends_with(".alpha")) {
-      CHECK(p->value[0] == 0.125);
+      CHECK(p->value()[0] == 0.125);
       ++alphas;
     }
   CHECK(alphas == 2 * 4 + 1);  // norm1, norm2, attn_out_norm, mlp_out_norm per block; norm_f

@@ -30,15 +30,15 @@ TEST_CASE("init: Linear and Embedding start at torch's defaults, never at zero",
   manual_seed(1);
   Linear<float> lin({.in = 64, .out = 256});
   // U(-1/8, 1/8): std 1/(8 sqrt(3)) = 0.0722, every value inside the bound.
-  CHECK(max_abs(lin.weight().value) <= 0.125);
-  CHECK_THAT(std_of(lin.weight().value), Catch::Matchers::WithinRel(0.125 / std::sqrt(3.0), 0.03));
-  CHECK(max_abs(lin.bias()->value) > 0.05);
+  CHECK(max_abs(lin.weight().value()) <= 0.125);
+  CHECK_THAT(std_of(lin.weight().value()), Catch::Matchers::WithinRel(0.125 / std::sqrt(3.0), 0.03));
+  CHECK(max_abs(lin.bias()->value()) > 0.05);
   Embedding<float> emb({.num = 100, .dim = 64});
-  CHECK_THAT(std_of(emb.weight().value), Catch::Matchers::WithinRel(1.0, 0.03));
+  CHECK_THAT(std_of(emb.weight().value()), Catch::Matchers::WithinRel(1.0, 0.03));
   // GPT-2's scheme is an option, not a rule applied by name from outside.
   Linear<float> gpt({.in = 64, .out = 256, .bias = true, .init_std = 0.02});
-  CHECK_THAT(std_of(gpt.weight().value), Catch::Matchers::WithinRel(0.02, 0.03));
-  CHECK(max_abs(gpt.bias()->value) == 0.0);
+  CHECK_THAT(std_of(gpt.weight().value()), Catch::Matchers::WithinRel(0.02, 0.03));
+  CHECK(max_abs(gpt.bias()->value()) == 0.0);
 }
 
 TEST_CASE("init: manual_seed makes construction reproducible", "[nn][init]") {
@@ -47,8 +47,8 @@ TEST_CASE("init: manual_seed makes construction reproducible", "[nn][init]") {
   manual_seed(7);
   Linear<float> b({.in = 5, .out = 3});
   Linear<float> c({.in = 5, .out = 3});
-  CHECK(std::equal(a.weight().value.span().begin(), a.weight().value.span().end(), b.weight().value.span().begin()));
-  CHECK(!std::equal(b.weight().value.span().begin(), b.weight().value.span().end(), c.weight().value.span().begin()));
+  CHECK(std::equal(a.weight().value().span().begin(), a.weight().value().span().end(), b.weight().value().span().begin()));
+  CHECK(!std::equal(b.weight().value().span().begin(), b.weight().value().span().end(), c.weight().value().span().begin()));
 }
 
 // The failure the issue reported: a model built from nn modules that forgot to initialise stayed
@@ -70,7 +70,7 @@ TEST_CASE("init: a small model built from modules trains without an explicit ini
   float first = 0, last = 0;
   for (int step = 0; step < 300; ++step) {
     Tape<float> tape;
-    for (Parameter<float>* p : params) p->grad.fill(0);
+    for (Parameter<float>* p : params) p->grad().fill(0);
     Var<float> loss = cross_entropy(l2.forward(gelu(l1.forward(tape.constant(x)))), y);
     tape.backward(loss);
     opt.step(3e-2);
@@ -92,19 +92,19 @@ TEST_CASE("init: a decoder re-initialises through reset_parameters, norms keep t
   REQUIRE(pa.size() == pb.size());
   for (size_t i = 0; i < pa.size(); ++i) {
     INFO(pa[i].first);
-    const auto& va = pa[i].second->value;
-    const auto& vb = pb[i].second->value;
+    const auto& va = pa[i].second->value();
+    const auto& vb = pb[i].second->value();
     CHECK(std::equal(va.span().begin(), va.span().end(), vb.span().begin()));
   }
-  CHECK(a.parameter("blocks.0.norm1.weight").value[0] == 1.0f);
-  CHECK(a.parameter("blocks.1.attn.q_norm.weight").value[3] == 1.0f);
-  CHECK(a.parameter("blocks.0.norm1.bias").value[0] == 0.0f);
+  CHECK(a.parameter("blocks.0.norm1.weight").value()[0] == 1.0f);
+  CHECK(a.parameter("blocks.1.attn.q_norm.weight").value()[3] == 1.0f);
+  CHECK(a.parameter("blocks.0.norm1.bias").value()[0] == 0.0f);
   // GPT-2's residual projections: std init_std / sqrt(2 L) = 0.01.
   Decoder<float> wide([] {
     DecoderConfig w;
     w.n_layer = 2;
     return w;
   }(), 1);
-  CHECK_THAT(std_of(wide.parameter("blocks.0.attn.proj.weight").value), Catch::Matchers::WithinRel(0.01, 0.03));
-  CHECK_THAT(std_of(wide.parameter("blocks.1.mlp.fc.weight").value), Catch::Matchers::WithinRel(0.02, 0.03));
+  CHECK_THAT(std_of(wide.parameter("blocks.0.attn.proj.weight").value()), Catch::Matchers::WithinRel(0.01, 0.03));
+  CHECK_THAT(std_of(wide.parameter("blocks.1.mlp.fc.weight").value()), Catch::Matchers::WithinRel(0.02, 0.03));
 }

@@ -7,8 +7,8 @@ using namespace tapegrad::testing;
 
 TEST_CASE("linear: y = x W^T + b with W stored (out, in)", "[nn]") {
   Linear<double> lin({.in = 2, .out = 3});
-  lin.weight().value = Tensor<double>::from({1, 0, 0, 1, 1, 1}, {3, 2});
-  lin.bias()->value = Tensor<double>::from({10, 20, 30}, {3});
+  lin.weight().value() = Tensor<double>::from({1, 0, 0, 1, 1, 1}, {3, 2});
+  lin.bias()->value() = Tensor<double>::from({10, 20, 30}, {3});
   Tape<double> tape;
   const auto x = Tensor<double>::from({1, 2, 3, 4}, {2, 2});
   Var<double> y = lin.forward(tape.constant(x));

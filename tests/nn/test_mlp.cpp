@@ -17,10 +17,10 @@ TEST_CASE("mlp: fused GELU and SwiGLU equal their compositions of primitive ops,
   set_num_threads(threads);
   MLP<double> m({.dim = C, .hidden = H, .activation = kind});
   randomize(m, 1);
-  auto& wf = m.parameter("fc.weight").value;
-  auto& bf = m.parameter("fc.bias").value;
-  Parameter<double> wp("wp", m.parameter("proj.weight").value), bp("bp", m.parameter("proj.bias").value);
-  Parameter<double> x("x", randn({B, Tn, C}, 2)), x_ref("x", x.value);
+  auto& wf = m.parameter("fc.weight").value();
+  auto& bf = m.parameter("fc.bias").value();
+  Parameter<double> wp("wp", m.parameter("proj.weight").value()), bp("bp", m.parameter("proj.bias").value());
+  Parameter<double> x("x", randn({B, Tn, C}, 2)), x_ref("x", x.value());
   const Tensor<double> dy = randn({B, Tn, C}, 3);
 
   Tape<double> t1, t2;
@@ -41,17 +41,17 @@ TEST_CASE("mlp: fused GELU and SwiGLU equal their compositions of primitive ops,
   t1.backward(fused, dy.view());
   t2.backward(composed, dy.view());
   set_num_threads(0);
-  CHECK_THAT(x.grad.view(), AllClose<double>(to_vector<double>(x_ref.grad.view()), 1e-12, 1e-11));
-  const auto& dwf = m.parameter("fc.weight").grad;
-  const auto& dbf = m.parameter("fc.bias").grad;
-  CHECK_THAT(TensorView<const double>(dwf.data(), {H, C}), AllClose<double>(to_vector<double>(w1.grad.view()), 1e-12, 1e-11));
-  CHECK_THAT(TensorView<const double>(dbf.data(), {H}), AllClose<double>(to_vector<double>(b1.grad.view()), 1e-12, 1e-11));
+  CHECK_THAT(x.grad().view(), AllClose<double>(to_vector<double>(x_ref.grad().view()), 1e-12, 1e-11));
+  const auto& dwf = m.parameter("fc.weight").grad();
+  const auto& dbf = m.parameter("fc.bias").grad();
+  CHECK_THAT(TensorView<const double>(dwf.data(), {H, C}), AllClose<double>(to_vector<double>(w1.grad().view()), 1e-12, 1e-11));
+  CHECK_THAT(TensorView<const double>(dbf.data(), {H}), AllClose<double>(to_vector<double>(b1.grad().view()), 1e-12, 1e-11));
   if (kind == MlpActivation::kSwiGLU) {
-    CHECK_THAT(TensorView<const double>(dwf.data() + H * C, {H, C}), AllClose<double>(to_vector<double>(w3.grad.view()), 1e-12, 1e-11));
-    CHECK_THAT(TensorView<const double>(dbf.data() + H, {H}), AllClose<double>(to_vector<double>(b3.grad.view()), 1e-12, 1e-11));
+    CHECK_THAT(TensorView<const double>(dwf.data() + H * C, {H, C}), AllClose<double>(to_vector<double>(w3.grad().view()), 1e-12, 1e-11));
+    CHECK_THAT(TensorView<const double>(dbf.data() + H, {H}), AllClose<double>(to_vector<double>(b3.grad().view()), 1e-12, 1e-11));
   }
-  CHECK_THAT(m.parameter("proj.weight").grad.view(), AllClose<double>(to_vector<double>(wp.grad.view()), 1e-12, 1e-11));
-  CHECK_THAT(m.parameter("proj.bias").grad.view(), AllClose<double>(to_vector<double>(bp.grad.view()), 1e-12, 1e-11));
+  CHECK_THAT(m.parameter("proj.weight").grad().view(), AllClose<double>(to_vector<double>(wp.grad().view()), 1e-12, 1e-11));
+  CHECK_THAT(m.parameter("proj.bias").grad().view(), AllClose<double>(to_vector<double>(bp.grad().view()), 1e-12, 1e-11));
 }
 
 TEST_CASE("mlp: default hidden sizes", "[nn]") {

@@ -38,9 +38,9 @@ TEST_CASE("module: parameter count, zero_grad, train/eval, summary", "[nn]") {
   Decoder<float> model(tiny(), 1);
   // wte 88 + wpe 64 + 2 blocks x (norms 32 + qkv 216 + proj 72 + fc 288 + proj 264) + norm_f 16
   CHECK(model.num_parameters() == 88 + 64 + 2 * (32 + 216 + 72 + 288 + 264) + 16);
-  for (Parameter<float>* p : model.parameters()) p->grad.fill(1.f);
+  for (Parameter<float>* p : model.parameters()) p->grad().fill(1.f);
   model.zero_grad();
-  for (Parameter<float>* p : model.parameters()) CHECK(p->grad[0] == 0.f);
+  for (Parameter<float>* p : model.parameters()) CHECK(p->grad()[0] == 0.f);
   model.eval();
   CHECK_FALSE(model.block(1).attn().is_training());
   model.train();
@@ -63,8 +63,8 @@ TEST_CASE("module: state_dict names every parameter, load_state_dict copies, str
   std::map<std::string, Tensor<double>> src;
   for (const auto& [name, t] : s) src[name] = *t;
   b.load_state_dict(src);
-  CHECK(b.parameter("weight").value[2] == a.parameter("weight").value[2]);
-  CHECK(b.parameter("bias").value[0] == a.parameter("bias").value[0]);
+  CHECK(b.parameter("weight").value()[2] == a.parameter("weight").value()[2]);
+  CHECK(b.parameter("bias").value()[0] == a.parameter("bias").value()[0]);
   src.erase("bias");
   REQUIRE_THROWS_WITH(b.load_state_dict(src), "LayerNorm: missing 1 tensor(s): 'bias'");
   CHECK(b.load_state_dict(src, {.strict = false}).missing == std::vector<std::string>{"bias"});
@@ -153,7 +153,7 @@ TEST_CASE("module: forward and backward hooks see every pass of a module inside 
   CHECK(o2.loss.value()[0] == out.loss.value()[0]);
   const auto a = model.parameters(), b = twin.parameters();
   for (size_t i = 0; i < a.size(); ++i)
-    CHECK_THAT(a[i]->grad.view(), AllClose<double>(testing::to_vector<double>(b[i]->grad.view()), 0, 0));
+    CHECK_THAT(a[i]->grad().view(), AllClose<double>(testing::to_vector<double>(b[i]->grad().view()), 0, 0));
   // Removed, a hook runs no more; an id that is not the module's is refused.
   block.remove_hook(fwd);
   Tape<double> t3;

@@ -58,7 +58,7 @@ TEST_CASE("gradcheck: every registered norm as a module", "[nn][gradcheck][regis
   auto m = make_norm<double>(kind, {.dim = 7, .eps = 1e-5, .bias = bias});
   randomize(*m, 1, 0.5);
   for (Parameter<double>* p : m->parameters())  // away from 0: gains near 1, as trained
-    for (int64_t i = 0; i < p->numel(); ++i) p->value[i] += 1.0;
+    for (int64_t i = 0; i < p->numel(); ++i) p->value()[i] += 1.0;
   Parameter<double> x("x", randn({3, 2, 7}, 2));
   require_gradcheck(gradcheck_module("norm " + to_string(kind), *m, x, [&](Var<double> v) { return m->forward(v); }));
 }
@@ -73,8 +73,8 @@ TEST_CASE("every registered norm: float32 agrees with float64", "[nn][precision]
   auto pd = md->parameters();
   REQUIRE(pf.size() == pd.size());
   for (size_t i = 0; i < pd.size(); ++i) {
-    for (int64_t k = 0; k < pd[i]->numel(); ++k) pd[i]->value[k] += 1.0;
-    pf[i]->value = pd[i]->value.cast<float>();
+    for (int64_t k = 0; k < pd[i]->numel(); ++k) pd[i]->value()[k] += 1.0;
+    pf[i]->value() = pd[i]->value().cast<float>();
   }
   const Tensor<double> xd = randn({4, 5, 64}, 4, 2.0);
   const Tensor<float> xf = xd.cast<float>();
@@ -92,11 +92,11 @@ TEST_CASE("every registered norm: reset_parameters restores its initial values",
   INFO("norm " << to_string(kind));
   auto m = make_norm<double>(kind, {.dim = 9});
   std::vector<Tensor<double>> initial;
-  for (Parameter<double>* p : m->parameters()) initial.push_back(p->value);
+  for (Parameter<double>* p : m->parameters()) initial.push_back(p->value());
   randomize(*m, 5);
   Rng rng(1);
   m->reset_parameters(rng);
   auto ps = m->parameters();
   for (size_t i = 0; i < ps.size(); ++i)
-    CHECK(std::equal(ps[i]->value.span().begin(), ps[i]->value.span().end(), initial[i].span().begin()));
+    CHECK(std::equal(ps[i]->value().span().begin(), ps[i]->value().span().end(), initial[i].span().begin()));
 }

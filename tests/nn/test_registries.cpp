@@ -56,7 +56,7 @@ TEST_CASE("registries: a registered placement and MLP build a block with their p
   CHECK(names == std::vector<std::string>{"norm1.weight", "attn.qkv.weight", "attn.qkv.bias", "attn.proj.weight",
                                           "attn.proj.bias", "norm2.weight", "mlp.0.weight", "mlp.0.bias", "mlp.2.weight",
                                           "mlp.2.bias", "attn_sum_norm.weight", "mlp_sum_norm.weight"});
-  CHECK(block.parameter("mlp.0.weight").value.shape() == Shape{12, 6});
+  CHECK(block.parameter("mlp.0.weight").value().shape() == Shape{12, 6});
 }
 
 TEST_CASE("registries: the registered placement's block is Norm(X + F(Norm(X))), exactly", "[nn][registry]") {
@@ -65,9 +65,9 @@ TEST_CASE("registries: the registered placement's block is Norm(X + F(Norm(X))),
   DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = NormKind::parse("rmsnorm"), .placement = pre_and_sum(),
                               .mlp = tanh_mlp(), .norm_eps = 0});
   randomize(block, 3);
-  for (const char* name : {"attn.proj.weight", "attn.proj.bias", "mlp.2.weight", "mlp.2.bias"}) block.parameter(name).value.fill(0);
+  for (const char* name : {"attn.proj.weight", "attn.proj.bias", "mlp.2.weight", "mlp.2.bias"}) block.parameter(name).value().fill(0);
   for (const char* name : {"norm1.weight", "norm2.weight", "attn_sum_norm.weight", "mlp_sum_norm.weight"})
-    block.parameter(name).value.fill(1);
+    block.parameter(name).value().fill(1);
   const Tensor<double> x = randn({2, 3, 8}, 4);
   Tape<double> tape;
   const std::vector<double> y = to_vector<double>(block.forward(tape.constant(x)).value());

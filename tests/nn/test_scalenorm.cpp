@@ -13,7 +13,7 @@ TEST_CASE("scalenorm: the worked example, by hand", "[nn][scalenorm]") {
   // x = [1, 2, 3, 4]: ||x|| = sqrt(30) = 5.4772; g = sqrt(4) = 2 at init, so y = 2 x / sqrt(30) =
   // [0.3651, 0.7303, 1.0954, 1.4606] — RMSNorm's numbers (||x|| = sqrt(C) rms(x)).
   ScaleNorm<double> sn({.dim = 4});
-  CHECK(sn.parameter("g").value[0] == 2.0);
+  CHECK(sn.parameter("g").value()[0] == 2.0);
   Tape<double> tape;
   Parameter<double> x("x", Tensor<double>::from({1, 2, 3, 4}, {1, 4}));
   Var<double> y = sn.forward(tape.param(x));
@@ -22,8 +22,8 @@ TEST_CASE("scalenorm: the worked example, by hand", "[nn][scalenorm]") {
   // dy = e_0: dx = g r (e_0 - r^2 x_0 x) = 2/sqrt(30) e_0 - 2/30^1.5 [1, 2, 3, 4]; dg = x_0 / ||x||.
   tape.backward(y, Tensor<double>::from({1, 0, 0, 0}, {1, 4}).view());
   const double a = 2 / std::sqrt(30.0), b = 2 / std::pow(30.0, 1.5);
-  CHECK_THAT(x.grad.view(), AllClose<double>({a - b, -2 * b, -3 * b, -4 * b}, 1e-15, 1e-14));
-  CHECK_THAT(sn.parameter("g").grad[0], Catch::Matchers::WithinRel(1 / std::sqrt(30.0), 1e-14));
+  CHECK_THAT(x.grad().view(), AllClose<double>({a - b, -2 * b, -3 * b, -4 * b}, 1e-15, 1e-14));
+  CHECK_THAT(sn.parameter("g").grad()[0], Catch::Matchers::WithinRel(1 / std::sqrt(30.0), 1e-14));
 }
 
 TEST_CASE("scalenorm: equals RMSNorm at init, but with one gain instead of C", "[nn][scalenorm]") {
@@ -40,7 +40,7 @@ TEST_CASE("scalenorm: equals RMSNorm at init, but with one gain instead of C", "
 TEST_CASE("gradcheck: scalenorm, both regimes", "[nn][gradcheck][scalenorm]") {
   // Rows above eps and rows below it (clipped: y = g x / eps, linear in x), in one tensor.
   ScaleNorm<double> sn({.dim = 5, .eps = 0.5});
-  sn.parameter("g").value[0] = 1.7;
+  sn.parameter("g").value()[0] = 1.7;
   Tensor<double> xv = randn({4, 5}, 2);
   for (int64_t c = 0; c < 5; ++c) xv.at(1, c) *= 0.05, xv.at(3, c) *= 0.02;  // ||x|| < 0.5
   Parameter<double> x("x", xv);
@@ -62,7 +62,7 @@ TEST_CASE("gradcheck: a gain before a scale-invariant norm has a zero gradient, 
   // ScaleNorm(g1 ScaleNorm(x)) does not depend on g1 at all: its true gradient is 0, so gradcheck
   // reports it as a zero-gradient input instead of a meaningless relative error of ~1.
   ScaleNorm<double> inner({.dim = 6}), outer({.dim = 6});
-  inner.parameter("g").value[0] = 1.3, outer.parameter("g").value[0] = 0.7;
+  inner.parameter("g").value()[0] = 1.3, outer.parameter("g").value()[0] = 0.7;
   Parameter<double> x("x", randn({3, 6}, 4));
   std::vector<Parameter<double>*> params{&x, &inner.parameter("g"), &outer.parameter("g")};
   const GradcheckResult r =

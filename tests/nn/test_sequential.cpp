@@ -114,10 +114,10 @@ TEST_CASE("sequential: at<M>(i) gives a layer as its own type, clip_grad_norm ta
   nn::manual_seed(1);
   auto mlp = make_mlp<float>(2, 4, 3, 0.5);
   nn::Linear<float>& first = mlp->at<nn::Linear<float>>(0);
-  CHECK(first.weight().value.shape() == Shape{4, 2});
+  CHECK(first.weight().value().shape() == Shape{4, 2});
   CHECK_THROWS_WITH(mlp->at<nn::Linear<float>>(1), "Sequential::at(1): layer 1 is a ReLU, not the type asked for");
   CHECK_THROWS_WITH(mlp->at<nn::Linear<float>>(9), "Sequential::at(9): it holds 4 layers");
-  for (Parameter<float>* p : mlp->parameters()) p->grad.fill(1.f);  // 8 + 4 + 12 + 3 = 27 ones
+  for (Parameter<float>* p : mlp->parameters()) p->grad().fill(1.f);  // 8 + 4 + 12 + 3 = 27 ones
   CHECK_THAT(clip_grad_norm(mlp->parameters(), 1.0), Catch::Matchers::WithinRel(std::sqrt(27.0), 1e-12));
   CHECK_THAT(grad_norm(mlp->parameters()), Catch::Matchers::WithinRel(1.0, 1e-5));
 }

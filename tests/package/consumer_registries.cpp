@@ -24,7 +24,7 @@ class TanhNorm : public nn::UnaryModule<T> {
     reset_parameters(unused);
   }
   static std::unique_ptr<nn::UnaryModule<T>> from_spec(const nn::NormSpec&) { return std::make_unique<TanhNorm>(); }
-  void reset_parameters(Rng&) override { g_->value.fill(1); }
+  void reset_parameters(Rng&) override { g_->value().fill(1); }
   Var<T> forward(Var<T> x) override { return scale(tanh(x), x.tape().param(*g_)); }
   std::string type_name() const override { return "TanhNorm"; }
 

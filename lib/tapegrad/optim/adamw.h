@@ -25,7 +25,7 @@ struct AdamWOptions {
 // Default decay rule: matrices (rank >= 2) decay; biases, norm gains and other vectors do not.
 template <typename T>
 bool decays_if_matrix(const Parameter<T>& p) {
-  return p.value.shape().rank() >= 2;
+  return p.value().shape().rank() >= 2;
 }
 
 template <typename T = float>

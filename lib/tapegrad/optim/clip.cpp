@@ -25,7 +25,7 @@ double grad_norm(std::span<Parameter<T>* const> params) {
                  [&](int64_t k0, int64_t k1) {
                    for (int64_t k = k0; k < k1; ++k) {
                      const Parameter<T>& p = *params[first + static_cast<size_t>(k)];
-                     sums[static_cast<size_t>(k)] = vmath::sum_squares(p.grad.data(), p.numel());
+                     sums[static_cast<size_t>(k)] = vmath::sum_squares(p.grad().data(), p.numel());
                    }
                  });
     for (size_t k = 0; k < n; ++k) sq += sums[k];
@@ -43,7 +43,7 @@ double clip_grad_norm(std::span<Parameter<T>* const> params, double max_norm) {
   if (clip_factor(norm, max_norm) < 1.0) {
     const T factor = static_cast<T>(clip_factor(norm, max_norm));
     for (Parameter<T>* p : params) {
-      T* g = p->grad.data();
+      T* g = p->grad().data();
       for (int64_t i = 0; i < p->numel(); ++i) g[i] *= factor;
     }
   }

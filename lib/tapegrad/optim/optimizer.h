@@ -60,7 +60,7 @@ class Optimizer {
     parallel_for_arrays(
         static_cast<int64_t>(params_.size()), [this](int64_t k) { return params_[static_cast<size_t>(k)]->numel(); }, 1,
         [this](int64_t k, int64_t i0, int64_t i1) {
-          T* const g = params_[static_cast<size_t>(k)]->grad.data();
+          T* const g = params_[static_cast<size_t>(k)]->grad().data();
           std::fill(g + i0, g + i1, T(0));
         });
   }
@@ -92,7 +92,7 @@ class Optimizer {
     parallel_for_arrays(static_cast<int64_t>(params_.size()), updated, work_per_element,
                         [&](int64_t k, int64_t begin, int64_t end) {
                           Parameter<T>& p = *params_[static_cast<size_t>(k)];
-                          update(static_cast<size_t>(k), p.value.data(), static_cast<const T*>(p.grad.data()), begin, end);
+                          update(static_cast<size_t>(k), p.value().data(), static_cast<const T*>(p.grad().data()), begin, end);
                         });
   }
 

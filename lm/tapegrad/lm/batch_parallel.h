@@ -2,7 +2,7 @@
 // threads — each thread a worker with its own tape, running its share of the sequences through
 // the whole model, every kernel single-threaded on that share (ops inside a parallel region run
 // inline, GEMMs call OpenBLAS directly). Its gradients go to private buffers (ParamGrads), summed
-// into the parameters' .grad at the end in a fixed order.
+// into the parameters' .grad() at the end in a fixed order.
 //
 // Why: at toy sizes a step is hundreds of small kernels. Split op by op, each one forks, waits
 // for the slower core and hands data across cores between ops; split by batch, the threads meet
@@ -42,7 +42,7 @@ class BatchParallelStep {
   BatchParallelStep(nn::LanguageModel<T>& model, std::vector<Parameter<T>*> params);
 
   // Forward and backward of the batch (B, T): adds `scale` x d(mean objective)/d(p) into every
-  // parameter's .grad and returns the batch's loss terms (cross-entropy and z-loss as the tape's
+  // parameter's .grad() and returns the batch's loss terms (cross-entropy and z-loss as the tape's
   // precision T holds them, weighted means over the workers; log Z's mean and minimum). Uses
   // min(num_threads(), B) workers; `probe`, if given, receives the whole batch's statistics
   // (nn::combine_probes; a Decoder's only). A micro-batch of a larger batch passes its share as `scale`.

@@ -26,7 +26,7 @@ void Instrument::after_backward() {
   for (auto& l : stats_.layers) l.grad_norm = 0;
   for (size_t k = 0; k < params_.size(); ++k)
     if (layer_of_[k] >= 0)
-      stats_.layers[static_cast<size_t>(layer_of_[k])].grad_norm += vmath::sum_squares(params_[k]->grad.data(), params_[k]->numel());
+      stats_.layers[static_cast<size_t>(layer_of_[k])].grad_norm += vmath::sum_squares(params_[k]->grad().data(), params_[k]->numel());
   for (size_t i = 0; i < stats_.layers.size(); ++i) {
     LayerStats& s = stats_.layers[i];
     s.grad_norm = std::sqrt(s.grad_norm);
@@ -41,7 +41,7 @@ void Instrument::after_backward() {
 
 void Instrument::before_update() {
   for (size_t k = 0; k < params_.size(); ++k)
-    std::copy_n(params_[k]->value.data(), params_[k]->numel(), snapshots_[k].data());
+    std::copy_n(params_[k]->value().data(), params_[k]->numel(), snapshots_[k].data());
 }
 
 void Instrument::after_update() {
@@ -54,7 +54,7 @@ void Instrument::after_update() {
   for (size_t k = 0; k < params_.size(); ++k) {
     const int64_t n = params_[k]->numel();
     float* d = deltas_[k].data();
-    const float* w = params_[k]->value.data();
+    const float* w = params_[k]->value().data();
     const float* b = snapshots_[k].data();
     for (int64_t i = 0; i < n; ++i) d[i] = w[i] - b[i];
     const double dd = vmath::sum_squares(d, n), bb = vmath::sum_squares(b, n);

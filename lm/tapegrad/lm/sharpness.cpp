@@ -31,7 +31,7 @@ void BatchLoss::gradient(std::span<double> g) {
   tape_.backward(model_.forward(tape_, ids_, B_, T_, targets_).loss);
   int64_t k = 0;
   for (const Parameter<double>* p : params_)
-    for (int64_t i = 0; i < p->numel(); ++i) g[static_cast<size_t>(k++)] = p->grad[i];
+    for (int64_t i = 0; i < p->numel(); ++i) g[static_cast<size_t>(k++)] = p->grad()[i];
 }
 
 void BatchLoss::hvp(std::span<const double> v, std::span<double> hv) {
@@ -51,7 +51,7 @@ std::unique_ptr<nn::Decoder<double>> to_float64(nn::Decoder<float>& model) {
   auto copy = std::make_unique<nn::Decoder<double>>(model.config(), 0);
   for (auto& [name, p] : model.named_parameters()) {
     Parameter<double>& q = copy->parameter(name);
-    for (int64_t i = 0; i < p->numel(); ++i) q.value[i] = p->value[i];
+    for (int64_t i = 0; i < p->numel(); ++i) q.value()[i] = p->value()[i];
   }
   return copy;
 }

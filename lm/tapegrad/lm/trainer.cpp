@@ -121,7 +121,7 @@ StepResult Trainer::train_step(bool request_stop) {
   r.stop = request_stop;
   if (comm_) {  // one allreduce: every gradient, the loss terms and the stop flag
     float* f = flat_.data();
-    for (const Parameter<float>* p : params_) f = std::copy_n(p->grad.data(), p->numel(), f);
+    for (const Parameter<float>* p : params_) f = std::copy_n(p->grad().data(), p->numel(), f);
     f[0] = static_cast<float>(r.loss);
     f[1] = request_stop ? 1.f : 0.f;
     f[2] = static_cast<float>(r.z_loss);
@@ -133,7 +133,7 @@ StepResult Trainer::train_step(bool request_stop) {
     const float inv = 1.f / static_cast<float>(ranks);
     const float* g = flat_.data();
     for (Parameter<float>* p : params_) {
-      float* dst = p->grad.data();
+      float* dst = p->grad().data();
       for (int64_t i = 0; i < p->numel(); ++i) dst[i] = g[i] * inv;
       g += p->numel();
     }

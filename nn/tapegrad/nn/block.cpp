@@ -62,13 +62,13 @@ void DecoderBlock<T>::reset_parameters(Rng& rng) {
   if (!p.init_gain) return;
   const double beta = p.init_gain(options_.n_layer);
   const int64_t C = options_.dim;
-  Tensor<T>& qkv = this->parameter("attn.qkv.weight").value;  // rows: q, k, v
+  Tensor<T>& qkv = this->parameter("attn.qkv.weight").value();  // rows: q, k, v
   xavier_rows(qkv, 0, C, 1.0, rng);
   xavier_rows(qkv, C, 2 * C, 1.0, rng);
   xavier_rows(qkv, 2 * C, 3 * C, beta, rng);
-  std::vector<Tensor<T>*> scaled{&this->parameter("attn.proj.weight").value};
+  std::vector<Tensor<T>*> scaled{&this->parameter("attn.proj.weight").value()};
   for (Parameter<T>* w : mlp_->parameters())  // every matrix of the MLP, in its order (fc, proj)
-    if (w->value.shape().rank() == 2) scaled.push_back(&w->value);
+    if (w->value().shape().rank() == 2) scaled.push_back(&w->value());
   for (Tensor<T>* w : scaled) xavier_rows(*w, 0, w->shape()[0], beta, rng);
 }
 

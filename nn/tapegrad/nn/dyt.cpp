@@ -102,9 +102,9 @@ std::unique_ptr<UnaryModule<T>> DyT<T>::from_spec(const NormSpec& spec) {
 
 template <typename T>
 void DyT<T>::reset_parameters(Rng&) {
-  alpha_->value.fill(static_cast<T>(options_.alpha_init));
-  gamma_->value.fill(T(1));
-  if (beta_) beta_->value.fill(T(0));
+  alpha_->value().fill(static_cast<T>(options_.alpha_init));
+  gamma_->value().fill(T(1));
+  if (beta_) beta_->value().fill(T(0));
 }
 
 template <typename T>

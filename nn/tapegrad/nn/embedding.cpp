@@ -17,7 +17,7 @@ Embedding<T>::Embedding(EmbeddingOptions o) : options_(o) {
 
 template <typename T>
 void Embedding<T>::reset_parameters(Rng& rng) {
-  init::normal(weight_->value, rng, options_.init_std);
+  init::normal(weight_->value(), rng, options_.init_std);
 }
 
 template <typename T>

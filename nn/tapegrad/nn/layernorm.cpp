@@ -100,8 +100,8 @@ const NormRowKernels<T>* LayerNorm<T>::row_kernels() {
 
 template <typename T>
 void LayerNorm<T>::reset_parameters(Rng&) {
-  if (weight_) weight_->value.fill(T(1));
-  if (bias_) bias_->value.fill(T(0));
+  if (weight_) weight_->value().fill(T(1));
+  if (bias_) bias_->value().fill(T(0));
 }
 
 template <typename T>

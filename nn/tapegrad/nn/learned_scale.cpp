@@ -16,7 +16,7 @@ LearnedScale<T>::LearnedScale(double init) : init_(init) {
 
 template <typename T>
 void LearnedScale<T>::reset_parameters(Rng&) {
-  scale_->value.fill(static_cast<T>(init_));
+  scale_->value().fill(static_cast<T>(init_));
 }
 
 template <typename T>

@@ -66,7 +66,7 @@ Linear<T>::Linear(LinearOptions o) : options_(o) {
 
 template <typename T>
 void Linear<T>::reset_parameters(Rng& rng) {
-  init::linear(weight_->value, bias_ ? &bias_->value : nullptr, rng, options_.init_std, options_.in);
+  init::linear(weight_->value(), bias_ ? &bias_->value() : nullptr, rng, options_.init_std, options_.in);
 }
 
 template <typename T>

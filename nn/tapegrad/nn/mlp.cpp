@@ -116,8 +116,8 @@ MLP<T>::MLP(MlpOptions o) : options_(o) {
 
 template <typename T>
 void MLP<T>::reset_parameters(Rng& rng) {
-  init::linear(w_fc_->value, b_fc_ ? &b_fc_->value : nullptr, rng, options_.init_std, options_.dim);
-  init::linear(w_proj_->value, b_proj_ ? &b_proj_->value : nullptr, rng, options_.proj_init_std, options_.hidden);
+  init::linear(w_fc_->value(), b_fc_ ? &b_fc_->value() : nullptr, rng, options_.init_std, options_.dim);
+  init::linear(w_proj_->value(), b_proj_ ? &b_proj_->value() : nullptr, rng, options_.proj_init_std, options_.hidden);
 }
 
 template <typename T>

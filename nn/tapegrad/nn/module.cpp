@@ -77,7 +77,7 @@ void Module<T>::zero_grad() {
 template <typename T>
 StateDict<T> Module<T>::state_dict() {
   StateDict<T> s;
-  for (auto& [name, p] : named_parameters()) s.emplace_back(name, &p->value);
+  for (auto& [name, p] : named_parameters()) s.emplace_back(name, &p->value());
   return s;
 }
 

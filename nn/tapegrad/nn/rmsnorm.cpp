@@ -88,7 +88,7 @@ const NormRowKernels<T>* RMSNorm<T>::row_kernels() {
 
 template <typename T>
 void RMSNorm<T>::reset_parameters(Rng&) {
-  if (weight_) weight_->value.fill(T(1));
+  if (weight_) weight_->value().fill(T(1));
 }
 
 template <typename T>

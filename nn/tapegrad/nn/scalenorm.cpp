@@ -109,7 +109,7 @@ const NormRowKernels<T>* ScaleNorm<T>::row_kernels() {
 
 template <typename T>
 void ScaleNorm<T>::reset_parameters(Rng&) {
-  g_->value.fill(static_cast<T>(std::sqrt(static_cast<double>(options_.dim))));
+  g_->value().fill(static_cast<T>(std::sqrt(static_cast<double>(options_.dim))));
 }
 
 template <typename T>

@@ -20,8 +20,8 @@ TEST_CASE("add: the bias gradient sums over the broadcast rows", "[op]") {
   Parameter<double> b("b", Tensor<double>::from({0, 0, 0}, {3}));
   const auto dy = Tensor<double>::from({1, 2, 3, 10, 20, 30}, {2, 3});
   tape.backward(add(tape.param(x), tape.param(b)), dy.view());
-  CHECK_THAT(b.grad.view(), AllClose<double>({11, 22, 33}));
-  CHECK_THAT(x.grad.view(), AllClose<double>({1, 2, 3, 10, 20, 30}));
+  CHECK_THAT(b.grad().view(), AllClose<double>({11, 22, 33}));
+  CHECK_THAT(x.grad().view(), AllClose<double>({1, 2, 3, 10, 20, 30}));
 }
 
 TEST_CASE("gradcheck: add", "[op][gradcheck]") {

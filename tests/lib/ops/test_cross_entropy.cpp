@@ -59,7 +59,7 @@ TEST_CASE("cross_entropy: the z-loss adds z * logsumexp^2 per row, and its gradi
   // d/dz = (1 + 2 * 0.1 * ln 4) softmax - onehot = (1 + 0.2 ln 4) [1/4, 3/4] - [1, 0].
   tape.backward(loss);
   const double k = 1 + 0.2 * l4;
-  CHECK_THAT(z.grad.view(), AllClose<double>({k / 4 - 1, 3 * k / 4}, 1e-14, 1e-14));
+  CHECK_THAT(z.grad().view(), AllClose<double>({k / 4 - 1, 3 * k / 4}, 1e-14, 1e-14));
   REQUIRE_THROWS_WITH(cross_entropy(tape.param(z), t, -1.0), "cross_entropy: z_loss must be a finite number >= 0, got -1");
 }
 

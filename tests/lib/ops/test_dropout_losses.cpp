@@ -63,7 +63,7 @@ TEST_CASE("masked_fill: fills where the mask is set, broadcast as a suffix, no g
   const auto y = masked_fill(tape.param(x), mask, -1e9);
   CHECK_THAT(y.value(), AllClose<double>({1, -1e9, 3, 4, -1e9, 6}));
   tape.backward(y, Tensor<double>::full({2, 3}, 1).view());
-  CHECK_THAT(x.grad.view(), AllClose<double>({1, 0, 1, 1, 0, 1}));
+  CHECK_THAT(x.grad().view(), AllClose<double>({1, 0, 1, 1, 0, 1}));
   REQUIRE_THROWS_WITH(masked_fill(mask, y, 0.0), Catch::StartsWith("masked_fill: the mask (2,3) must match x (3)"));
 }
 

@@ -19,7 +19,7 @@ TEST_CASE("embedding: repeated ids scatter-add their gradients", "[op]") {
   const std::vector<int32_t> ids{2, 0, 2};
   const auto dy = Tensor<double>::from({1, 2, 3, 4, 5, 6}, {3, 2});
   tape.backward(embedding(tape.param(w), ids, {3}), dy.view());
-  CHECK_THAT(w.grad.view(), AllClose<double>({3, 4, 0, 0, 6, 8}));  // row 2 = dy[0] + dy[2]
+  CHECK_THAT(w.grad().view(), AllClose<double>({3, 4, 0, 0, 6, 8}));  // row 2 = dy[0] + dy[2]
 }
 
 TEST_CASE("gradcheck: embedding", "[op][gradcheck]") {

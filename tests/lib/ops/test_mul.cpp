@@ -18,7 +18,7 @@ TEST_CASE("mul: a value used twice (x * x) collects both gradient contributions"
   Var<double> v = tape.param(x);
   const auto ones = Tensor<double>::full({2}, 1);
   tape.backward(mul(v, v), ones.view());
-  CHECK_THAT(x.grad.view(), AllClose<double>({6, -4}));  // d(x^2)/dx = 2x
+  CHECK_THAT(x.grad().view(), AllClose<double>({6, -4}));  // d(x^2)/dx = 2x
 }
 
 TEST_CASE("gradcheck: mul", "[op][gradcheck]") {

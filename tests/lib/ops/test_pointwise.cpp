@@ -46,7 +46,7 @@ TEST_CASE("pointwise: forward values", "[op]") {
   Parameter<double> z("z", Tensor<double>::from({0, 1}, {2}));
   Tape<double> t2;
   t2.backward(relu(t2.param(z)), Tensor<double>::full({2}, 1).view());
-  CHECK_THAT(z.grad.view(), AllClose<double>({0, 1}));
+  CHECK_THAT(z.grad().view(), AllClose<double>({0, 1}));
 }
 
 TEST_CASE("gradcheck: neg", "[op][gradcheck]") { require_unary_gradcheck("neg", neg<double>, randn({3, 4}, 1)); }

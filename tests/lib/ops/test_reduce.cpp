@@ -45,7 +45,7 @@ TEST_CASE("sum, mean and max over a dim: values, keepdim, negative dims", "[op]"
   Parameter<double> t("t", Tensor<double>::from({2, 7, 7, 1}, {1, 4}));
   Tape<double> t2;
   t2.backward(max(t2.param(t), 1), Tensor<double>::full({1}, 1).view());
-  CHECK_THAT(t.grad.view(), AllClose<double>({0, 1, 0, 0}));
+  CHECK_THAT(t.grad().view(), AllClose<double>({0, 1, 0, 0}));
 }
 
 TEST_CASE("gradcheck: sum over a dim", "[op][gradcheck]") {

@@ -16,10 +16,10 @@ TEST_CASE("adamw: three steps match torch.optim.AdamW's update written out by ha
   const double expect_w[] = {0.890000002, 0.854466298687846, 0.778856871522275};
   const double expect_b[] = {0.900000002, 0.873366298707846, 0.806301534529153};
   for (int t = 0; t < 3; ++t) {
-    w.grad[0] = b.grad[0] = grads[t];
+    w.grad()[0] = b.grad()[0] = grads[t];
     opt.step(0.1);
-    CHECK_THAT(w.value.view(), AllClose<double>({expect_w[t]}, 1e-14, 1e-13));
-    CHECK_THAT(b.value.view(), AllClose<double>({expect_b[t]}, 1e-14, 1e-13));
+    CHECK_THAT(w.value().view(), AllClose<double>({expect_w[t]}, 1e-14, 1e-13));
+    CHECK_THAT(b.value().view(), AllClose<double>({expect_b[t]}, 1e-14, 1e-13));
   }
   CHECK(opt.steps() == 3);
   CHECK(opt.state().size() == 4);
@@ -30,7 +30,7 @@ TEST_CASE("adamw: the decay rule is configurable", "[optim]") {
   Parameter<double> w("w", Tensor<double>::full({1, 1}, 1.0));
   AdamW<double> opt({&w}, {.weight_decay = 0.5}, [](const Parameter<double>&) { return false; });
   opt.step(0.1);  // zero gradient, no decay: nothing moves
-  CHECK(w.value[0] == 1.0);
+  CHECK(w.value()[0] == 1.0);
 }
 
 TEST_CASE("adamw: invalid hyperparameters are rejected", "[optim][errors]") {
@@ -46,10 +46,10 @@ TEST_CASE("optimizers: frozen parameters are neither updated nor decayed", "[opt
   SGD<double> sgd({&frozen, &live}, {.momentum = 0.9, .weight_decay = 0.1});
   for (Optimizer<double>* opt : {static_cast<Optimizer<double>*>(&adam), static_cast<Optimizer<double>*>(&sgd)}) {
     for (int s = 0; s < 10; ++s) {
-      frozen.grad.fill(0.3), live.grad.fill(0.3);  // even a stale gradient must not move it
+      frozen.grad().fill(0.3), live.grad().fill(0.3);  // even a stale gradient must not move it
       opt->step(0.1);
     }
   }
-  for (int64_t i = 0; i < 4; ++i) CHECK(frozen.value[i] == 1.0);
-  CHECK(live.value[0] < 0.5);
+  for (int64_t i = 0; i < 4; ++i) CHECK(frozen.value()[i] == 1.0);
+  CHECK(live.value()[0] < 0.5);
 }

@@ -20,9 +20,9 @@ std::vector<double> three_steps(Options options) {
   Opt opt({&w}, options);
   std::vector<double> out;
   for (int t = 0; t < 3; ++t) {
-    w.grad[0] = kGrads[t];
+    w.grad()[0] = kGrads[t];
     opt.step(kLrs[t]);
-    out.push_back(w.value[0]);
+    out.push_back(w.value()[0]);
   }
   return out;
 }
@@ -56,8 +56,8 @@ TEST_CASE("weight decay: the independent form does not scale with the learning r
     AdamW<double> independent({&a}, {.weight_decay = 1e-4, .decay_mode = WeightDecayMode::kIndependent, .peak_lr = peak});
     AdamW<double> coupled({&b}, {.weight_decay = 1e-4});
     independent.step(peak), coupled.step(peak);
-    CHECK(a.value[0] == 1 - 1e-4);
-    CHECK(b.value[0] == 1 - peak * 1e-4);
+    CHECK(a.value()[0] == 1 - 1e-4);
+    CHECK(b.value()[0] == 1 - peak * 1e-4);
   }
   CHECK(parse_weight_decay_mode("independent") == WeightDecayMode::kIndependent);
   CHECK(to_string(WeightDecayMode::kCoupled) == "coupled");
@@ -87,11 +87,11 @@ TEST_CASE("optimizer registry: built-ins by name, a program's own rule by name",
                               return std::unique_ptr<Optimizer<float>>(std::make_unique<SignDescent>(std::move(p)));
                             }});
   auto sign = make_optimizer("test-sign", {&w}, {});
-  w.grad[0] = 3, w.grad[1] = -0.5;
+  w.grad()[0] = 3, w.grad()[1] = -0.5;
   sign->step(0.25, 1);
-  CHECK(w.value[0] == 0.75f);
-  CHECK(w.value[1] == 1.25f);
-  CHECK(w.value[2] == 1.0f);
+  CHECK(w.value()[0] == 0.75f);
+  CHECK(w.value()[1] == 1.25f);
+  CHECK(w.value()[2] == 1.0f);
   REQUIRE_THROWS_WITH(optimizer_registry().add({.name = "adamw", .description = "again", .make = {}}),
                       Catch::StartsWith("optimizer name 'adamw' is taken (by: Adam with decoupled"));
 }
@@ -106,7 +106,7 @@ TEST_CASE("optimizers: edges of stability and Adam's preconditioner, for sharpne
   CHECK(adam.preconditioned());
   CHECK(adam.stability_threshold(0.01) == Approx(3800.0));  // (2 + 2 b1) / ((1 - b1) lr)
   CHECK(adam.preconditioner().empty());                     // no second moment yet
-  w.grad[0] = 2, w.grad[1] = -4;
+  w.grad()[0] = 2, w.grad()[1] = -4;
   adam.step(0.01);
   // After one step v_hat = g^2: P = (1 - b1) (|g| + eps).
   const auto p = adam.preconditioner();

@@ -29,7 +29,7 @@ struct Model {
     for (int k = 0; k < 70; ++k) {
       const int64_t n = k == 3 ? 0 : (k % 7 == 0 ? 40000 : 1 + 37 * k);
       auto p = std::make_unique<Parameter<float>>(cat("p", k), Tensor<float>(Shape{n}));
-      for (int64_t i = 0; i < n; ++i) p->value[i] = static_cast<float>(rng.normal());
+      for (int64_t i = 0; i < n; ++i) p->value()[i] = static_cast<float>(rng.normal());
       p->requires_grad = k != 10;
       params.push_back(p.get());
       owned.push_back(std::move(p));
@@ -38,11 +38,11 @@ struct Model {
   void set_grads(uint64_t seed) {
     Rng rng(seed);
     for (Parameter<float>* p : params)
-      for (int64_t i = 0; i < p->numel(); ++i) p->grad[i] = static_cast<float>(rng.normal());
+      for (int64_t i = 0; i < p->numel(); ++i) p->grad()[i] = static_cast<float>(rng.normal());
   }
   std::vector<float> values() const {
     std::vector<float> v;
-    for (const Parameter<float>* p : params) v.insert(v.end(), p->value.data(), p->value.data() + p->numel());
+    for (const Parameter<float>* p : params) v.insert(v.end(), p->value().data(), p->value().data() + p->numel());
     return v;
   }
 };
@@ -57,7 +57,7 @@ std::pair<std::vector<float>, std::vector<double>> train(int threads) {
   for (int s = 0; s < 6; ++s) {
     adam.zero_grad();
     for (const Parameter<float>* p : m.params)
-      for (int64_t i = 0; i < p->numel(); ++i) REQUIRE(p->grad[i] == 0.0f);
+      for (int64_t i = 0; i < p->numel(); ++i) REQUIRE(p->grad()[i] == 0.0f);
     m.set_grads(100 + static_cast<uint64_t>(s));
     const double norm = grad_norm<float>(m.params);
     norms.push_back(norm);
@@ -99,7 +99,7 @@ TEST_CASE("optimizers: zero_grad, the gradient norm and the updates are the same
   m.set_grads(100);
   double sq = 0;
   for (const Parameter<float>* p : m.params)
-    for (int64_t i = 0; i < p->numel(); ++i) sq += double(p->grad[i]) * double(p->grad[i]);
+    for (int64_t i = 0; i < p->numel(); ++i) sq += double(p->grad()[i]) * double(p->grad()[i]);
   CHECK_THAT(one_norms[0], Catch::Matchers::WithinRel(std::sqrt(sq), 1e-12));
   CHECK(one_norms[0] > 50.0);  // so the steps above clip
 }
@@ -118,12 +118,12 @@ TEST_CASE("ParamGrads: zero and the sum into the parameters, 1 and 2 threads", "
     for (int64_t i = 0; i < p->numel(); ++i) {
       REQUIRE(g[i] == 0.0f);
       g[i] = static_cast<float>(rng.normal());
-      expect.push_back(p->grad[i] + g[i]);
+      expect.push_back(p->grad()[i] + g[i]);
     }
   }
   extra.add_into_params();
   std::vector<float> got;
-  for (const Parameter<float>* p : m.params) got.insert(got.end(), p->grad.data(), p->grad.data() + p->numel());
+  for (const Parameter<float>* p : m.params) got.insert(got.end(), p->grad().data(), p->grad().data() + p->numel());
   CHECK(got == expect);
   set_num_threads(0);
 }

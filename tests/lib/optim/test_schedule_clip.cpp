@@ -62,35 +62,35 @@ TEST_CASE("schedule: the registered shapes, by name, and one of the user's own",
 
 TEST_CASE("clip_grad_norm: returns the global norm and rescales above the limit", "[optim]") {
   Parameter<double> a("a", Tensor<double>(Shape{2})), b("b", Tensor<double>(Shape{1}));
-  a.grad[0] = 3, a.grad[1] = 0, b.grad[0] = 4;  // global norm 5
+  a.grad()[0] = 3, a.grad()[1] = 0, b.grad()[0] = 4;  // global norm 5
   std::vector<Parameter<double>*> ps{&a, &b};
   CHECK(clip_grad_norm<double>(ps, 10.0) == 5.0);
-  CHECK(a.grad[0] == 3);  // below the limit: untouched
+  CHECK(a.grad()[0] == 3);  // below the limit: untouched
   CHECK(clip_grad_norm<double>(ps, 1.0) == 5.0);
   CHECK_THAT(grad_norm<double>(ps), Catch::Matchers::WithinRel(1.0, 1e-6));
-  CHECK_THAT(b.grad[0], Catch::Matchers::WithinRel(0.8, 1e-6));
+  CHECK_THAT(b.grad()[0], Catch::Matchers::WithinRel(0.8, 1e-6));
 }
 
 TEST_CASE("clip_grad_norm: a NaN gradient gives a NaN norm and is not spread", "[optim]") {
   Parameter<float> a("a", Tensor<float>(Shape{2}));
-  a.grad[0] = std::numeric_limits<float>::quiet_NaN();
-  a.grad[1] = 1;
+  a.grad()[0] = std::numeric_limits<float>::quiet_NaN();
+  a.grad()[1] = 1;
   std::vector<Parameter<float>*> ps{&a};
   CHECK(std::isnan(clip_grad_norm<float>(ps, 1.0)));
-  CHECK(a.grad[1] == 1);
+  CHECK(a.grad()[1] == 1);
 }
 
 TEST_CASE("clip_factor folded into the optimizer step equals clipping in place", "[optim]") {
   Parameter<double> a("a", Tensor<double>::full({1, 2}, 1.0)), b("b", Tensor<double>::full({1, 2}, 1.0));
-  a.grad[0] = 3, a.grad[1] = -4;  // norm 5
-  b.grad = a.grad;
+  a.grad()[0] = 3, a.grad()[1] = -4;  // norm 5
+  b.grad() = a.grad();
   std::vector<Parameter<double>*> pa{&a}, pb{&b};
   AdamW<double> oa(pa), ob(pb);
   oa.step(0.1, clip_factor(grad_norm<double>(pa), 1.0));
   clip_grad_norm<double>(pb, 1.0);
   ob.step(0.1);
-  CHECK(a.value[0] == b.value[0]);
-  CHECK(a.value[1] == b.value[1]);
+  CHECK(a.value()[0] == b.value()[0]);
+  CHECK(a.value()[1] == b.value()[1]);
   CHECK(clip_factor(0.5, 1.0) == 1.0);
   CHECK(clip_factor(std::nan(""), 1.0) == 1.0);
 }

@@ -10,8 +10,8 @@ TEST_CASE("sgd: momentum and L2 decay match torch.optim.SGD", "[optim]") {
   const double grads[] = {0.5, -0.25, 2.0};
   const double expect[] = {0.949, 0.927151, 0.706559749};
   for (int t = 0; t < 3; ++t) {
-    w.grad[0] = grads[t];
+    w.grad()[0] = grads[t];
     opt.step(0.1);
-    CHECK_THAT(w.value.view(), AllClose<double>({expect[t]}, 1e-14, 1e-13));
+    CHECK_THAT(w.value().view(), AllClose<double>({expect[t]}, 1e-14, 1e-13));
   }
 }
