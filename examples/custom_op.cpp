@@ -7,47 +7,30 @@
 // With s = y and g = dL/dy, the softmax's backward gives dL/dz = s (g - <s, g>) per row, and
 // z = beta x, so
 //   dL/dx = beta s (g - <s, g>),      dL/dbeta = sum over all rows of <x, s (g - <s, g>)>.
+// The row softmax and its backward are the library's kernels (ops/softmax.h) on raw rows.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "tapegrad/custom_op.h"
-#include "tapegrad/gradcheck.h"
-#include "tapegrad/ops.h"
-#include "tapegrad/optim/adamw.h"
+#include "tapegrad/tapegrad.h"  // CustomOp, gradcheck, ops, AdamW
 
 using namespace tapegrad;
 
 template <typename T>
 Var<T> temperature_softmax(Var<T> x, Var<T> beta) {
-  CustomOp<T> op("temperature_softmax", {x, beta}, x.shape());
   check(x.shape().rank() == 2 && beta.shape() == Shape{1}, "temperature_softmax: x ", x.shape(),
         " must be (N, C) and beta ", beta.shape(), " must be (1)");
-  const int64_t rows = x.shape()[0], cols = x.shape()[1];
+  CustomOp<T> op("temperature_softmax", {x, beta}, x.shape());
+  const int64_t n = x.shape().numel(), rows = x.shape()[0], cols = x.shape()[1];
   const T *xv = op.input(0), *b = op.input(1);
-  T* s = op.output();
-  for (int64_t r = 0; r < rows; ++r) {  // s = softmax(beta x), stabilised by the row max
-    const T* xr = xv + r * cols;
-    T* sr = s + r * cols;
-    T top = xr[0] * b[0], total = 0;
-    for (int64_t c = 1; c < cols; ++c) top = std::max(top, xr[c] * b[0]);
-    for (int64_t c = 0; c < cols; ++c) total += sr[c] = std::exp(xr[c] * b[0] - top);
-    for (int64_t c = 0; c < cols; ++c) sr[c] /= total;
-  }
-  // dL/dz at (r, c): s (g - <s, g>) for row r.
-  const auto dz = [=](const T* g, int64_t r, int64_t c) {
-    T sg = 0;
-    for (int64_t k = 0; k < cols; ++k) sg += s[r * cols + k] * g[r * cols + k];
-    return s[r * cols + c] * (g[r * cols + c] - sg);
-  };
+  T *s = op.output(), *z = op.scratch(n), *dz = op.scratch(n);
+  for (int64_t i = 0; i < n; ++i) z[i] = b[0] * xv[i];
+  softmax_forward(s, z, rows, cols);  // s = softmax(z), z = beta x, row by row
+  // dz = dL/dz = s (g - <s, g>) per row: the softmax's backward (which adds into dz, so zero it).
   // Rules capture by value ([=]): pointers into tape memory and sizes. Each fills its buffer.
-  op.grad(0, [=](const T* g, T* dx) {
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) dx[r * cols + c] = b[0] * dz(g, r, c);
-  });
-  op.grad(1, [=](const T* g, T* dbeta) {
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) dbeta[0] += xv[r * cols + c] * dz(g, r, c);
-  });
+  const auto grad_z = [=](const T* g) { std::fill(dz, dz + n, T(0)), softmax_backward(dz, s, g, rows, cols); };
+  op.grad(0, [=](const T* g, T* dx) { grad_z(g); for (int64_t i = 0; i < n; ++i) dx[i] = b[0] * dz[i]; });
+  op.grad(1, [=](const T* g, T* dbeta) { grad_z(g); for (int64_t i = 0; i < n; ++i) dbeta[0] += xv[i] * dz[i]; });
   return op.finish();
 }
 
@@ -55,18 +38,15 @@ int main() {
   try {
     // 1. Prove the gradients: finite differences in double, with each input a constant in turn.
     Rng rng(1);
-    const GradcheckResult proof = gradcheck(
-        "temperature_softmax",
-        [](Tape<double>&, std::span<const Var<double>> in) { return temperature_softmax(in[0], in[1]); },
-        {Tensor<double>::randn({4, 6}, rng), Tensor<double>::from({0.7}, {1})});
+    const GradcheckResult proof = gradcheck("temperature_softmax", temperature_softmax<double>,
+                                            {Tensor<double>::randn({4, 6}, rng), Tensor<double>::from({0.7}, {1})});
     std::printf("%s\n", proof.message.c_str());
     if (!proof.ok) return 1;
 
     // 2. Train with it: recover the temperature behind sharpened targets, softmax(3 x).
-    const Tensor<float> x = Tensor<float>::randn({64, 5}, rng);
+    const Tensor<float> x = Tensor<float>::randn({64, 5}, rng), three = Tensor<float>::from({3}, {1});
     Tape<float> tape;
-    Var<float> target = temperature_softmax(tape.constant(x.view()), tape.constant(Tensor<float>::from({3}, {1})));
-    const Tensor<float> p = Tensor<float>::copy_of(target.value());
+    const auto p = Tensor<float>::copy_of(temperature_softmax(tape.constant(x.view()), tape.constant(three.view())).value());
     Parameter<float> beta("beta", Tensor<float>::from({1}, {1}));
     AdamW<float> opt({&beta}, {.weight_decay = 0});
     for (int step = 1; step <= 300; ++step) {

@@ -34,13 +34,16 @@
 //   gradcheck("layernorm", [&](Tape<double>& t) { return ln.forward(t.param(x)); }, ln.parameters())
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "tapegrad/error.h"
 #include "tapegrad/parameter.h"
 #include "tapegrad/tape.h"
 
@@ -94,5 +97,20 @@ GradcheckResult gradcheck(std::string_view name, const std::function<Var<double>
 using TensorFunction = std::function<Var<double>(Tape<double>&, std::span<const Var<double>>)>;
 GradcheckResult gradcheck(std::string_view name, const TensorFunction& f, const std::vector<Tensor<double>>& inputs,
                           const GradcheckOptions& options = {});
+
+// Checks an op written as a function of Vars, one per input, as torch.autograd.gradcheck(fn,
+// inputs) does: gradcheck("my_op", my_op<double>, {x, y}).
+template <typename... Args>
+  requires(sizeof...(Args) >= 1 && (std::same_as<Args, Var<double>> && ...))
+GradcheckResult gradcheck(std::string_view name, Var<double> (*f)(Args...), const std::vector<Tensor<double>>& inputs,
+                          const GradcheckOptions& options = {}) {
+  check(f != nullptr, "gradcheck ", name, ": the function is null");
+  check(inputs.size() == sizeof...(Args), "gradcheck ", name, ": the function takes ", sizeof...(Args), " inputs, ",
+        inputs.size(), " given");
+  const TensorFunction call = [f](Tape<double>&, std::span<const Var<double>> in) {
+    return [&]<size_t... I>(std::index_sequence<I...>) { return f(in[I]...); }(std::index_sequence_for<Args...>{});
+  };
+  return gradcheck(name, call, inputs, options);
+}
 
 }  // namespace tapegrad

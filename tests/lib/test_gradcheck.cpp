@@ -74,3 +74,17 @@ TEST_CASE("gradcheck: sampling checks a seeded subset of elements", "[gradcheck]
   require_gradcheck(r);
   CHECK_THAT(r.message, Catch::Contains("5 elements"));
 }
+
+namespace {
+Var<double> weighted_product(Var<double> x, Var<double> w) { return sum(mul(mul(x, x), w)); }
+}  // namespace
+
+TEST_CASE("gradcheck: an op as a function of Vars, as torch.autograd.gradcheck(fn, inputs)", "[gradcheck]") {
+  const auto r = gradcheck("weighted_product", weighted_product, {randn({2, 3}, 3), randn({2, 3}, 4)});
+  INFO(r.message);
+  CHECK(r.ok);
+  CHECK(r.max_rel_error < 1e-6);
+  CHECK_FALSE(gradcheck("bad_cube", bad_cube, {randn({2, 3}, 1)}).ok);  // the same verdicts as the span form
+  REQUIRE_THROWS_WITH(gradcheck("weighted_product", weighted_product, {randn({2, 3}, 3)}),
+                      "gradcheck weighted_product: the function takes 2 inputs, 1 given");
+}
