@@ -95,13 +95,13 @@ int main(int argc, char** argv) {
   app.add_option("--python", python, "Python interpreter for the plots (default: the first that imports matplotlib)");
 
   return cli::run_cli(app, argc, argv, [&] {
+    const auto t0 = std::chrono::steady_clock::now();
     const std::set<std::string> given = axis_flags.apply();  // checks each value as train_lm would
     std::optional<lm::RunLock> lock;  // one writer per sweep folder (rank 0 writes the shared files)
     if (comm.rank() == 0) lock.emplace(o.out);
     const std::string resumed = fs::exists(o.out + "/sweep.json") ? " (the grid in " + o.out + "/sweep.json, grown by this command)" : "";
     o = resolve_sweep(o, given);  // before any output: a refused setting is one line
     verify_sweep_folder(o);       // and a folder whose runs no longer match it
-    const auto t0 = std::chrono::steady_clock::now();
     lm::install_stop_handlers();
     const size_t total = expand(o).size();  // checks every combination of settings
     if (comm.root())
@@ -110,6 +110,8 @@ int main(int argc, char** argv) {
                    o.out.c_str(), resumed.c_str());
     const std::string who = comm.distributed() ? "rank " + std::to_string(comm.rank()) + " " : "";
     int trained = 0;  // runs this process trained, for the ETA: the mean wall time per trained run so far
+    SweepTiming timing;
+    const auto t_sweep = std::chrono::steady_clock::now();
     const auto runs = run_sweep(o, [&](const RunRecord& r, bool skipped, int done, int n) {
       trained += !skipped;
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -130,7 +132,9 @@ int main(int argc, char** argv) {
                       r.peak_residual_rms, r.peak_attention_logit);
       std::fprintf(stderr, "%s[%3d/%d] %-40s %s%s%s\n", who.c_str(), done, n, r.spec.id().c_str(), status,
                    skipped ? "  (done earlier)" : (" " + std::to_string(static_cast<int>(r.wall_s + 0.5)) + " s").c_str(), eta);
-    }, &comm);
+    }, &comm, &timing);
+    const auto t_report = std::chrono::steady_clock::now();
+    timing.prepare_s += std::chrono::duration<double>(t_sweep - t0).count();  // the checks before the sweep
     if (!comm.root()) return lm::stop_signal() ? 128 + lm::stop_signal() : 0;  // rank 0 reports
     if (lm::stop_signal()) {
       std::fprintf(stderr, "interrupted: %zu of %zu runs are in %s/runs.csv; run the same command again to continue\n",
@@ -157,7 +161,11 @@ int main(int argc, char** argv) {
       }
       ctx.plots = plots_in(o.out);
     }
-    ctx.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto now = std::chrono::steady_clock::now();
+    ctx.wall_s = std::chrono::duration<double>(now - t0).count();
+    timing.report_s = std::chrono::duration<double>(now - t_report).count();
+    timing.wall_s = ctx.wall_s;
+    ctx.timing = timing;
     io::write_file_atomic(o.out + "/report.md", report_markdown(summary, runs, ctx));
 
     std::printf("\n%s\n", console_summary(summary).c_str());
@@ -169,7 +177,7 @@ int main(int argc, char** argv) {
       std::printf("plots:   %s\n", joined(files).c_str());
     }
     if (!plot_note.empty()) std::printf("%s\n", plot_note.c_str());
-    std::printf("time:    %.0f s\n", ctx.wall_s);
+    std::printf("%s\n", timing_line(timing).c_str());
     return 0;
   }, &comm);
 }

@@ -22,8 +22,18 @@ struct Sweep {
   std::vector<lab::RunRecord> runs;
   lab::Summary summary;
   lab::ReportContext context;
-  std::chrono::steady_clock::time_point start;
+  std::chrono::steady_clock::time_point start, swept;  // the call; the end of its runs
 };
+
+pyb::dict timing_dict(const lab::SweepTiming& t) {
+  pyb::dict d;
+  d["trained"] = t.trained, d["jobs"] = t.jobs, d["wall_s"] = t.wall_s, d["step_share"] = t.step_share();
+  d["steps_s"] = t.runs.steps_s, d["pure_steps_s"] = t.runs.pure_steps_s(), d["instrument_s"] = t.runs.instrument_s;
+  d["eval_s"] = t.runs.eval_s, d["sharpness_s"] = t.runs.sharpness_s, d["setup_s"] = t.runs.setup_s;
+  d["record_s"] = t.runs.record_s, d["prepare_s"] = t.prepare_s, d["gather_s"] = t.gather_s;
+  d["report_s"] = t.report_s, d["idle_s"] = t.idle_s();
+  return d;
+}
 
 }  // namespace
 
@@ -44,11 +54,16 @@ void bind_lab(pyb::module_& top) {
       .def("write_report", [](Sweep& s, const std::string& this_command) {
         s.context.this_command = this_command;
         s.context.plots = lab::plots_in(s.options.out);
-        s.context.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.start).count();
+        const auto now = std::chrono::steady_clock::now();
+        s.context.wall_s = std::chrono::duration<double>(now - s.start).count();
+        s.context.timing.wall_s = s.context.wall_s;
+        s.context.timing.report_s = std::chrono::duration<double>(now - s.swept).count();
         const std::string path = s.options.out + "/report.md";
         io::write_file_atomic(path, lab::report_markdown(s.summary, s.runs, s.context));
         return path;
-      }, pyb::arg("this_command"), "Writes report.md (listing the plots now in plots/); returns its path.");
+      }, pyb::arg("this_command"), "Writes report.md (listing the plots now in plots/); returns its path.")
+      .def_property_readonly("timing", [](const Sweep& s) { return timing_dict(s.context.timing); },
+                             "Where the call's time went (lab/timing.h), in seconds; complete after write_report.");
 
   m.def(
       "sweep",
@@ -106,6 +121,8 @@ void bind_lab(pyb::module_& top) {
         }
         s.options = lab::resolve_sweep(s.options, given);
         lab::verify_sweep_folder(s.options);
+        lab::SweepTiming timing;
+        const auto t_sweep = std::chrono::steady_clock::now();
         {
           pyb::gil_scoped_release release;
           s.runs = lab::run_sweep(s.options, [&](const lab::RunRecord& r, bool skipped, int done, int total) {
@@ -116,11 +133,14 @@ void bind_lab(pyb::module_& top) {
             } catch (pyb::error_already_set& e) {
               e.discard_as_unraisable("tapegrad.lab.sweep on_run");
             }
-          });
+          }, nullptr, &timing);
         }
+        s.swept = std::chrono::steady_clock::now();
+        timing.prepare_s += std::chrono::duration<double>(t_sweep - s.start).count();
         s.summary = lab::summarize(s.runs, lab::sweep_unigram_loss(s.options), lab::base_values(s.options));
         s.summary.jobs = s.options.jobs;
         s.context = lab::report_context(s.options, defaults);
+        s.context.timing = timing;
         return s;
       },
       pyb::arg("out"), pyb::arg("axes"), pyb::arg("settings"), pyb::arg("jobs") = pyb::none(), pyb::arg("on_run") = pyb::none());

@@ -59,6 +59,7 @@ class SweepResult:
         self.report = report
         self.plots_note = plots_note
         self.summary = sweep.console_summary()
+        self.timing = sweep.timing  # seconds by part (lab/timing.h); step_share: pure steps / wall
 
     def dataframe(self):
         return _pandas().DataFrame(self.records)

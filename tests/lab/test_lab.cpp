@@ -224,6 +224,25 @@ TEST_CASE("lab: a short sweep trains every registered norm and reports each", "[
   fs::remove_all(out);
 }
 
+TEST_CASE("lab: the sweep's time is split into its parts, per job, and the rest is idle", "[lab]") {
+  SweepTiming t;
+  t.trained = 4, t.jobs = 2, t.wall_s = 100;
+  t.runs = {.steps_s = 170, .instrument_s = 10, .eval_s = 12, .sharpness_s = 0, .setup_s = 2, .record_s = 2};
+  t.prepare_s = 1, t.gather_s = 0.5, t.report_s = 3;
+  CHECK(t.step_share() == Approx(0.80));        // (170 - 10) / 2 jobs / 100 s
+  CHECK(t.idle_s() == Approx(100 - 93 - 4.5));  // 186 s of runs / 2, and the command's own parts
+  const std::string md = timing_markdown(t);
+  CHECK_THAT(md, Catch::Contains("| training steps, pure | 80.0 | 80.0 % |"));
+  CHECK_THAT(md, Catch::Contains("| instrumentation (per-layer statistics) | 5.0 | 5.0 % |"));
+  CHECK_THAT(md, Catch::Contains("| idle cores while the last runs finish | 2.5 | 2.5 % |"));
+  CHECK_THAT(timing_line(t), Catch::StartsWith("time:    100 s, 80.0 % of it pure training steps (4 runs, 2 at a time); the rest: "
+                                               "instrumentation (per-layer statistics) 5.0 %, evaluation 6.0 %,"));
+  CHECK_THAT(timing_line(t), !Catch::Contains("sharpness"));  // nothing spent: not listed
+  SweepTiming none;
+  none.wall_s = 3;
+  CHECK(timing_line(none) == "time:    3 s");
+}
+
 TEST_CASE("lab: an interrupted sweep resumes, redoing only unfinished runs", "[lab]") {
   const fs::path out = fresh("resume");
   SweepOptions o = tiny_sweep(out.string());
@@ -233,8 +252,17 @@ TEST_CASE("lab: an interrupted sweep resumes, redoing only unfinished runs", "[l
   write_runs(out.string() + "/runs.csv", {first[0]});
   fs::remove(out / "records" / (first[1].spec.id() + ".csv"));
   std::vector<std::pair<std::string, bool>> seen;
-  const auto second = run_sweep(o, [&](const RunRecord& r, bool skipped, int, int) { seen.emplace_back(r.spec.id(), skipped); });
+  SweepTiming timing;
+  const auto second = run_sweep(o, [&](const RunRecord& r, bool skipped, int, int) { seen.emplace_back(r.spec.id(), skipped); },
+                                nullptr, &timing);
   REQUIRE(seen.size() == 2);
+  // The timing counts the run this call trained, and only it: its steps, evaluations and files.
+  CHECK(timing.trained == 1);
+  CHECK(timing.runs.steps_s > 0);
+  CHECK(timing.runs.eval_s > 0);
+  CHECK((timing.runs.record_s > 0 && timing.runs.setup_s > 0 && timing.prepare_s > 0 && timing.gather_s > 0));
+  CHECK(timing.runs.instrument_s < timing.runs.steps_s);
+  CHECK(timing.runs.steps_s <= second[1].wall_s);
   CHECK(seen[0] == std::pair{first[0].spec.id(), true});
   CHECK(seen[1] == std::pair{first[1].spec.id(), false});
   // Deterministic: the redone run reproduces its losses exactly.

@@ -23,6 +23,9 @@ def test_a_sweep_and_its_report(tmp_dir):
         report = f.read()
     assert "tapegrad.lab.sweep(" in report and "rmsnorm" in report
     assert os.path.exists(os.path.join(tmp_dir, "plots", "loss_curves.png")), result.plots_note
+    t = result.timing
+    assert t["trained"] == 2 and 0 < t["step_share"] <= 1 and t["eval_s"] > 0 and t["report_s"] > 0
+    assert "## Where the time went" in report
     again = tg.lab.sweep(tmp_dir, axes=AXES, **SETTINGS)  # everything recorded: nothing trains
     assert [r["final_val_loss"] for r in again.records] == [r["final_val_loss"] for r in result.records]
 

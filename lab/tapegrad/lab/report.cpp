@@ -564,6 +564,11 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
     md += "\n## Plots\n\n";
     for (const auto& [file, caption] : ctx.plots) md += "**" + caption + "**\n\n![" + caption + "](" + file + ")\n\n";
   }
+  if (ctx.timing.trained > 0)
+    md += "\n## Where the time went\n\nThe last command's " + std::to_string(ctx.timing.trained) + " runs, " +
+          std::to_string(ctx.timing.jobs) + " at a time (a run's seconds count 1/" + std::to_string(ctx.timing.jobs) +
+          " of the wall time). Pure training steps: **" + f("%.1f %%", 100 * ctx.timing.step_share()) +
+          "** of it.\n\n" + timing_markdown(ctx.timing);
   md += "\n## Files\n\n- `runs.csv`: one row per run: ";
   for (size_t i = 0; i < kRunColumns.size(); ++i) md += (i ? ", " : "") + kRunColumns[i];
   md += " (settings: the run's values of the other axes where they differ from the base, key=value;...).\n"

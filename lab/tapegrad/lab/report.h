@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tapegrad/lab/sweep.h"
+#include "tapegrad/lab/timing.h"
 
 namespace tapegrad::lab {
 
@@ -117,6 +118,7 @@ struct ReportContext {
   std::string model;    // e.g. "C128 H4 T64 B12, 300 steps"
   double wall_s = 0;
   std::vector<std::pair<std::string, std::string>> plots;  // file, caption
+  SweepTiming timing;  // where this command's time went (no section when it trained no run)
 };
 
 std::string reading(const Summary& s);  // the plain-language paragraph, as bullet lines

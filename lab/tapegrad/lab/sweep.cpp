@@ -182,10 +182,15 @@ std::string identity_cells(const RunSpec& spec) {
 std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
                                  std::shared_ptr<const text::Tokenizer> tokenizer,
                                  std::shared_ptr<const lm::TokenData> data, int threads, std::string& curve,
-                                 const std::function<bool()>& stop) {
+                                 const std::function<bool()>& stop, RunTiming* timing) {
   const auto t0 = std::chrono::steady_clock::now();
+  const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  RunTiming time;
   const lm::TrainConfig c = run_config(o, spec, threads);
   lm::Trainer trainer(c, std::move(tokenizer), std::move(data));
+  time.setup_s = seconds_since(t0);
   lm::DivergenceDetector detector(
       {.factor = o.divergence_factor, .patience = o.divergence_patience, .spike_factor = o.spike_factor}, c.warmup);
 
@@ -200,8 +205,11 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
   hooks.detector = &detector;
   hooks.stop_requested = stop;
   hooks.on_step = [&](const lm::StepReport& report) {
+    const auto h0 = std::chrono::steady_clock::now();
     const StepResult& r = report.result;
     const StepStats& s = *report.stats;
+    time.steps_s += r.step_ms / 1e3, time.instrument_s += r.instrument_ms / 1e3;
+    time.eval_s += report.eval_ms / 1e3, time.sharpness_s += report.sharpness_ms / 1e3;
     if (r.step == 1) rec.initial_loss = r.loss;
     else ms += r.step_ms;
     rec.steps_done = r.step;
@@ -242,6 +250,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
     for (const auto& l : s.layers)
       for (double v : {l.residual_rms, l.norm_out_rms, l.attention_logit, l.grad_norm, l.update_ratio}) row.push_back(num(v));
     curve += join(row) + "\n";
+    time.record_s += seconds_since(h0);
   };
   const lm::RunOutcome outcome = lm::run(trainer, hooks);
   if (outcome.end == lm::RunEnd::kStopRequested) return std::nullopt;
@@ -257,7 +266,8 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
   if (!std::isfinite(rec.min_train_loss)) rec.min_train_loss = kNaN;
   rec.step_ms = rec.steps_done > 1 ? ms / static_cast<double>(rec.steps_done - 1) : kNaN;
   rec.tokens_per_s = static_cast<double>(c.batch * c.ctx) / (rec.step_ms / 1000.0);
-  rec.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rec.wall_s = seconds_since(t0);
+  if (timing) *timing = time;
   return rec;
 }
 
@@ -532,7 +542,12 @@ void write_runs_csv(const std::string& out, const std::map<std::string, RunRecor
 
 std::vector<RunRecord> run_sweep(const SweepOptions& asked,
                                  const std::function<void(const RunRecord&, bool, int, int)>& on_run,
-                                 const lm::Communicator* comm) {
+                                 const lm::Communicator* comm, SweepTiming* timing) {
+  const auto t_start = std::chrono::steady_clock::now();
+  const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  SweepTiming time;
   const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
   const SweepOptions o = resolve_sweep(asked, every_setting());
   const std::string text = lm::load_text(o.base.data);
@@ -583,12 +598,15 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
   for (size_t k = 0; k < todo.size(); ++k)
     if (static_cast<int>(k % ranks) == rank) mine.push_back(todo[k]);
 
+  std::chrono::steady_clock::time_point t_end = std::chrono::steady_clock::now();
   if (!mine.empty()) {
     const SweepData shared = load_sweep_data(o, text);  // named, not a structured binding: clang 14 cannot capture those
     const int per_rank_cores = std::max(1, (o.base.threads > 0 ? o.base.threads : num_cores()) /
                                                (comm ? comm->local_size() : 1));
     const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(mine.size())));
     const int threads = std::max(1, per_rank_cores / jobs);
+    time.jobs = jobs;
+    time.prepare_s = seconds_since(t_start);
     std::atomic<size_t> next{0};
     std::mutex mu;
     std::exception_ptr failure;
@@ -598,8 +616,10 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
         for (size_t k; (k = next++) < mine.size() && !stop();) {
           const RunSpec& spec = specs[mine[k]];
           std::string curve;
-          const auto rec = run_one(o, spec, shared.tokenizer, shared.data, threads, curve, stop);
+          RunTiming run_time;
+          const auto rec = run_one(o, spec, shared.tokenizer, shared.data, threads, curve, stop, &run_time);
           if (!rec) return;
+          const auto w0 = std::chrono::steady_clock::now();
           // The curve, then the record, then the proof of both: a run is done once its proof is written.
           const std::string curve_file = join(curve_columns(spec.get<int64_t>("layers"), o.base.sharpness_every > 0)) + "\n" + curve;
           const std::string record_file = join(kRunColumns) + "\n" + csv_row(*rec) + "\n";
@@ -609,6 +629,9 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
           std::lock_guard<std::mutex> lock(mu);
           all[spec.id()] = *rec;
           if (ranks == 1) write_runs_csv(o.out, all);  // kept current; under MPI rank 0 assembles at the end
+          run_time.record_s += seconds_since(w0);
+          time.runs += run_time;
+          ++time.trained;
           on_run(*rec, false, ++finished, total);
         }
       } catch (...) {
@@ -621,9 +644,15 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
     worker();
     for (auto& t : pool) t.join();
     if (failure) std::rethrow_exception(failure);
+    t_end = std::chrono::steady_clock::now();
+  } else {
+    time.prepare_s = seconds_since(t_start);
   }
   if (comm) comm->barrier();  // every rank's runs are recorded
-  if (rank != 0) return {};
+  if (rank != 0) {
+    if (timing) *timing = time;
+    return {};
+  }
 
   all = recorded_runs(o.out);
   // runs.csv, curves.csv and the report hold the grid's runs only, each checked against its proof
@@ -669,6 +698,8 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
   std::vector<RunRecord> sweep;  // this sweep's runs, in sweep order
   for (const auto& s : specs)
     if (all.count(s.id())) sweep.push_back(all[s.id()]);
+  time.gather_s = seconds_since(t_end);
+  if (timing) *timing = time;
   return sweep;
 }
 

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "tapegrad/lab/run_spec.h"
+#include "tapegrad/lab/timing.h"
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/lm/divergence.h"
 #include "tapegrad/lm/train_config.h"
@@ -138,11 +139,12 @@ double sweep_unigram_loss(const SweepOptions& o);
 std::vector<RunSpec> expand(const SweepOptions& o);
 
 // Trains one run. `curve` receives one CSV line per step (curve_columns order). Returns early,
-// with diverged set, on divergence; `stop` (polled each step) aborts with nullopt.
+// with diverged set, on divergence; `stop` (polled each step) aborts with nullopt. `timing`, if
+// given, receives where the run's time went (timing.h).
 std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
                                  std::shared_ptr<const text::Tokenizer> tokenizer,
                                  std::shared_ptr<const lm::TokenData> data, int threads, std::string& curve,
-                                 const std::function<bool()>& stop);
+                                 const std::function<bool()>& stop, RunTiming* timing = nullptr);
 
 // runs.csv I/O. read_runs returns {} for a missing file and names the line of a malformed row.
 std::vector<RunRecord> read_runs(const std::string& path);
@@ -161,9 +163,11 @@ std::string csv_row(const RunRecord& r);
 // run (for progress output). The sweep is o grown by the grid already in o.out
 // (resolve_sweep(o, every setting): values add, a setting that cannot be an axis must agree),
 // and sweep.json is rewritten to it. Returns all records of that grid, in sweep order (on rank 0;
-// the other ranks of a distributed sweep get an empty list).
+// the other ranks of a distributed sweep get an empty list). `timing`, if given, receives where
+// this process's time went (timing.h: the runs it trained, before the first and after the last;
+// report_s and wall_s are the caller's).
 std::vector<RunRecord> run_sweep(const SweepOptions& o,
                                  const std::function<void(const RunRecord&, bool skipped, int done, int total)>& on_run,
-                                 const lm::Communicator* comm = nullptr);
+                                 const lm::Communicator* comm = nullptr, SweepTiming* timing = nullptr);
 
 }  // namespace tapegrad::lab

@@ -1,5 +1,7 @@
 #include "tapegrad/lm/run.h"
 
+#include <chrono>
+
 namespace tapegrad::lm {
 
 RunOutcome run(Trainer& trainer, const RunHooks& hooks) {
@@ -19,10 +21,20 @@ RunOutcome run(Trainer& trainer, const RunHooks& hooks) {
     StepReport report{.result = r, .stats = trainer.last_stats()};
     report.divergence = detector.check(r, report.stats);
     const bool last = r.step == c.steps;
+    const auto ms_since = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    };
     if (!report.divergence) {
-      if (c.eval_every > 0 && (r.step % c.eval_every == 0 || last)) report.eval = trainer.evaluate();
-      if (c.sharpness_every > 0 && r.step % c.sharpness_every == 0)
+      if (c.eval_every > 0 && (r.step % c.eval_every == 0 || last)) {
+        const auto t0 = std::chrono::steady_clock::now();
+        report.eval = trainer.evaluate();
+        report.eval_ms = ms_since(t0);
+      }
+      if (c.sharpness_every > 0 && r.step % c.sharpness_every == 0) {
+        const auto t0 = std::chrono::steady_clock::now();
         report.sharpness = measure_sharpness(trainer, r.lr, sharpness_options(c));
+        report.sharpness_ms = ms_since(t0);
+      }
     }
     if (hooks.on_step) hooks.on_step(report);
     if (report.divergence) return {RunEnd::kDiverged, step, std::move(report.divergence)};

@@ -31,6 +31,7 @@ struct StepReport {
   std::optional<EvalResult> eval{};
   std::optional<Sharpness> sharpness{};
   std::optional<Divergence> divergence{};
+  double eval_ms = 0, sharpness_ms = 0;  // the time the evaluation and the sharpness took
 };
 
 struct RunHooks {

@@ -142,14 +142,27 @@ StepResult Trainer::train_step(bool request_stop) {
     r.z_loss = static_cast<double>(g[2]) / static_cast<double>(ranks);
     r.log_z_mean = static_cast<double>(g[3]) / static_cast<double>(ranks);
   }
-  if (instrument_) instrument_->after_backward();
+  const auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
+  if (instrument_) {
+    const auto i0 = std::chrono::steady_clock::now();
+    instrument_->after_backward();
+    r.instrument_ms += ms_since(i0);
+  }
   r.grad_norm = last_grad_norm_ = grad_norm<float>(params_);
   r.lr = schedule_->at(step_);
   r.finite = std::isfinite(r.loss) && std::isfinite(r.z_loss) && std::isfinite(r.grad_norm);
   if (r.finite) {  // never write NaN/Inf into the weights
+    const auto i0 = std::chrono::steady_clock::now();
     if (instrument_) instrument_->before_update();
+    const double before = instrument_ ? ms_since(i0) : 0;
     optimizer_->step(r.lr, clip_factor(r.grad_norm, config_.clip));  // clipping folded into the update
-    if (instrument_) instrument_->after_update();
+    if (instrument_) {
+      const auto i1 = std::chrono::steady_clock::now();
+      instrument_->after_update();
+      r.instrument_ms += before + ms_since(i1);
+    }
   }
   r.step = ++step_;
   r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

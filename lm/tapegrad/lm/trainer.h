@@ -40,6 +40,9 @@ struct StepResult {
   bool finite = true;  // false: NaN/Inf in the loss or the gradients; the update was skipped
   bool stop = false;   // some rank asked to stop after this step (see train_step)
   double comm_ms = 0;  // time in the step's allreduce (data-parallel runs)
+  // Of step_ms, the instrumentation's statistics after backward and around the update
+  // (config.instrument); its probes inside the forward pass are not separable from it.
+  double instrument_ms = 0;
 };
 
 // Cross-entropy alone (the z-loss penalty is not a loss of the model), as eval_lm reports it.
