@@ -90,3 +90,47 @@ def test_parameter_value_assignment_keeps_its_shape():
     p = tg.Parameter("w", np.ones((2, 2)))
     with pytest.raises(tg.Error, match="shape"):
         p.value = np.ones(3)
+
+
+SMALL = dict(dim=32, heads=2, layers=1, ctx=16, batch=2, steps=2, eval_every=0, eval_iters=1, threads=1)
+
+
+def test_files_are_written_without_following_links(tmp_path):
+    """A checkpoint written over a symlink replaces the link, never the file it points to."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "model.safetensors").symlink_to(victim)
+    t = tg.lm.Trainer(tg.lm.TrainConfig(**SMALL))
+    t.train_step()
+    t.save(str(ckpt))
+    assert victim.read_text() == "keep me"
+    assert not (ckpt / "model.safetensors").is_symlink()
+    assert tg.lm.Trainer.resume(str(ckpt)).step == 1
+
+
+def test_special_files_and_hostile_names_are_errors_not_hangs(tmp_path):
+    import os
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    t = tg.lm.Trainer(tg.lm.TrainConfig(**SMALL))
+    t.save(str(ckpt))
+    (ckpt / "checkpoint.json").unlink()
+    os.mkfifo(ckpt / "checkpoint.json")  # a reader that opened it would wait forever
+    with pytest.raises(tg.Error, match="checkpoint.json"):
+        tg.lm.Trainer.resume(str(ckpt))
+    # Names with shell syntax and parent references are just names: nothing runs, nothing escapes.
+    odd = tmp_path / "a; touch PWNED $(touch PWNED2) .." / "run"
+    result = tg.lab.sweep(str(odd), axes={"norm": ["none"], "lr": [1e-3], "seed": [1]}, plots=True,
+                          dim=32, heads=2, layers=1, ctx=16, batch=2, steps=2, eval_iters=1)
+    assert len(result.records) == 1 and os.path.exists(os.path.join(str(odd), "report.md"))
+    assert not any(p.name.startswith("PWNED") for p in tmp_path.rglob("*")) and not os.path.exists("PWNED")
+    with pytest.raises(tg.Error):
+        tg.lm.Trainer(tg.lm.TrainConfig(**SMALL), text=None).save(str(victim_dir_file(tmp_path)))
+
+
+def victim_dir_file(tmp_path):
+    f = tmp_path / "a_file"
+    f.write_text("x")
+    return f / "sub"  # a checkpoint folder under a regular file
