@@ -12,7 +12,9 @@ function(tapegrad_set_target_options target)
   set_target_properties(${target} PROPERTIES CXX_EXTENSIONS OFF)
   # -Wno-maybe-uninitialized: GCC 12 reports false positives inside its own AVX-512 intrinsic
   # headers when Eigen is compiled with -march=native on AVX-512 machines.
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic
+  # -Wshadow: besides plain shadowing, it catches a statement that parses as a declaration
+  # (`handle(fn)(args);` declares a function named fn: a call that silently never happens).
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
                          $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>)
   # Math functions need not set errno, so sqrt and friends can be inlined and vectorised. Unlike
   # -ffast-math this changes no result: no reassociation, NaN and Inf keep their meaning.

@@ -129,10 +129,10 @@ int main(int argc, char** argv) {
       for (auto& [name, p] : m.model->named_parameters()) grads.emplace_back(name, p->grad().view());
       // The gradients are of the objective (cross-entropy + z-loss), which "objective" holds;
       // "loss" is the cross-entropy alone, as everywhere else.
-      const auto text = [](double v) { return nlohmann::json(v).dump(); };  // every digit: reads back exactly
+      const auto exact = [](double v) { return nlohmann::json(v).dump(); };  // every digit: reads back exactly
       io::save_safetensors<float>(dump, grads,
-                                  {{"loss", text(out.terms.cross_entropy)}, {"z_loss", text(out.terms.z_loss)},
-                                   {"objective", text(out.loss.value()[0])},
+                                  {{"loss", exact(out.terms.cross_entropy)}, {"z_loss", exact(out.terms.z_loss)},
+                                   {"objective", exact(out.loss.value()[0])},
                                    {"batch", std::to_string(B)}, {"ctx", std::to_string(ctx)},
                                    {"ids", nlohmann::json(ids).dump()}, {"targets", nlohmann::json(targets).dump()}});
       std::printf("gradients of the objective %.6f (loss %.6f + z-loss %.6f) on a (%lld, %lld) batch written to %s\n",

@@ -51,7 +51,7 @@ class JsonConfig : public CLI::Config {
       throw CLI::ConversionError(e.what());
     }
     if (!j.is_object()) throw CLI::ConversionError("config file must hold a JSON object of flag names to values");
-    std::vector<CLI::ConfigItem> items;
+    std::vector<CLI::ConfigItem> parsed;
     for (const auto& [key, value] : j.items()) {
       if (app_->get_option_no_throw("--" + key) == nullptr)
         throw CLI::ConversionError(cat("config file ", file_name(), ": unknown key '", key.substr(0, 60),
@@ -62,9 +62,9 @@ class JsonConfig : public CLI::Config {
       else if (value.is_boolean()) item.inputs = {value.get<bool>() ? "true" : "false"};
       else if (value.is_number()) item.inputs = {value.dump()};
       else throw CLI::ConversionError("config key '" + key + "' must be a string, number or boolean");
-      items.push_back(std::move(item));
+      parsed.push_back(std::move(item));
     }
-    return items;
+    return parsed;
   }
 
  private:

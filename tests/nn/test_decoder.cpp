@@ -38,8 +38,8 @@ void gradcheck_decoder(const DecoderConfig& c, const std::string& name, Gradchec
   // on (a scalar QK gain near 0 makes every attention logit ~0, its own gradient ~1e-4).
   // Every norm of a block (norm1, norm2, QK-norms, peri's output norms), found by name.
   for (int64_t i = 0; i < c.n_layer; ++i)
-    for (auto& [name, p] : model.block(i).named_parameters())
-      if (name.find("norm") != std::string::npos)
+    for (auto& [param_name, p] : model.block(i).named_parameters())
+      if (param_name.find("norm") != std::string::npos)
         for (int64_t k = 0; k < p->numel(); ++k) p->value()[k] += 1.0;
   const Batch b = random_batch(2 * 4, c.vocab_size, 3);
   auto f = [&](Tape<double>& tape) { return model.forward(tape, b.ids, 2, 4, b.targets).loss; };

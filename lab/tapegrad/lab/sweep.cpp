@@ -356,16 +356,16 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
     const std::string where = cat(path, ":", n);
     check(f.size() == header.size(), where, ": ", f.size(), " fields, expected ", header.size());
     const auto has = [&](const char* column) { return at.count(column) > 0; };
-    const auto text = [&](const char* column) -> const std::string& { return f[at.at(column)]; };
+    const auto field = [&](const char* column) -> const std::string& { return f[at.at(column)]; };
     const auto number = [&]<typename V>(const char* column, V& into) {
-      if (has(column)) into = cell<V>(text(column), column, where);
+      if (has(column)) into = cell<V>(field(column), column, where);
     };
     RunRecord r;
     // Values from a file become file names (curves/<run_id>.csv): each is read as its flag's value
     // (a registered norm, a whole number of layers, ...), so a row cannot point outside the folder.
     for (const IdentityPart& p : run_identity()) {
       try {
-        r.spec.values[p.key] = setting_value(p.key, text(p.key.c_str()));
+        r.spec.values[p.key] = setting_value(p.key, field(p.key.c_str()));
       } catch (const Error& e) {
         throw Error(cat(where, ": column '", p.key, "': ", e.what()));
       }
@@ -373,8 +373,8 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
     number("steps", r.steps), number("steps_done", r.steps_done), number("initial_loss", r.initial_loss);
     number("final_train_loss", r.final_train_loss), number("min_train_loss", r.min_train_loss);
     number("final_val_loss", r.final_val_loss), number("min_val_loss", r.min_val_loss);
-    r.diverged = text("diverged") == "1", number("divergence_step", r.divergence_step);
-    r.divergence_cause = text("divergence_cause"), r.divergence_quantity = text("divergence_quantity");
+    r.diverged = field("diverged") == "1", number("divergence_step", r.divergence_step);
+    r.divergence_cause = field("divergence_cause"), r.divergence_quantity = field("divergence_quantity");
     number("step_ms", r.step_ms), number("tokens_per_s", r.tokens_per_s);
     number("peak_residual_rms", r.peak_residual_rms), number("final_residual_rms", r.final_residual_rms);
     number("peak_attention_logit", r.peak_attention_logit), number("wall_s", r.wall_s);
@@ -382,8 +382,8 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
     number("spikes", r.spikes), number("peak_output_logit", r.peak_output_logit);
     number("min_log_z_mean", r.min_log_z_mean), number("min_log_z", r.min_log_z);
     number("peak_batch_sharpness_ratio", r.peak_batch_sharpness_ratio);
-    if (has("settings") && !text("settings").empty()) {  // "dim=64;qk-norm=rmsnorm": swept settings, checked as on the command line
-      std::istringstream items(text("settings"));
+    if (has("settings") && !field("settings").empty()) {  // "dim=64;qk-norm=rmsnorm": swept settings, checked as on the command line
+      std::istringstream items(field("settings"));
       for (std::string item; std::getline(items, item, ';');) {
         const size_t eq = item.find('=');
         try {
@@ -396,7 +396,7 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
         }
       }
     }
-    check(r.spec.id() == text("run_id"), where, ": run_id '", text("run_id").substr(0, 80), "' does not match its columns (", r.spec.id(), ")");
+    check(r.spec.id() == field("run_id"), where, ": run_id '", field("run_id").substr(0, 80), "' does not match its columns (", r.spec.id(), ")");
     runs.push_back(std::move(r));
   }
   return runs;

@@ -31,8 +31,8 @@ Var<T> broadcast_op(const char* op, Var<T> a, Var<T> b) {
     for (int64_t r = r0; r < r1; ++r)
       for (int64_t c = 0; c < cols; ++c) yd[r * cols + c] = Rule::f(ad[r * a_row + c], bd[r * b_row + c]);
   });
-  tape.record(op, {a, b}, y, [bc, ad, bd, yd, a_row, b_row](const T* dy, T* const* din) {
-    const int64_t rows = bc.rows, cols = bc.cols;
+  tape.record(op, {a, b}, y, [bc, ad, bd, yd, a_row, b_row, cols](const T* dy, T* const* din) {
+    const int64_t rows = bc.rows;
     const auto term = [&](bool for_a, int64_t r, int64_t c) {
       const int64_t k = r * cols + c;
       const T av = ad[r * a_row + c], bv = bd[r * b_row + c];

@@ -23,10 +23,10 @@ Var<T> mul(Var<T> a, Var<T> b) {
     for (int64_t r = r0; r < r1; ++r)
       for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = big[r * cols + c] * small[c];
   });
-  tape.record("mul", {a, b}, y, [bc, big, small](const T* dy, T* const* din) {
+  tape.record("mul", {a, b}, y, [bc, big, small, cols](const T* dy, T* const* din) {
     T* dbig = bc.a_is_small ? din[1] : din[0];
     T* dsmall = bc.a_is_small ? din[0] : din[1];
-    const int64_t rows = bc.rows, cols = bc.cols;
+    const int64_t rows = bc.rows;
     if (dbig) {
       parallel_for(rows, cols, [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r)
