@@ -96,22 +96,13 @@ void bind_hooks(pyb::module_& m) {
   m.def(
       "_backward_pre_hook_node",
       [](const PV& y, pyb::function call) {
-        Tape<float>& tape = y.owner->get();
         const Var<float> in = y.get();
-        if (!tape.grad_enabled() || !in.requires_grad()) return y;
-        Var<float> out = tape.make_output("backward_hook", in.shape(), {in});
-        const int64_t n = in.shape().numel();
-        std::copy(in.data(), in.data() + n, out.data());
-        y.owner->keep.push_back(call);  // the node calls it
-        // d out / d y = I: the gradient passes through unchanged, after the hooks have read it.
-        tape.record("backward_hook", {in}, out, [fn = call.ptr(), shape = in.shape(), n](const float* dy, float* const* dx) {
-          {
-            pyb::gil_scoped_acquire gil;
-            const pyb::handle hooks(fn);
-            hooks(grad_tuple(TensorView<const float>(dy, shape)));
-          }
-          for (int64_t i = 0; i < n; ++i) dx[0][i] += dy[i];
+        const Var<float> out = nn::grad_tap(in, [fn = call.ptr()](TensorView<const float> dy) {
+          pyb::gil_scoped_acquire gil;
+          const pyb::handle hooks(fn);
+          hooks(grad_tuple(dy));
         });
+        y.owner->keep.push_back(call);  // the node, if recorded, calls it
         return PV{y.owner, out};
       },
       pyb::arg("output"), pyb::arg("call"), "The pass-through node of Module.register_full_backward_pre_hook.");

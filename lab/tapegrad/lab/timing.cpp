@@ -60,12 +60,9 @@ std::string timing_line(const SweepTiming& t) {
   if (t.trained == 0) return line;
   line += ", " + share(per_job(t, t.runs.pure_steps_s()), t.wall_s) + " of it pure training steps (" + std::to_string(t.trained) +
           " runs, " + std::to_string(t.jobs) + " at a time); the rest:";
-  bool first = true;
-  for (const auto& [name, s] : parts(t)) {
-    if (first) {  // the steps themselves
-      first = false;
-      continue;
-    }
+  const auto all = parts(t);
+  for (auto part = all.begin() + 1; part != all.end(); ++part) {  // after the steps themselves
+    const auto& [name, s] = *part;
     if (s >= 0.05) line += std::string(" ") + name + " " + share(s, t.wall_s) + ",";
   }
   line.pop_back();

@@ -121,6 +121,24 @@ class ModuleList : public Module<T> {
 // A module that maps one tensor to one tensor (norms, MLPs, attention), so a block can hold
 // "some norm" chosen at run time.
 //
+// y passed through a node whose backward hands on_grad(d loss / d y) a view, then passes the
+// gradient on unchanged (d out / d y = I): how a backward hook reads a module's output gradient.
+// Without a gradient to come (no_grad, or y needs none) it records nothing and returns y.
+// on_grad is kept on the tape: capture pointers and values only.
+template <typename T, typename F>
+Var<T> grad_tap(Var<T> y, F on_grad) {
+  Tape<T>& tape = y.tape();
+  if (!tape.grad_enabled() || !y.requires_grad()) return y;
+  Var<T> out = tape.make_output("backward_hook", y.shape(), {y});
+  const int64_t n = y.shape().numel();
+  std::copy(y.data(), y.data() + n, out.data());
+  tape.record("backward_hook", {y}, out, [on_grad, shape = y.shape(), n](const T* dy, T* const* dx) {
+    on_grad(TensorView<const T>(dy, shape));
+    for (int64_t i = 0; i < n; ++i) dx[0][i] += dy[i];
+  });
+  return out;
+}
+
 // Hooks, as torch's: `m(x)` runs forward(x) and then the module's hooks (forward(x) alone runs
 // none); the library's composite modules (Sequential, the decoder and its blocks) call their
 // children so, so a hook on any of them sees every pass.
@@ -154,17 +172,10 @@ class UnaryModule : public Module<T> {
   Var<T> with_hooks(Var<T> x, Var<T> y) {
     if (!forward_hooks_.empty())
       for (const auto& [id, hook] : std::vector(forward_hooks_)) hook(*this, x, y);
-    if (backward_hooks_.empty() || !y.tape().grad_enabled()) return y;
-    Tape<T>& tape = y.tape();
-    Var<T> out = tape.make_output("backward_hook", y.shape(), {y});
-    const int64_t n = y.shape().numel();
-    std::copy(y.data(), y.data() + n, out.data());
-    // d out / d y = I: the gradient passes through unchanged, after the hooks have read it.
-    tape.record("backward_hook", {y}, out, [this, shape = y.shape(), n](const T* dy, T* const* dx) {
-      for (const auto& [id, hook] : std::vector(backward_hooks_)) hook(*this, TensorView<const T>(dy, shape));
-      for (int64_t i = 0; i < n; ++i) dx[0][i] += dy[i];
+    if (backward_hooks_.empty()) return y;
+    return grad_tap(y, [this](TensorView<const T> dy) {
+      for (const auto& [id, hook] : std::vector(backward_hooks_)) hook(*this, dy);
     });
-    return out;
   }
 
  private:
