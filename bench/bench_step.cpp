@@ -24,6 +24,7 @@
 #include "fma_peak.h"
 #include "tapegrad/blas_kernels.h"
 #include "tapegrad/error.h"
+#include "tapegrad/gemm.h"
 #include "tapegrad/isa.h"
 #include "tapegrad/lm/batch_parallel.h"
 #include "tapegrad/lm/flops.h"
@@ -81,6 +82,9 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"batch", "op"}));
   bool fma_peak = false;
   app.add_flag("--fma-peak", fma_peak, "only measure this machine's FMA peak per vector width, on 1 and --threads threads (JSON lines)");
+  bool gemm_ab = false;
+  app.add_flag("--gemm-ab", gemm_ab,
+               "alternate the GEMM kernels (libxsmm, openblas; gemm.h) every 4 timed steps and print each one's median and the ratio (JSON)");
   CLI11_PARSE(app, argc, argv);
   if (fma_peak) {
     const int n = threads > 0 ? threads : num_cores();
@@ -107,8 +111,11 @@ int run(int argc, char** argv) {
   Tape<float> op_tape;
   op_tape.retain_intermediate_grads(false);  // as BatchParallelStep's workers
   lm::BatchParallelStep<float> batch_step(model, params);
-  std::vector<double> ms;
+  check(!gemm_ab || libxsmm_available(), "--gemm-ab: libxsmm is unavailable here, nothing to compare");
+  check(!gemm_ab || steps >= 8, "--gemm-ab needs --steps of at least 8 (4 with each kernel set), got ", steps);
+  std::vector<double> ms, ms_by_kernels[2];  // --gemm-ab: [0] libxsmm, [1] openblas
   ms.reserve(static_cast<size_t>(steps));  // the benchmark itself must not allocate while timing
+  for (auto& v : ms_by_kernels) v.reserve(static_cast<size_t>(steps));
   nlohmann::json rss = nlohmann::json::array();
   int64_t allocs_timed = 0;
   double optimizer_ms = 0;
@@ -117,6 +124,8 @@ int run(int argc, char** argv) {
     profiled.set_profiling(profile && i >= warmup);
     for (auto& v : ids) v = static_cast<int32_t>(rng.below(c.vocab_size));
     for (auto& v : targets) v = static_cast<int32_t>(rng.below(c.vocab_size));
+    const int kernels = static_cast<int>(i / 4 % 2);
+    if (gemm_ab) set_gemm_kernels(kernels == 0 ? GemmKernels::kLibxsmm : GemmKernels::kOpenBlas);
     const int64_t a0 = alloc_counter::allocations();
     const auto t0 = std::chrono::steady_clock::now();
     opt.zero_grad();
@@ -133,8 +142,18 @@ int run(int argc, char** argv) {
     if (i >= warmup) {
       allocs_timed += alloc_counter::allocations() - a0;
       ms.push_back(t);
+      ms_by_kernels[kernels].push_back(t);
     }
     if (rss_every > 0 && (i + 1) % rss_every == 0) rss.push_back({{"step", i + 1}, {"rss_mib", rss_mib()}});
+  }
+  if (gemm_ab) {
+    for (auto& v : ms_by_kernels) std::sort(v.begin(), v.end());
+    const double a = ms_by_kernels[0][ms_by_kernels[0].size() / 2], b = ms_by_kernels[1][ms_by_kernels[1].size() / 2];
+    std::printf("%s\n", nlohmann::json{{"dim", c.dim}, {"threads", threads}, {"kernel_variant", std::string(isa_name(active_isa()))},
+                                       {"libxsmm_median_ms", a}, {"openblas_median_ms", b}, {"libxsmm_over_openblas", a / b}}
+                            .dump()
+                            .c_str());
+    return 0;
   }
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
@@ -164,6 +183,7 @@ int run(int argc, char** argv) {
                       {"vocab", c.vocab_size},
                       {"split", split},
                       {"blas_core", configure_blas_kernels().core},
+                      {"gemm_kernels", std::string(gemm_kernels_name())},
                       {"median_ms", median},
                       {"min_ms", sorted.front()},
                       {"p90_ms", sorted[sorted.size() * 9 / 10]},

@@ -104,6 +104,7 @@ int main(int argc, char** argv) {
   app.add_option("--workers", workers, "threads the step splits its batch over")->check(CLI::Range(1, 64));
   CLI11_PARSE(app, argc, argv);
   set_num_threads(1);
+  set_gemm_kernels(GemmKernels::kOpenBlas);  // the OpenBLAS column is OpenBLAS alone (gemm.h)
   void* blis_lib = dlopen("libblis.so.4", RTLD_NOW | RTLD_LOCAL);
   if (blis_lib != nullptr) {
     bli_sgemm_fn = reinterpret_cast<BliSgemm>(dlsym(blis_lib, "bli_sgemm"));

@@ -18,6 +18,8 @@ packages=(
   python3-dev pybind11-dev       # the Python front-end (import tapegrad)
   libopenmpi-dev openmpi-bin     # data-parallel training and distributed sweeps (optional at build time)
 )
+# libxsmm's generated GEMM kernels (lib/tapegrad/libxsmm_gemm.h) exist for x86-64 only.
+[[ "$(dpkg --print-architecture 2>/dev/null)" == "amd64" ]] && packages+=(libxsmm-dev)
 [[ "${1:-}" == "--bench" || "${1:-}" == "--test" ]] && packages+=(python3-torch)
 [[ "${1:-}" == "--test" ]] && packages+=(clang libomp-dev doxygen python3-pytest)
 [[ "${1:-}" == "--docs" ]] && packages=(doxygen)

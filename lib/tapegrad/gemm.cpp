@@ -4,7 +4,13 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string>
 
+#include "tapegrad/error.h"
+#include "tapegrad/isa.h"
+#include "tapegrad/libxsmm_gemm.h"
 #include "tapegrad/threads.h"
 
 namespace tapegrad {
@@ -19,8 +25,31 @@ constexpr int64_t kSplitMinFlops = int64_t{64} * 64 * 64;
 
 CBLAS_TRANSPOSE cblas_trans(Trans t) { return t == Trans::kYes ? CblasTrans : CblasNoTrans; }
 
+std::string_view unavailable_reason() {
+  if (!detail::libxsmm_compiled()) return "this build has no libxsmm (Debian/Ubuntu: apt-get install libxsmm-dev, then rebuild)";
+  if (active_isa() == Isa::baseline) return "the kernel variant is baseline (TAPEGRAD_ISA), which runs OpenBLAS only";
+  return {};
+}
+
+GemmKernels initial_kernels() {
+  const char* forced = std::getenv("TAPEGRAD_GEMM");
+  // By default only with AVX-512: libxsmm's AVX2 code measured 1.00-1.10x OpenBLAS's AVX2 step
+  // (bench_step --gemm-ab, bench/RESULTS.md), its AVX-512 code 0.95-0.97x.
+  if (forced == nullptr || *forced == '\0')
+    return libxsmm_available() && active_isa() == Isa::avx512 ? GemmKernels::kLibxsmm : GemmKernels::kOpenBlas;
+  return parse_gemm_kernels(forced, "TAPEGRAD_GEMM");
+}
+
+std::atomic<GemmKernels>& kernels_state() {
+  static std::atomic<GemmKernels> state{initial_kernels()};
+  return state;
+}
+
 void blas(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (g_mode == GemmThreading::kSplit && kernels_state().load(std::memory_order_relaxed) == GemmKernels::kLibxsmm &&
+      detail::libxsmm_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+    return;
   cblas_sgemm(CblasRowMajor, cblas_trans(ta), cblas_trans(tb), static_cast<int>(M), static_cast<int>(N),
               static_cast<int>(K), alpha, A, static_cast<int>(lda), B, static_cast<int>(ldb), beta, C,
               static_cast<int>(ldc));
@@ -48,6 +77,27 @@ void set_gemm_threading(GemmThreading mode) {
 }
 
 GemmThreading gemm_threading() { return g_mode; }
+
+bool libxsmm_available() { return unavailable_reason().empty(); }
+
+GemmKernels parse_gemm_kernels(std::string_view name, std::string_view what) {
+  if (name == "openblas") return GemmKernels::kOpenBlas;
+  check(name == "libxsmm", what, " '", name, "': unknown GEMM kernels; known: libxsmm, openblas");
+  check(libxsmm_available(), what, " 'libxsmm': unavailable here: ", unavailable_reason());
+  return GemmKernels::kLibxsmm;
+}
+
+void set_gemm_kernels(GemmKernels kernels) {
+  check(kernels == GemmKernels::kOpenBlas || libxsmm_available(), "set_gemm_kernels(kLibxsmm): unavailable here: ",
+        unavailable_reason());
+  kernels_state() = kernels;
+}
+
+GemmKernels gemm_kernels() { return kernels_state(); }
+
+std::string_view gemm_kernels_name() {
+  return gemm_kernels() == GemmKernels::kLibxsmm ? "openblas+libxsmm" : "openblas";
+}
 
 template <typename T>
 void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,

@@ -1,5 +1,6 @@
 // GEMM, the one place tapegrad multiplies matrices: C = alpha * op(A) * op(B) + beta * C,
-// row-major, op(X) = X or X^T. Backed by OpenBLAS's cblas_?gemm.
+// row-major, op(X) = X or X^T. Backed by OpenBLAS's cblas_?gemm, and for the float products
+// libxsmm's generated kernels run faster (libxsmm_gemm.h) by those, when the build has libxsmm.
 //
 // Threading (see threads.h): a large product is split into contiguous slabs of C's rows (or
 // columns, when C is wide and short), one per OpenMP thread, each computed by a single-threaded
@@ -8,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace tapegrad {
 
@@ -29,5 +31,21 @@ void gemm_batched(int64_t batch, Trans trans_a, Trans trans_b, int64_t M, int64_
 enum class GemmThreading { kSplit, kOpenBlas };
 void set_gemm_threading(GemmThreading mode);
 GemmThreading gemm_threading();
+
+// What the float GEMMs run on. kLibxsmm: libxsmm's generated kernels for the shapes they win
+// (an untransposed B, alpha 1, beta 0 or 1, K <= 2048: the backward's dx and dW products), OpenBLAS
+// for the rest; the default when the build has libxsmm and the kernel variant (isa.h) is avx512
+// (with AVX2 code libxsmm measured no faster than OpenBLAS). kOpenBlas: OpenBLAS for every product. TAPEGRAD_GEMM=libxsmm|openblas chooses at start
+// (for A/B and tests); asking for libxsmm where it is unavailable is an error saying why.
+enum class GemmKernels { kOpenBlas, kLibxsmm };
+void set_gemm_kernels(GemmKernels kernels);
+GemmKernels gemm_kernels();
+// Parses "libxsmm" or "openblas"; throws naming `what` (a variable or flag), the value and the
+// choices, or why libxsmm cannot run here.
+GemmKernels parse_gemm_kernels(std::string_view name, std::string_view what);
+// Whether kLibxsmm can be chosen here (the build links libxsmm, the variant is avx2 or avx512).
+bool libxsmm_available();
+// "openblas" or "openblas+libxsmm": what this process's float GEMMs run on now.
+std::string_view gemm_kernels_name();
 
 }  // namespace tapegrad

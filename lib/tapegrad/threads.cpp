@@ -18,6 +18,7 @@ std::atomic<int> g_threads{0};
 
 void set_num_threads(int n) {
   configure_blas_kernels();  // before the first GEMM: OpenBLAS's kernels must not change under one
+  gemm_kernels();            // TAPEGRAD_GEMM read here, so a bad value is an error before any GEMM runs
   if (n <= 0) n = omp_get_num_procs();
   g_threads = n;
   omp_set_num_threads(n);

@@ -1,0 +1,38 @@
+// The GEMMs libxsmm's generated kernels run faster than OpenBLAS: gemm.cpp's float path tries
+// here first. Internal to the core library (gemm.h is the interface).
+//
+// At a training step's sizes (rows 384–3072, inner dimension 64–2048) a kernel generated for the
+// exact shape, with no packing, reaches 93–101 % of a core's FMA peak where OpenBLAS's general
+// kernels reach 82–88 % (bench/gemm_ab, bench/RESULTS.md). libxsmm 1.17 generates C = A B and
+// C = A^T B in its column-major view, which read row-major are the products with an untransposed
+// second operand: every backward dx = dy W and dW = dy^T x. The forward's x W^T (a transposed
+// first operand in that view) stays on OpenBLAS. The kernels do not block the inner dimension, so
+// beyond K = 2048 they fall behind OpenBLAS (measured at C1024: 0.3–0.6×) and OpenBLAS keeps those.
+//
+// Code generation follows the kernel variant (isa.h): avx512 → libxsmm's "skx" target, avx2 →
+// "hsw"; under baseline every GEMM stays on OpenBLAS. Only the AVX-512 code wins (the whole step
+// 0.95–0.97× at C64–C128, `bench_step --gemm-ab`; the AVX2 code 1.00–1.10× against OpenBLAS's AVX2
+// kernels), so gemm.cpp chooses this path by default only there. A kernel sums an element's K terms in an order
+// fixed by the shape, so results stay a function of (inputs, variant, thread count).
+#pragma once
+
+#include <cstdint>
+
+#include "tapegrad/gemm.h"
+
+namespace tapegrad::detail {
+
+// Whether this build links libxsmm.
+bool libxsmm_compiled();
+
+// Whether a product of this kind goes to libxsmm when the path is on: alpha 1, beta 0 or 1, B not
+// transposed, 1 <= K <= 2048.
+bool libxsmm_takes(Trans tb, int64_t K, float alpha, float beta);
+
+// C = op(A) B + beta C (alpha 1) on a generated kernel. Returns false, touching nothing, when the
+// build has no libxsmm, the shape is not one libxsmm_takes, or libxsmm generates no kernel for it.
+// Thread-safe (libxsmm's registry caches one kernel per shape).
+bool libxsmm_sgemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                   const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+
+}  // namespace tapegrad::detail
