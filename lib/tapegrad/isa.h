@@ -2,7 +2,8 @@
 //
 // The library is compiled for the x86-64 baseline (SSE2) unless TAPEGRAD_NATIVE asks for the
 // build machine's CPU, so the installed package runs anywhere. Its hot kernels — the attention
-// head products, the causal softmax, the norms' rows, GELU and SwiGLU — are compiled once more
+// head products, the causal softmax, the norms' rows, GELU and SwiGLU, the cross-entropy's rows,
+// AdamW's update and the long sums (vector_sums.h) — are compiled once more
 // per instruction set (cmake/TapegradIsa.cmake: "avx2" is x86-64-v3, AVX2 + FMA; "avx512" is
 // x86-64-v4 with 512-bit vectors), each copy in its own namespace (isa_baseline, isa_avx2,
 // isa_avx512; isa_kernel.h), and a family's table of function pointers is picked once per

@@ -18,8 +18,10 @@
 #include "tapegrad/nn/rmsnorm.h"
 #include "tapegrad/ops/cross_entropy.h"
 #include "tapegrad/ops/gelu.h"
+#include "tapegrad/optim/adamw.h"
 #include "tapegrad/random.h"
 #include "tapegrad/threads.h"
+#include "tapegrad/vector_sums.h"
 
 using namespace tapegrad;
 using namespace tapegrad::nn;
@@ -162,5 +164,64 @@ TEST_CASE("isa kernels: the causal softmax and the head products of every varian
     CHECK(relative_error(P, P64) < 1e-6);
     CHECK(relative_error(y, y64) < 1e-6);
     CHECK(relative_error(dqkv, dqkv64) < 1e-5);
+  }
+}
+
+TEST_CASE("isa kernels: the vector sums of every variant agree with float64", "[nn][isa]") {
+  const int64_t n = GENERATE(1, 15, 257, 100003);  // below one lane block, a ragged tail, a parameter's size
+  const auto a = to_float(normal(n, 21, 2.0, 0.5)), b = to_float(normal(n, 22));
+  long double sq = 0, diff = 0, sum = 0;
+  double mx = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) {
+    sq += static_cast<long double>(a[i]) * a[i];
+    diff += (static_cast<long double>(a[i]) - b[i]) * (static_cast<long double>(a[i]) - b[i]);
+    sum += a[i];
+    mx = std::max(mx, static_cast<double>(a[i]));
+  }
+  for (Isa isa : runnable_isas()) {
+    INFO("variant " << isa_name(isa) << ", n = " << n);
+    const VectorSumFns& k = vector_sums(isa);
+    CHECK(std::abs(k.sum_squares(a.data(), n) - static_cast<double>(sq)) < 1e-13 * static_cast<double>(sq));
+    std::vector<float> copy(static_cast<size_t>(n), -1.f);
+    CHECK(std::abs(k.copy_sum_squares(copy.data(), a.data(), n) - static_cast<double>(sq)) < 1e-13 * static_cast<double>(sq));
+    CHECK(copy == a);
+    CHECK(std::abs(k.sum_squared_diff(a.data(), b.data(), n) - static_cast<double>(diff)) < 1e-13 * static_cast<double>(diff));
+    double s = 0, m = 0;
+    k.sum_max(a.data(), n, &s, &m);
+    CHECK(std::abs(s - static_cast<double>(sum)) < 1e-12 * std::max(1.0L, std::abs(sum)) * 100);
+    CHECK(m == mx);
+  }
+  // A NaN never wins the max (as std::max(max, x) in turn), and an empty range gives -inf.
+  const std::vector<float> with_nan = {1.f, NAN, 3.f, -2.f};
+  for (Isa isa : runnable_isas()) {
+    double s = 0, m = 0;
+    vector_sums(isa).sum_max(with_nan.data(), 4, &s, &m);
+    CHECK(m == 3.0);
+    CHECK(std::isnan(s));
+    vector_sums(isa).sum_max(with_nan.data(), 0, &s, &m);
+    CHECK((s == 0 && m == -INFINITY));
+  }
+}
+
+TEST_CASE("isa kernels: AdamW's update of every variant agrees with float64", "[nn][isa]") {
+  const int64_t n = GENERATE(3, 1001);
+  const auto w0 = normal(n, 31), m0 = normal(n, 32, 0.1), g = normal(n, 34);
+  std::vector<double> v0 = normal(n, 33, 0.01);
+  for (double& x : v0) x = x * x;
+  std::vector<double> w = w0, m = m0, v = v0;
+  adamw_kernels(Isa::baseline).f64.update(w.data(), m.data(), v.data(), g.data(), n, 0.5, 0.9, 0.99, 1e-2, 1e-8, 1e-3);
+  // The rule itself, once more by hand, for the float64 reference.
+  for (int64_t i = 0; i < n; ++i) {
+    const double gi = 0.5 * g[i], mi = 0.9 * m0[i] + 0.1 * gi, vi = 0.99 * v0[i] + 0.01 * gi * gi;
+    CHECK(std::abs(w[i] - (w0[i] - 1e-2 * mi / (std::sqrt(vi) + 1e-8) - 1e-3 * w0[i])) < 1e-14);
+  }
+  for (Isa isa : runnable_isas()) {
+    INFO("variant " << isa_name(isa) << ", n = " << n);
+    std::vector<float> wf = to_float(w0), mf = to_float(m0), vf = to_float(v0);
+    const auto gf = to_float(g);
+    adamw_kernels(isa).f32.update(wf.data(), mf.data(), vf.data(), gf.data(), n, 0.5f, 0.9f, 0.99f, 1e-2f, 1e-8f, 1e-3f);
+    CHECK(relative_error(wf, w) < 1e-6);
+    CHECK(relative_error(mf, m) < 1e-6);
+    CHECK(relative_error(vf, v) < 2e-6);
   }
 }

@@ -6,6 +6,8 @@
 
 namespace tapegrad {
 
+TAPEGRAD_ISA_DISPATCH(AdamWKernels, adamw_kernels)
+
 template <typename T>
 AdamW<T>::AdamW(std::vector<Parameter<T>*> params, AdamWOptions options, const DecayRule& decays)
     : Optimizer<T>(std::move(params)), options_(options) {
@@ -34,19 +36,10 @@ void AdamW<T>::step(double lr, double grad_scale) {
   const T tb1 = static_cast<T>(b1), tb2 = static_cast<T>(b2), scale = static_cast<T>(grad_scale);
   const T decay_rate = static_cast<T>(
       WeightDecay{options_.weight_decay, options_.decay_mode, options_.peak_lr}.per_step(lr));
+  const auto update = adamw_kernels().get<T>().update;
   this->for_each_update(8, [&](size_t j, T* const w, const T* const g, int64_t i0, int64_t i1) {
-    // Everything the loop reads as locals: reached through captured references, a store through m
-    // or w could, as far as the compiler knows, change them, and the loop stayed scalar.
-    T* const m = m_[j].data();
-    T* const v = v_[j].data();
-    const T decay = decay_[j] ? decay_rate : T(0), lr_hat = step_size, eps = eps_hat;
-    const T beta1 = tb1, beta2 = tb2, g_scale = scale;
-    for (int64_t i = i0; i < i1; ++i) {  // vectorized
-      const T gi = g_scale * g[i];
-      m[i] = beta1 * m[i] + (T(1) - beta1) * gi;
-      v[i] = beta2 * v[i] + (T(1) - beta2) * gi * gi;
-      w[i] -= lr_hat * m[i] / (std::sqrt(v[i]) + eps) + decay * w[i];
-    }
+    update(w + i0, m_[j].data() + i0, v_[j].data() + i0, g + i0, i1 - i0, scale, tb1, tb2, step_size, eps_hat,
+           decay_[j] ? decay_rate : T(0));
   });
 }
 

@@ -9,6 +9,7 @@
 
 #include <functional>
 
+#include "tapegrad/isa.h"
 #include "tapegrad/optim/optimizer.h"
 
 namespace tapegrad {
@@ -27,6 +28,17 @@ template <typename T>
 bool decays_if_matrix(const Parameter<T>& p) {
   return p.value().shape().rank() >= 2;
 }
+
+// The element loop of one step over a slice of a parameter, in one copy per instruction set
+// (isa.h; adamw_kernels.cpp); step() runs the active one's. With bias corrections folded into
+// lr_hat and eps (adamw.cpp): g' = g_scale g, m = b1 m + (1 - b1) g', v = b2 v + (1 - b2) g'^2,
+// w -= lr_hat m / (sqrt(v) + eps) + decay w.
+template <typename T>
+struct AdamWFns {
+  void (*update)(T* w, T* m, T* v, const T* g, int64_t n, T g_scale, T beta1, T beta2, T lr_hat, T eps, T decay);
+};
+using AdamWKernels = ByPrecision<AdamWFns>;
+const AdamWKernels& adamw_kernels(Isa isa = active_isa());
 
 template <typename T = float>
 class AdamW : public Optimizer<T> {

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <type_traits>
 
 #include "tapegrad/parallel.h"
+#include "tapegrad/vector_sums.h"
 #include "tapegrad/vmath.h"
 
 namespace tapegrad {
@@ -16,6 +18,10 @@ double grad_norm(std::span<Parameter<T>* const> params) {
   // parameters, a batch of them at a time, their sums kept on the stack.
   constexpr size_t kBatch = 64;
   std::array<double, kBatch> sums;
+  double (*const sum_squares)(const T*, int64_t) = [] {
+    if constexpr (std::is_same_v<T, float>) return vector_sums().sum_squares;  // at the CPU's width
+    else return &vmath::sum_squares<T>;
+  }();
   double sq = 0;
   for (size_t first = 0; first < params.size(); first += kBatch) {
     const size_t n = std::min(kBatch, params.size() - first);
@@ -25,7 +31,7 @@ double grad_norm(std::span<Parameter<T>* const> params) {
                  [&](int64_t k0, int64_t k1) {
                    for (int64_t k = k0; k < k1; ++k) {
                      const Parameter<T>& p = *params[first + static_cast<size_t>(k)];
-                     sums[static_cast<size_t>(k)] = vmath::sum_squares(p.grad().data(), p.numel());
+                     sums[static_cast<size_t>(k)] = sum_squares(p.grad().data(), p.numel());
                    }
                  });
     for (size_t k = 0; k < n; ++k) sq += sums[k];

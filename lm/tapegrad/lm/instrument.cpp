@@ -1,9 +1,8 @@
 #include "tapegrad/lm/instrument.h"
 
-#include <algorithm>
 #include <cmath>
 
-#include "tapegrad/vmath.h"
+#include "tapegrad/vector_sums.h"
 
 namespace tapegrad::lm {
 
@@ -12,7 +11,6 @@ Instrument::Instrument(nn::Decoder<float>& model) {
   for (auto& [name, p] : model.named_parameters()) {
     params_.push_back(p);
     snapshots_.emplace_back(p->shape());
-    deltas_.emplace_back(p->shape());
     int layer = -1;
     for (int64_t i = 0; i < L; ++i)
       if (name.rfind("blocks." + std::to_string(i) + ".", 0) == 0) layer = static_cast<int>(i);
@@ -24,9 +22,10 @@ Instrument::Instrument(nn::Decoder<float>& model) {
 
 void Instrument::after_backward() {
   for (auto& l : stats_.layers) l.grad_norm = 0;
+  const VectorSumFns& sums = vector_sums();
   for (size_t k = 0; k < params_.size(); ++k)
     if (layer_of_[k] >= 0)
-      stats_.layers[static_cast<size_t>(layer_of_[k])].grad_norm += vmath::sum_squares(params_[k]->grad().data(), params_[k]->numel());
+      stats_.layers[static_cast<size_t>(layer_of_[k])].grad_norm += sums.sum_squares(params_[k]->grad().data(), params_[k]->numel());
   for (size_t i = 0; i < stats_.layers.size(); ++i) {
     LayerStats& s = stats_.layers[i];
     s.grad_norm = std::sqrt(s.grad_norm);
@@ -39,32 +38,25 @@ void Instrument::after_backward() {
   stats_.output_logit_max = probe_.output_logit_max;
 }
 
+// Per parameter, sum w_before^2 while taking the snapshot, and sum (w_after - w_before)^2 after
+// the update, each in one pass; layers and the whole model are sums of those. (The element
+// counts cancel in the ratio of RMS values.)
 void Instrument::before_update() {
+  const VectorSumFns& sums = vector_sums();
+  base_.assign(stats_.layers.size() + 1, 0.0);  // no allocation after the first step
   for (size_t k = 0; k < params_.size(); ++k)
-    std::copy_n(params_[k]->value().data(), params_[k]->numel(), snapshots_[k].data());
+    base_[slot_of(k)] += sums.copy_sum_squares(snapshots_[k].data(), params_[k]->value().data(), params_[k]->numel());
 }
 
 void Instrument::after_update() {
-  // Per parameter, sum (w_after - w_before)^2 and sum w_before^2 once; layers and the whole model
-  // are sums of those. (The element counts cancel in the ratio of RMS values.)
-  std::vector<double>& diff = diff_;
-  std::vector<double>& base = base_;
-  diff.assign(stats_.layers.size() + 1, 0.0);  // no allocation after the first step
-  base.assign(stats_.layers.size() + 1, 0.0);
-  for (size_t k = 0; k < params_.size(); ++k) {
-    const int64_t n = params_[k]->numel();
-    float* d = deltas_[k].data();
-    const float* w = params_[k]->value().data();
-    const float* b = snapshots_[k].data();
-    for (int64_t i = 0; i < n; ++i) d[i] = w[i] - b[i];
-    const double dd = vmath::sum_squares(d, n), bb = vmath::sum_squares(b, n);
-    const size_t slot = layer_of_[k] >= 0 ? static_cast<size_t>(layer_of_[k]) : stats_.layers.size();
-    diff[slot] += dd, base[slot] += bb;
-  }
+  const VectorSumFns& sums = vector_sums();
+  diff_.assign(stats_.layers.size() + 1, 0.0);
+  for (size_t k = 0; k < params_.size(); ++k)
+    diff_[slot_of(k)] += sums.sum_squared_diff(params_[k]->value().data(), snapshots_[k].data(), params_[k]->numel());
   double all_diff = 0, all_base = 0;
-  for (size_t i = 0; i < diff.size(); ++i) {
-    all_diff += diff[i], all_base += base[i];
-    if (i < stats_.layers.size()) stats_.layers[i].update_ratio = base[i] > 0 ? std::sqrt(diff[i] / base[i]) : 0.0;
+  for (size_t i = 0; i < diff_.size(); ++i) {
+    all_diff += diff_[i], all_base += base_[i];
+    if (i < stats_.layers.size()) stats_.layers[i].update_ratio = base_[i] > 0 ? std::sqrt(diff_[i] / base_[i]) : 0.0;
   }
   stats_.update_ratio = all_base > 0 ? std::sqrt(all_diff / all_base) : 0.0;
 }

@@ -43,8 +43,11 @@ class Instrument {
   std::vector<Parameter<float>*> params_;
   std::vector<Tensor<float>> snapshots_;  // parallel to params_
   std::vector<int> layer_of_;             // block index of each parameter, -1 outside the blocks
-  std::vector<Tensor<float>> deltas_;     // scratch: w_after - w_before, per parameter
-  std::vector<double> diff_, base_;       // scratch: per layer (+1 for the rest) sums of squares
+  std::vector<double> diff_, base_;       // per layer (+1 for the rest): sums of squares of the update, of w_before
+  // The slot of diff_ and base_ that parameter k adds to.
+  size_t slot_of(size_t k) const {
+    return layer_of_[k] >= 0 ? static_cast<size_t>(layer_of_[k]) : stats_.layers.size();
+  }
   nn::DecoderProbe probe_;
   StepStats stats_;
 };

@@ -1,10 +1,12 @@
 #include "tapegrad/nn/block.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "tapegrad/nn/init.h"
 #include "tapegrad/ops/add.h"
 #include "tapegrad/ops/scale.h"
+#include "tapegrad/vector_sums.h"
 #include "tapegrad/vmath.h"
 
 namespace tapegrad::nn {
@@ -25,7 +27,11 @@ void xavier_rows(Tensor<T>& w, int64_t r0, int64_t r1, double gain, Rng& rng) {
 
 template <typename T>
 double rms(TensorView<const T> v) {
-  return v.numel() ? std::sqrt(vmath::sum_squares(v.data(), v.numel()) / static_cast<double>(v.numel())) : 0.0;
+  if (v.numel() == 0) return 0.0;
+  double sq = 0;
+  if constexpr (std::is_same_v<T, float>) sq = vector_sums().sum_squares(v.data(), v.numel());  // at the CPU's width
+  else sq = vmath::sum_squares(v.data(), v.numel());
+  return std::sqrt(sq / static_cast<double>(v.numel()));
 }
 
 template <typename T>
