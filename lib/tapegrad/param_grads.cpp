@@ -4,6 +4,7 @@
 
 #include "tapegrad/error.h"
 #include "tapegrad/parallel.h"
+#include "tapegrad/vector_ops.h"
 
 namespace tapegrad {
 
@@ -36,11 +37,10 @@ void ParamGrads<T>::zero() {
 
 template <typename T>
 void ParamGrads<T>::add_into_params() {
+  const auto add_into = vector_ops().get<T>().add_into;
   parallel_for_arrays(static_cast<int64_t>(entries_.size()), [this](int64_t k) { return entry(k).buffer.numel(); }, 1,
-                      [this](int64_t k, int64_t i0, int64_t i1) {
-                        T* const dst = entry(k).param->grad().data();
-                        const T* const src = entry(k).buffer.data();
-                        for (int64_t i = i0; i < i1; ++i) dst[i] += src[i];  // vectorized
+                      [this, add_into](int64_t k, int64_t i0, int64_t i1) {
+                        add_into(entry(k).param->grad().data() + i0, entry(k).buffer.data() + i0, i1 - i0);
                       });
 }
 

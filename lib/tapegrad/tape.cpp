@@ -1,6 +1,7 @@
 #include "tapegrad/tape.h"
 
 #include "tapegrad/parallel.h"
+#include "tapegrad/vector_ops.h"
 
 #include <algorithm>
 #include <chrono>
@@ -150,9 +151,9 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
   } else {
     // A leaf with its own gradient storage (a parameter): accumulate, as everywhere else.
     T* g = seed.grad;
-    parallel_for(out.shape.numel(), 1, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) g[i] += upstream[i];
-    });
+    const T* u = upstream.data();
+    const auto add_into = vector_ops().get<T>().add_into;
+    parallel_for(out.shape.numel(), 1, [&](int64_t b, int64_t e) { add_into(g + b, u + b, e - b); });
   }
 
   struct InNode {  // workspace() is open exactly while a closure runs, exception or not

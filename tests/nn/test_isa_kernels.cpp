@@ -21,6 +21,7 @@
 #include "tapegrad/optim/adamw.h"
 #include "tapegrad/random.h"
 #include "tapegrad/threads.h"
+#include "tapegrad/vector_ops.h"
 #include "tapegrad/vector_sums.h"
 
 using namespace tapegrad;
@@ -223,5 +224,46 @@ TEST_CASE("isa kernels: AdamW's update of every variant agrees with float64", "[
     CHECK(relative_error(wf, w) < 1e-6);
     CHECK(relative_error(mf, m) < 1e-6);
     CHECK(relative_error(vf, v) < 2e-6);
+  }
+}
+
+// Additions and one multiplication per element never contract into an FMA, and each element's
+// sum runs in the order vector_ops.h states: every variant gives the plain loop's bits.
+template <typename T>
+void check_vector_ops_bitwise(int64_t cols) {
+  const int64_t rows = 13;
+  const int64_t ld = cols + 3;                                   // the caller's column range of a wider matrix
+  const auto src = normal(rows * ld, 41), big = normal(rows * cols, 42), small = normal(cols, 43), base = normal(cols, 44);
+  const std::vector<T> s(src.begin(), src.end()), bg(big.begin(), big.end()), sm(small.begin(), small.end()),
+      b0(base.begin(), base.end());
+  std::vector<T> sums = b0, added = b0, rows_out(static_cast<size_t>(rows * cols)), scaled = b0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) sums[c] += s[r * ld + c];
+  for (int64_t c = 0; c < cols; ++c) added[c] += s[c];
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) rows_out[r * cols + c] = bg[r * cols + c] + sm[c];
+  for (T& x : scaled) x *= T(0.37);
+  for (Isa isa : runnable_isas()) {
+    INFO("variant " << isa_name(isa) << ", cols = " << cols << ", " << (sizeof(T) == 4 ? "float" : "double"));
+    const VectorOpFns<T>& k = vector_ops(isa).get<T>();
+    std::vector<T> got = b0;
+    k.column_sums_into(got.data(), s.data(), rows, cols, ld);
+    CHECK(got == sums);
+    got = b0;
+    k.add_into(got.data(), s.data(), cols);
+    CHECK(got == added);
+    got.assign(static_cast<size_t>(rows * cols), T(-1));
+    k.add_rows(got.data(), bg.data(), sm.data(), rows, cols);
+    CHECK(got == rows_out);
+    got = b0;
+    k.scale(got.data(), T(0.37), cols);
+    CHECK(got == scaled);
+  }
+}
+
+TEST_CASE("isa kernels: the element-wise vector ops of every variant give the plain loop's bits", "[nn][isa]") {
+  for (int64_t cols : {1, 5, 16, 67, 192}) {  // below one vector, ragged tails, one block and more
+    check_vector_ops_bitwise<float>(cols);
+    check_vector_ops_bitwise<double>(cols);
   }
 }

@@ -2,6 +2,7 @@
 
 #include "tapegrad/ops/broadcast.h"
 #include "tapegrad/parallel.h"
+#include "tapegrad/vector_ops.h"
 
 namespace tapegrad {
 
@@ -10,21 +11,18 @@ namespace tapegrad {
 //   d small[c]   = sum_r dy[r, c]     (the small operand was used `rows` times)
 // The sum runs over rows in order for every column, so it is deterministic.
 
+// The loops are vector_ops.h's, at the CPU's width.
+
 template <typename T>
 void accumulate(T* dst, const T* src, int64_t n) {
-  parallel_for(n, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) dst[i] += src[i];  // vectorized
-  });
+  const auto add_into = vector_ops().get<T>().add_into;
+  parallel_for(n, 1, [&](int64_t begin, int64_t end) { add_into(dst + begin, src + begin, end - begin); });
 }
 
 template <typename T>
 void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols) {
-  parallel_for(cols, rows, [&](int64_t c0, int64_t c1) {
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* s = dy + r * cols;
-      for (int64_t c = c0; c < c1; ++c) dbias[c] += s[c];  // vectorized
-    }
-  });
+  const auto column_sums_into = vector_ops().get<T>().column_sums_into;
+  parallel_for(cols, rows, [&](int64_t c0, int64_t c1) { column_sums_into(dbias + c0, dy + c0, rows, c1 - c0, cols); });
 }
 
 template <typename T>
@@ -37,9 +35,9 @@ Var<T> add(Var<T> a, Var<T> b) {
   const T* small = bc.a_is_small ? a.data() : b.data();
   const int64_t rows = bc.rows, cols = bc.cols;
   T* out = y.data();
+  const auto add_rows = vector_ops().get<T>().add_rows;
   parallel_for(rows, cols, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = big[r * cols + c] + small[c];  // vectorized
+    add_rows(out + r0 * cols, big + r0 * cols, small, r1 - r0, cols);
   });
   tape.record("add", {a, b}, y, [bc](const T* dy, T* const* din) {
     T* dbig = bc.a_is_small ? din[1] : din[0];

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "tapegrad/parallel.h"
+#include "tapegrad/vector_ops.h"
 #include "tapegrad/vector_sums.h"
 #include "tapegrad/vmath.h"
 
@@ -48,10 +49,11 @@ double clip_grad_norm(std::span<Parameter<T>* const> params, double max_norm) {
   const double norm = grad_norm(params);
   if (clip_factor(norm, max_norm) < 1.0) {
     const T factor = static_cast<T>(clip_factor(norm, max_norm));
-    for (Parameter<T>* p : params) {
-      T* g = p->grad().data();
-      for (int64_t i = 0; i < p->numel(); ++i) g[i] *= factor;
-    }
+    const auto scale = vector_ops().get<T>().scale;
+    parallel_for_arrays(static_cast<int64_t>(params.size()), [&](int64_t k) { return params[static_cast<size_t>(k)]->numel(); },
+                        1, [&](int64_t k, int64_t i0, int64_t i1) {
+                          scale(params[static_cast<size_t>(k)]->grad().data() + i0, factor, i1 - i0);
+                        });
   }
   return norm;
 }
