@@ -1,6 +1,7 @@
 #include "tapegrad/libxsmm_gemm.h"
 
 #include <limits>
+#include <vector>
 
 #include "tapegrad/isa.h"
 
@@ -12,10 +13,15 @@ namespace tapegrad::detail {
 
 namespace {
 constexpr int64_t kMaxInner = 2048;
+// A transposed B is copied before the product: N K elements moved against 2 M N K FLOPs, a few
+// per cent of the product's time from M = 64 rows on, a loss for fewer (a generation step's row).
+constexpr int64_t kMinRowsToTranspose = 64;
+constexpr int64_t kMaxTransposed = int64_t{1} << 22;  // elements of B^T: 16 MiB of scratch per thread
 }  // namespace
 
-bool libxsmm_takes(Trans tb, int64_t K, float alpha, float beta) {
-  return tb == Trans::kNo && K >= 1 && K <= kMaxInner && alpha == 1.f && (beta == 0.f || beta == 1.f);
+bool libxsmm_takes(Trans tb, int64_t M, int64_t N, int64_t K, float alpha, float beta) {
+  const bool b_ok = tb == Trans::kNo || (M >= kMinRowsToTranspose && N * K <= kMaxTransposed);
+  return b_ok && K >= 1 && K <= kMaxInner && alpha == 1.f && (beta == 0.f || beta == 1.f);
 }
 
 #if defined(TAPEGRAD_HAVE_LIBXSMM)
@@ -37,10 +43,24 @@ struct Library {
 bool libxsmm_sgemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                    const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   constexpr int64_t kMax = std::numeric_limits<libxsmm_blasint>::max();
-  if (!libxsmm_takes(tb, K, alpha, beta) || active_isa() == Isa::baseline || M > kMax || N > kMax || lda > kMax ||
-      ldb > kMax || ldc > kMax)
+  if (!libxsmm_takes(tb, M, N, K, alpha, beta) || active_isa() == Isa::baseline || M > kMax || N > kMax ||
+      lda > kMax || ldb > kMax || ldc > kMax)
     return false;
   static const Library library;
+  if (tb == Trans::kYes) {
+    // B is N x K (row-major, ldb); libxsmm 1.17 generates no kernel that reads it transposed in
+    // its column-major view, so B^T (K x N, ld N) is written to this thread's scratch first — as
+    // BLAS libraries pack their operands — by libxsmm's own transpose. The scratch only grows, so
+    // a training loop allocates nothing after its first step.
+    thread_local std::vector<float> transposed;
+    if (transposed.size() < static_cast<size_t>(N * K)) transposed.resize(static_cast<size_t>(N * K));
+    // Column-major, B is K x N with leading dimension ldb; its transpose N x K with ld N is B^T
+    // row-major.
+    libxsmm_otrans(transposed.data(), B, sizeof(float), static_cast<libxsmm_blasint>(K),
+                   static_cast<libxsmm_blasint>(N), static_cast<libxsmm_blasint>(ldb), static_cast<libxsmm_blasint>(N));
+    B = transposed.data();
+    ldb = N;
+  }
   // Column-major view: C^T (N x M) = B^T (N x K) op(A)^T (K x M). A row-major matrix read
   // column-major is its transpose, so B is libxsmm's first operand as stored and A its second,
   // transposed in that view exactly when op(A) is A^T here.

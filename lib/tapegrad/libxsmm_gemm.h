@@ -6,7 +6,8 @@
 // kernels reach 82–88 % (bench/gemm_ab, bench/RESULTS.md). libxsmm 1.17 generates C = A B and
 // C = A^T B in its column-major view, which read row-major are the products with an untransposed
 // second operand: every backward dx = dy W and dW = dy^T x. The forward's x W^T (a transposed
-// first operand in that view) stays on OpenBLAS. The kernels do not block the inner dimension, so
+// first operand in that view) runs on the same kernels after W is copied transposed (N K
+// elements against 2 M N K FLOPs; from M = 64 rows on). The kernels do not block the inner dimension, so
 // beyond K = 2048 they fall behind OpenBLAS (measured at C1024: 0.3–0.6×) and OpenBLAS keeps those.
 //
 // Code generation follows the kernel variant (isa.h): avx512 → libxsmm's "skx" target, avx2 →
@@ -25,9 +26,9 @@ namespace tapegrad::detail {
 // Whether this build links libxsmm.
 bool libxsmm_compiled();
 
-// Whether a product of this kind goes to libxsmm when the path is on: alpha 1, beta 0 or 1, B not
-// transposed, 1 <= K <= 2048.
-bool libxsmm_takes(Trans tb, int64_t K, float alpha, float beta);
+// Whether a product of this kind goes to libxsmm when the path is on: alpha 1, beta 0 or 1,
+// 1 <= K <= 2048, and B not transposed or, transposed, at least 64 rows M to amortise its copy.
+bool libxsmm_takes(Trans tb, int64_t M, int64_t N, int64_t K, float alpha, float beta);
 
 // C = op(A) B + beta C (alpha 1) on a generated kernel. Returns false, touching nothing, when the
 // build has no libxsmm, the shape is not one libxsmm_takes, or libxsmm generates no kernel for it.
