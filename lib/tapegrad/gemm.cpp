@@ -34,7 +34,7 @@ std::string_view unavailable_reason() {
 GemmKernels initial_kernels() {
   const char* forced = std::getenv("TAPEGRAD_GEMM");
   // By default only with AVX-512: libxsmm's AVX2 code measured 1.00-1.10x OpenBLAS's AVX2 step
-  // (bench_step --gemm-ab, bench/RESULTS.md), its AVX-512 code 0.95-0.97x.
+  // (backward products only; bench_step --gemm-ab, bench/RESULTS.md), its AVX-512 code 0.59-0.60x.
   if (forced == nullptr || *forced == '\0')
     return libxsmm_available() && active_isa() == Isa::avx512 ? GemmKernels::kLibxsmm : GemmKernels::kOpenBlas;
   return parse_gemm_kernels(forced, "TAPEGRAD_GEMM");

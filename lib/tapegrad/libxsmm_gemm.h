@@ -12,8 +12,8 @@
 //
 // Code generation follows the kernel variant (isa.h): avx512 → libxsmm's "skx" target, avx2 →
 // "hsw"; under baseline every GEMM stays on OpenBLAS. Only the AVX-512 code wins (the whole step
-// 0.95–0.97× at C64–C128, `bench_step --gemm-ab`; the AVX2 code 1.00–1.10× against OpenBLAS's AVX2
-// kernels), so gemm.cpp chooses this path by default only there. A kernel sums an element's K terms in an order
+// 0.59–0.60× at C64–C128, `bench_step --gemm-ab`; the AVX2 code, measured with the backward's
+// products only, 1.00–1.10× against OpenBLAS's AVX2 kernels), so gemm.cpp chooses this path by default only there. A kernel sums an element's K terms in an order
 // fixed by the shape, so results stay a function of (inputs, variant, thread count).
 #pragma once
 
