@@ -20,8 +20,8 @@ constexpr int64_t kMaxTransposed = int64_t{1} << 22;  // elements of B^T: 16 MiB
 }  // namespace
 
 bool libxsmm_takes(Trans tb, int64_t M, int64_t N, int64_t K, float alpha, float beta) {
-  const bool b_ok = tb == Trans::kNo || (M >= kMinRowsToTranspose && N * K <= kMaxTransposed);
-  return b_ok && K >= 1 && K <= kMaxInner && alpha == 1.f && (beta == 0.f || beta == 1.f);
+  if (K < 1 || K > kMaxInner || alpha != 1.f || (beta != 0.f && beta != 1.f)) return false;
+  return tb == Trans::kNo || (M >= kMinRowsToTranspose && N >= 0 && N <= kMaxTransposed / K);  // N K without overflow
 }
 
 #if defined(TAPEGRAD_HAVE_LIBXSMM)

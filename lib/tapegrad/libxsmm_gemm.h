@@ -7,14 +7,14 @@
 // C = A^T B in its column-major view, which read row-major are the products with an untransposed
 // second operand: every backward dx = dy W and dW = dy^T x. The forward's x W^T (a transposed
 // first operand in that view) runs on the same kernels after W is copied transposed (N K
-// elements against 2 M N K FLOPs; from M = 64 rows on). The kernels do not block the inner dimension, so
-// beyond K = 2048 they fall behind OpenBLAS (measured at C1024: 0.3–0.6×) and OpenBLAS keeps those.
+// elements against 2 M N K FLOPs; from M = 64 rows on). The kernels do not block the inner
+// dimension, so beyond K = 2048 they fall behind OpenBLAS (measured at C1024: 0.3–0.6×) and OpenBLAS keeps those.
 //
 // Code generation follows the kernel variant (isa.h): avx512 → libxsmm's "skx" target, avx2 →
 // "hsw"; under baseline every GEMM stays on OpenBLAS. Only the AVX-512 code wins (the whole step
 // 0.59–0.60× at C64–C128, `bench_step --gemm-ab`; the AVX2 code, measured with the backward's
-// products only, 1.00–1.10× against OpenBLAS's AVX2 kernels), so gemm.cpp chooses this path by default only there. A kernel sums an element's K terms in an order
-// fixed by the shape, so results stay a function of (inputs, variant, thread count).
+// products only, 1.00–1.10× against OpenBLAS's AVX2 kernels), so gemm.cpp chooses this path by
+// default only there. A kernel sums an element's K terms in an order fixed by the shape, so results stay a function of (inputs, variant, thread count).
 #pragma once
 
 #include <cstdint>
