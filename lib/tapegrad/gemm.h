@@ -33,8 +33,8 @@ void set_gemm_threading(GemmThreading mode);
 GemmThreading gemm_threading();
 
 // What the float GEMMs run on. kLibxsmm: libxsmm's generated kernels for the shapes they win
-// (an untransposed B, alpha 1, beta 0 or 1, K <= 2048: the backward's dx and dW products), OpenBLAS
-// for the rest; the default when the build has libxsmm and the kernel variant (isa.h) is avx512
+// (alpha 1, beta 0 or 1: the backward's dx and dW products, and the forward's x W^T from 64 rows
+// on), OpenBLAS for the rest; the default when the build has libxsmm and the kernel variant (isa.h) is avx512
 // (with AVX2 code libxsmm measured no faster than OpenBLAS). kOpenBlas: OpenBLAS for every product. TAPEGRAD_GEMM=libxsmm|openblas chooses at start
 // (for A/B and tests); asking for libxsmm where it is unavailable is an error saying why.
 enum class GemmKernels { kOpenBlas, kLibxsmm };

@@ -1,7 +1,8 @@
 // Element-wise kernels over arrays of floats or doubles that every training step runs many times:
 // a gradient added into another (the backward of add and of every residual, the tape's seed, the
 // data-parallel step's sum of its workers' gradients), a bias's gradient as column sums, a
-// broadcast add and the gradient clipping's scaling. Compiled once per instruction set (isa.h):
+// broadcast add, the gradient clipping's scaling, and the transpose a GEMM's operand is packed
+// with (libxsmm_gemm.cpp). Compiled once per instruction set (isa.h):
 // at the baseline's SSE2 width a bias's column sums take 1.7x the time of their AVX-512 copy
 // (bench_kernels' bias_backward), and the step's element-wise work decides whether a portable
 // build runs at native speed.
@@ -28,6 +29,8 @@ struct VectorOpFns {
   void (*add_rows)(T* out, const T* big, const T* small, int64_t rows, int64_t cols);
   // x[i] *= factor, i < n
   void (*scale)(T* x, T factor, int64_t n);
+  // dst[c * ld_dst + r] = src[r * ld_src + c], r < rows, c < cols: dst (cols x rows) = src^T
+  void (*transpose)(T* dst, int64_t ld_dst, const T* src, int64_t ld_src, int64_t rows, int64_t cols);
 };
 using VectorOpKernels = ByPrecision<VectorOpFns>;
 // The kernels of `isa` (active_isa() by default; tests compare every variant).

@@ -46,10 +46,11 @@ TEST_CASE("gemm: agrees with a naive product for every transpose, split or not",
 }
 
 // libxsmm's generated kernels take the products with an untransposed B, and with a transposed B
-// from 64 rows on, copied transposed first (libxsmm_gemm.h). On a build with libxsmm and a CPU with
+// from 64 rows on, copied transposed a panel at a time (libxsmm_gemm.h). On a build with libxsmm and a CPU with
 // AVX2 they must engage (a silent fall-back to OpenBLAS would hide a broken path), and agree with
 // float64 for every operand layout they accept: op(A) = A or A^T, op(B) = B or B^T, beta 0 or 1,
-// leading dimensions wider than the matrices, odd sizes and the step's sizes.
+// leading dimensions wider than the matrices, odd sizes, the step's sizes, and a shape cut into
+// B panels with edges both ways (300 columns = 256 + 44, K 1100 = 2 x 512 + 76).
 TEST_CASE("gemm: libxsmm's kernels agree with a float64 product on every shape they take", "[gemm]") {
   if (!libxsmm_available()) {
     REQUIRE((!detail::libxsmm_compiled() || active_isa() == Isa::baseline));
@@ -59,7 +60,7 @@ TEST_CASE("gemm: libxsmm's kernels agree with a float64 product on every shape t
   const Trans ta = GENERATE(Trans::kNo, Trans::kYes), tb = GENERATE(Trans::kNo, Trans::kYes);
   const float beta = GENERATE(0.f, 1.f);
   const auto [M, N, K] = GENERATE(std::tuple{3, 5, 2}, std::tuple{130, 70, 65}, std::tuple{384, 128, 512},
-                                  std::tuple{128, 384, 2048});
+                                  std::tuple{128, 384, 2048}, std::tuple{70, 300, 1100});
   if (tb == Trans::kYes && M < 64) return;  // declined: the copy of B^T would not pay (checked below)
   const int pad = 3;  // every leading dimension wider than its matrix
   const int rows_a = ta == Trans::kYes ? K : M, cols_a = ta == Trans::kYes ? M : K;
@@ -98,9 +99,11 @@ TEST_CASE("gemm: libxsmm declines what it does not run faster, and OpenBLAS take
   CHECK(detail::libxsmm_takes(Trans::kNo, 1, 1, 1, 1.f, 1.f));
   CHECK(detail::libxsmm_takes(Trans::kYes, 64, 512, 128, 1.f, 0.f));         // x W^T, B^T copied first
   CHECK_FALSE(detail::libxsmm_takes(Trans::kYes, 63, 512, 128, 1.f, 0.f));   // too few rows to pay for the copy
-  CHECK_FALSE(detail::libxsmm_takes(Trans::kYes, 64, 4096, 2048, 1.f, 0.f)); // B^T beyond the scratch's bound
-  CHECK_FALSE(detail::libxsmm_takes(Trans::kNo, 64, 64, 2049, 1.f, 0.f));    // an unblocked K loop falls behind
+  CHECK(detail::libxsmm_takes(Trans::kYes, 64, 4096, 8192, 1.f, 0.f));       // B^T transposed a panel at a time
+  CHECK(detail::libxsmm_takes(Trans::kNo, 64, 64, 8192, 1.f, 0.f));          // K in panels: any length
   CHECK_FALSE(detail::libxsmm_takes(Trans::kNo, 64, 64, 0, 1.f, 0.f));
+  CHECK_FALSE(detail::libxsmm_takes(Trans::kNo, 0, 64, 64, 1.f, 0.f));
+  CHECK_FALSE(detail::libxsmm_takes(Trans::kNo, 64, 0, 64, 1.f, 0.f));
   CHECK_FALSE(detail::libxsmm_takes(Trans::kNo, 64, 64, 64, 0.5f, 0.f));
   CHECK_FALSE(detail::libxsmm_takes(Trans::kNo, 64, 64, 64, 1.f, 2.f));
   std::vector<float> A(6, 1.f), B(6, 1.f), C(4, 0.f);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "tapegrad/isa.h"
@@ -258,6 +259,32 @@ void check_vector_ops_bitwise(int64_t cols) {
     got = b0;
     k.scale(got.data(), T(0.37), cols);
     CHECK(got == scaled);
+  }
+}
+
+// The transpose is a copy: every element lands at its mirrored place, exactly, whole register tiles
+// and ragged edges both ways; both leading dimensions wider than the matrices, and what lies
+// between the rows of the destination left alone.
+template <typename T>
+void check_transpose(int64_t rows, int64_t cols) {
+  const int64_t ld_src = cols + 5, ld_dst = rows + 3;
+  const auto src = normal(rows * ld_src, 45);
+  const std::vector<T> s(src.begin(), src.end());
+  for (Isa isa : runnable_isas()) {
+    INFO("variant " << isa_name(isa) << ", " << rows << " x " << cols << ", " << (sizeof(T) == 4 ? "float" : "double"));
+    std::vector<T> got(static_cast<size_t>(cols * ld_dst), T(-7));
+    vector_ops(isa).get<T>().transpose(got.data(), ld_dst, s.data(), ld_src, rows, cols);
+    for (int64_t c = 0; c < cols; ++c) {
+      for (int64_t r = 0; r < rows; ++r) REQUIRE(got[c * ld_dst + r] == s[r * ld_src + c]);
+      for (int64_t r = rows; r < ld_dst; ++r) REQUIRE(got[c * ld_dst + r] == T(-7));
+    }
+  }
+}
+
+TEST_CASE("isa kernels: the transpose of every variant moves each element to its mirrored place", "[nn][isa]") {
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {3, 70}, {16, 16}, {32, 48}, {37, 53}, {256, 384}}) {
+    check_transpose<float>(rows, cols);
+    check_transpose<double>(rows, cols);
   }
 }
 

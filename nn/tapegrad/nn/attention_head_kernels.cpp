@@ -2,35 +2,28 @@
 #include "tapegrad/isa_kernel.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "tapegrad/nn/attention_head_kernels.h"
 #include "tapegrad/nn/causal_softmax.h"
+#include "tapegrad/register_tile.h"
 
 namespace tapegrad::nn::TAPEGRAD_ISA_NS {
 
 namespace {
 
-// One vector of floats as wide as the machine's registers: GCC lowers a generic vector wider than
-// the hardware's to scalar code (a 16-float vector on AVX2 ran 4-15x slower than the GEMM path).
-#if defined(__AVX512F__)
-constexpr int kW = 16;
-constexpr int kAccVecs = 16;  // accumulators a block may hold: half of the 32 registers
-#elif defined(__AVX__)
-constexpr int kW = 8;
-constexpr int kAccVecs = 8;   // of 16
-#else
-constexpr int kW = 4;  // SSE: correct, but slower than OpenBLAS's run-time-chosen AVX kernels
-constexpr int kAccVecs = 8;   // (1.3-1.5x the GEMM path's time), so not used: see head_kernels_support
-#endif
-using Vec = float __attribute__((vector_size(kW * sizeof(float))));
+using tapegrad::TAPEGRAD_ISA_NS::kW;
+using tapegrad::TAPEGRAD_ISA_NS::load;
+using tapegrad::TAPEGRAD_ISA_NS::store;
+using tapegrad::TAPEGRAD_ISA_NS::transpose_tile;
+using tapegrad::TAPEGRAD_ISA_NS::Vec;
 
-inline Vec load(const float* p) {
-  Vec v;
-  __builtin_memcpy(&v, p, sizeof v);  // an unaligned load
-  return v;
-}
-inline void store(float* p, const Vec& v) { __builtin_memcpy(p, &v, sizeof v); }
+// kW floats a register (register_tile.h); accumulators a block may hold: half the registers.
+#if defined(__AVX512F__)
+constexpr int kAccVecs = 16;  // of 32
+#else
+constexpr int kAccVecs = 8;   // of 16 (SSE's kW = 4 is correct but slower than OpenBLAS's
+                              // run-time-chosen AVX kernels, 1.3-1.5x: not used, see head_kernels_support)
+#endif
 
 // Heads are taken in multiples of 16 features (head_kernels_support), the same rule on every
 // machine; NV16 of them are NV16 * kVecsPer16 vectors.
@@ -45,40 +38,7 @@ constexpr int rows_per_block() {
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 // dst (HS x Tp) = src^T for src's T rows of HS (stride ld); columns T..Tp zero. In kW x kW tiles
-// held in registers: the transpose of a block matrix [[A, B], [C, D]] is [[A^T, C^T], [B^T, D^T]],
-// so swapping the off-diagonal s x s blocks of every 2s x 2s block, for s = 8, 4, 2, 1 (in any
-// order: the swaps commute; s < kW), transposes the tile. Rows i and i + s (i & s == 0) exchange their
-// columns c & s != 0 of row i with columns c & s == 0 of row i + s: one two-source shuffle each.
-// A scalar copy was an eighth of a head's time (perf).
-// The two shuffles' lane indices are constants built from the lane numbers, so they are written
-// with __builtin_shufflevector (GCC >= 12 and clang; GCC's __builtin_shuffle is GCC-only).
-constexpr int kLevels = kW == 16 ? 4 : kW == 8 ? 3 : 2;  // log2(kW)
-
-// Row i: keeps its columns c & s == 0 and takes row i + s's. Row i + s: takes row i's, keeps its own.
-template <int s, int... c>
-inline Vec upper_half_swap(const Vec& a, const Vec& b, std::integer_sequence<int, c...>) {
-  return __builtin_shufflevector(a, b, ((c & s) == 0 ? c : kW + c - s)...);
-}
-template <int s, int... c>
-inline Vec lower_half_swap(const Vec& a, const Vec& b, std::integer_sequence<int, c...>) {
-  return __builtin_shufflevector(a, b, ((c & s) == 0 ? c + s : kW + c)...);
-}
-
-template <int kLevel>
-inline void swap_blocks(Vec (&r)[kW]) {
-  if constexpr (kLevel < kLevels) {
-    constexpr int s = 1 << kLevel;
-    constexpr auto lanes = std::make_integer_sequence<int, kW>{};
-#pragma GCC unroll 16
-    for (int i = 0; i < kW; ++i) {
-      if (i & s) continue;
-      const Vec a = r[i], b = r[i + s];
-      r[i] = upper_half_swap<s>(a, b, lanes);
-      r[i + s] = lower_half_swap<s>(a, b, lanes);
-    }
-  }
-}
-
+// held in registers (transpose_tile): a scalar copy was an eighth of a head's time (perf).
 void transpose_pad(float* dst, const float* src, int64_t ld, int64_t T, int64_t HS, int64_t Tp) {
   for (int64_t j0 = 0; j0 < Tp; j0 += kW) {
     const int64_t rows = std::min<int64_t>(kW, T - j0);
@@ -86,10 +46,7 @@ void transpose_pad(float* dst, const float* src, int64_t ld, int64_t T, int64_t 
       Vec r[kW];
 #pragma GCC unroll 16
       for (int64_t j = 0; j < kW; ++j) r[j] = load(src + (j0 + std::min(j, rows - 1)) * ld + d0);
-      swap_blocks<0>(r);
-      swap_blocks<1>(r);
-      swap_blocks<2>(r);
-      swap_blocks<3>(r);
+      transpose_tile(r);
       float* out = dst + d0 * Tp + j0;
       if (rows == kW) {
 #pragma GCC unroll 16
