@@ -30,6 +30,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 # Colours cycle over the norms in the order they first appear in the sweep's records (which follow
@@ -145,10 +146,18 @@ def ema(values, alpha=0.1):
     return out
 
 
+def log_scale(ax, which):
+    """A log scale on ax's "x" or "y" axis, without minor ticks: matplotlib builds an object per
+    minor tick, and laying them out was most of a figure's time (residual_rms: 1.4 of 2.4 s). The
+    grid follows the major ticks either way."""
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    (ax.xaxis if which == "x" else ax.yaxis).set_minor_locator(matplotlib.ticker.NullLocator())
+
+
 def finish(fig, ax, path, title, xlabel, ylabel, log_x=False):
     """Labels, grid and legend on one axis; the figure written to `path` and closed."""
     if log_x:
-        ax.set_xscale("log")
+        log_scale(ax, "x")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -258,7 +267,7 @@ def main():
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         if log:
-            ax.set_yscale("log")
+            log_scale(ax, "y")
         ax.grid(alpha=0.3)
         ax.legend()
         fig.tight_layout()
@@ -321,7 +330,7 @@ def main():
             if starts:  # a diverged run's loss would flatten every other curve
                 bottom.set_ylim(0, 1.15 * max(starts))
             top.axhline(1.0, color="black", linestyle="--", linewidth=1)
-            top.set_yscale("log")
+            log_scale(top, "y")
             top.set_title(f"lr {lr:g}")
             top.grid(alpha=0.3)
             bottom.set_xlabel("step")
@@ -355,7 +364,7 @@ def main():
         ax.plot(steps, [num(c["final_residual_rms"]) for c in rows], color="black", label="after last block")
         ax.set_title(k)
         ax.set_xlabel("step")
-        ax.set_yscale("log")
+        log_scale(ax, "y")
         ax.grid(alpha=0.3)
     for row in axes:
         row[0].set_ylabel("RMS (solid: residual\nstream; dotted: attention input)")
