@@ -1,7 +1,9 @@
 // The step's GEMMs on each library that could run them: OpenBLAS (what tapegrad::gemm calls),
 // BLIS (bli_sgemm, its native strided API), libxsmm (JIT kernels, column-major: a row-major
-// C = A B is run as C^T = B^T A^T) and, for the attention core's per-(sequence, head) products,
-// tapegrad's own head kernels where the step runs them. Every GEMM of lm::step_gemms at the shape
+// C = A B is run as C^T = B^T A^T, one call on the whole product), tapegrad's libxsmm path (what
+// the step runs with AVX-512: libxsmm's kernels on L2-sized panels of B, W^T transposed a panel at
+// a time, OpenBLAS where libxsmm declines; libxsmm_gemm.h) and, for the attention core's
+// per-(sequence, head) products, tapegrad's own head kernels where the step runs them. Every GEMM of lm::step_gemms at the shape
 // one worker of a batch-split step sees (rows = batch / threads x T), single-threaded, as the
 // step runs it; the median of repeated calls over ~0.2 s after a warm-up. Prints a markdown table
 // (GFLOP/s per library per GEMM, and each library's time for the whole step's GEMMs).
@@ -72,6 +74,13 @@ void openblas(Operands& o) {
               o.b.data(), o.ldb(), 0.f, o.c.data(), o.N);
 }
 
+// tapegrad::gemm as the step calls it with the libxsmm path on.
+void tapegrad_path(Operands& o) {
+  set_gemm_kernels(GemmKernels::kLibxsmm);
+  openblas(o);
+  set_gemm_kernels(GemmKernels::kOpenBlas);
+}
+
 // BLIS's typed API (blis.h: trans_t is an enum where BLIS_NO_TRANSPOSE = 0, BLIS_TRANSPOSE = 8).
 using BliSgemm = void (*)(int, int, int64_t, int64_t, int64_t, const float*, const float*, int64_t, int64_t, const float*,
                           int64_t, int64_t, const float*, float*, int64_t, int64_t);
@@ -122,7 +131,8 @@ int main(int argc, char** argv) {
               static_cast<long long>(workers), static_cast<long long>(layers), static_cast<long long>(heads),
               static_cast<long long>(dim), static_cast<long long>(ctx), static_cast<long long>(batch),
               static_cast<long long>(share));
-  std::printf("| GEMM (M, N, K, op) | calls | OpenBLAS GFLOP/s | BLIS | libxsmm | best |\n|---|---|---|---|---|---|\n");
+  std::printf("| GEMM (M, N, K, op) | calls | OpenBLAS GFLOP/s | BLIS | libxsmm | tapegrad (panels) | best |\n"
+              "|---|---|---|---|---|---|---|\n");
   std::map<std::string, double> step_s;    // each library's time for all the step's GEMMs it ran
   std::map<std::string, double> common_s;  // and for those every library ran
   bool xsmm_all = true;
@@ -157,6 +167,7 @@ int main(int argc, char** argv) {
     for (const auto& [name, v] : gf) seconds[name] = flops / v / 1e9 * static_cast<double>(g.calls);
     if (gf.size() == (bli_sgemm_fn != nullptr ? 3u : 2u))
       for (const auto& [name, sec] : seconds) common_s[name] += sec;
+    if (libxsmm_available()) time("tapegrad", tapegrad_path);  // after the common set: it runs every shape
     std::string best;
     for (const auto& [name, v] : gf)
       if (best.empty() || v > gf[best]) best = name;
@@ -166,10 +177,11 @@ int main(int argc, char** argv) {
       std::snprintf(buf, sizeof buf, it == gf.end() ? "n/a" : "%.1f", it == gf.end() ? 0.0 : it->second);
       return std::string(buf);
     };
-    std::printf("| %lld x %lld x %lld%s%s%s | %lld | %s | %s | %s | %s |\n", static_cast<long long>(g.M),
+    std::printf("| %lld x %lld x %lld%s%s%s | %lld | %s | %s | %s | %s | %s |\n", static_cast<long long>(g.M),
                 static_cast<long long>(g.N), static_cast<long long>(g.K), g.ta == Trans::kYes ? ", A^T" : "",
                 g.tb == Trans::kYes ? ", B^T" : "", g.per_head ? " (per head)" : "", static_cast<long long>(g.calls),
-                cell("OpenBLAS").c_str(), cell("BLIS").c_str(), cell("libxsmm").c_str(), best.c_str());
+                cell("OpenBLAS").c_str(), cell("BLIS").c_str(), cell("libxsmm").c_str(), cell("tapegrad").c_str(),
+                best.c_str());
   }
   std::printf("\nAll the step's GEMMs (one worker): ");
   for (const auto& [name, s] : step_s) std::printf("%s %.2f ms  ", name.c_str(), s * 1e3);
