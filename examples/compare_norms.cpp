@@ -47,15 +47,25 @@ std::string self_dir() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
-// The first Python that can import matplotlib. Debian's packages are seen by /usr/bin/python3,
-// which may not be the python3 first on PATH.
-std::string find_python(const std::string& preferred) {
+// plot_lab.py's exit status when its interpreter has no matplotlib (NO_MATPLOTLIB there).
+constexpr int kNoMatplotlib = 3;
+
+// Draws the plots with the first Python that has matplotlib: the one asked for, then
+// /usr/bin/python3 (Debian's packages are seen by it, and it may not be the python3 first on
+// PATH), then python3. The script itself is the probe. Returns a note when no plots were drawn.
+std::string draw_plots(const std::string& preferred, const std::string& script, double reference_lr,
+                       const std::string& out) {
+  if (!fs::exists(script)) return "plots skipped: " + script + " is missing";
   std::vector<std::string> candidates;
   if (!preferred.empty()) candidates.push_back(preferred);
   candidates.insert(candidates.end(), {"/usr/bin/python3", "python3"});
-  for (const auto& py : candidates)
-    if (cli::run_process({py, "-c", "import matplotlib"}, cli::ChildOutput::kDiscard) == 0) return py;
-  return "";
+  for (const auto& py : candidates) {
+    const int status =
+        cli::run_process({py, script, "--reference-lr", std::to_string(reference_lr), "--", out}, cli::ChildOutput::kToStderr);
+    if (status == 0) return "";
+    if (status != kNoMatplotlib && status != -1 && status != 127) return "plots failed (see the messages above)";
+  }
+  return "plots skipped: no Python with matplotlib (Debian: apt-get install python3-matplotlib)";
 }
 
 std::string joined(const std::vector<std::string>& v) {
@@ -149,16 +159,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) ctx.this_command += " " + text::shell_quote(argv[i]);
     std::string plot_note;
     if (plot) {
-      const std::string py = find_python(python);
-      const std::string script = self_dir() + "/plot_lab.py";
-      if (py.empty()) {
-        plot_note = "plots skipped: no Python with matplotlib (Debian: apt-get install python3-matplotlib)";
-      } else if (!fs::exists(script)) {
-        plot_note = "plots skipped: " + script + " is missing";
-      } else if (cli::run_process({py, script, "--reference-lr", std::to_string(summary.reference_lr), "--", o.out},
-                                 cli::ChildOutput::kToStderr) != 0) {
-        plot_note = "plots failed (see the messages above)";
-      }
+      plot_note = draw_plots(python, self_dir() + "/plot_lab.py", summary.reference_lr, o.out);
       ctx.plots = plots_in(o.out);
     }
     const auto now = std::chrono::steady_clock::now();

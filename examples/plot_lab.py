@@ -15,7 +15,8 @@ Writes into runs/lab/plots/ (sharpness.png only for sweeps run with --sharpness-
                      over seeds, with the drift floor the report flags (-10)
   log_z.png          mean log Z per step at the largest learning rate, where output-logit drift shows first
 
-Needs matplotlib and numpy (Debian: python3-matplotlib). On Debian use /usr/bin/python3.
+Needs matplotlib and numpy (Debian: python3-matplotlib); without them it exits with status 3
+(NO_MATPLOTLIB) and prints nothing. On Debian use /usr/bin/python3.
 """
 import argparse
 import csv
@@ -26,12 +27,19 @@ import re
 import sys
 from collections import defaultdict
 
-import matplotlib
+# The exit status when this interpreter cannot import matplotlib or numpy, with nothing printed:
+# the callers (compare_norms, tapegrad.lab) then try another Python or note the plots as skipped,
+# so they need no import probe of their own (half a second of numpy's start-up).
+NO_MATPLOTLIB = 3
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker  # noqa: E402
-import numpy as np  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+    import numpy as np
+except ImportError:
+    sys.exit(NO_MATPLOTLIB)
 
 # Colours cycle over the norms in the order they first appear in the sweep's records (which follow
 # the registry's order): no per-norm table, so a newly registered norm is drawn like the others.

@@ -75,14 +75,18 @@ class SweepResult:
         return f"SweepResult({self.out!r}, {len(self.records)} runs: {self.grid})"
 
 
+# plot_lab.py's exit status when the interpreter has no matplotlib (its NO_MATPLOTLIB): the script
+# is its own probe.
+_NO_MATPLOTLIB = 3
+
+
 def _plot(out, reference_lr, python):
     script = os.path.join(os.path.dirname(__file__), "plot_lab.py")
     python = python or sys.executable
-    probe = subprocess.run([python, "-c", "import matplotlib"], capture_output=True)
-    if probe.returncode != 0:
-        return "plots skipped: no matplotlib for " + python + " (Debian: apt-get install python3-matplotlib)"
     lr = repr(reference_lr) if math.isfinite(reference_lr) else "0"
     run = subprocess.run([python, script, "--reference-lr", lr, "--", out])
+    if run.returncode == _NO_MATPLOTLIB:
+        return "plots skipped: no matplotlib for " + python + " (Debian: apt-get install python3-matplotlib)"
     return "" if run.returncode == 0 else "plots failed (see the messages above)"
 
 

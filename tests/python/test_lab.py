@@ -1,5 +1,7 @@
 """The lab from Python: a sweep from a dict of axes, its records, curves, report and plots."""
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -67,3 +69,23 @@ def test_every_plot_is_drawn_and_captioned(tmp_dir):
             head = f.read(8)
         assert head == b"\x89PNG\r\n\x1a\n" and os.path.getsize(path) > 10_000, name  # a drawn figure, not a stub
         assert f"plots/{name}.png" in report, name  # and the report shows it
+
+
+def test_without_matplotlib_the_plots_are_skipped_and_said_so(tmp_dir):
+    """plot_lab.py is its own probe: under an interpreter whose matplotlib cannot import it exits
+    with NO_MATPLOTLIB, printing nothing, and the sweep notes the plots as skipped, naming it."""
+    hidden = os.path.join(tmp_dir, "hidden")
+    os.makedirs(os.path.join(hidden, "matplotlib"))
+    with open(os.path.join(hidden, "matplotlib", "__init__.py"), "w") as f:
+        f.write("raise ImportError('matplotlib hidden by the test')\n")
+    python = os.path.join(tmp_dir, "python_without_matplotlib")
+    with open(python, "w") as f:
+        f.write(f"#!/bin/sh\nPYTHONPATH={hidden} exec {sys.executable} \"$@\"\n")
+    os.chmod(python, 0o755)
+    script = os.path.join(os.path.dirname(tg.lab.__file__), "plot_lab.py")
+    run = subprocess.run([python, script, "--", tmp_dir], capture_output=True, text=True)
+    assert (run.returncode, run.stdout, run.stderr) == (3, "", "")
+    out = os.path.join(tmp_dir, "sweep")
+    result = tg.lab.sweep(out, axes={"norm": ["none"], "lr": [3e-3], "seed": [1]}, python=python, **SETTINGS)
+    assert result.plots_note == f"plots skipped: no matplotlib for {python} (Debian: apt-get install python3-matplotlib)"
+    assert not os.path.exists(os.path.join(out, "plots", "loss_curves.png"))
