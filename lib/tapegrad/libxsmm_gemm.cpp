@@ -64,9 +64,8 @@ bool libxsmm_sgemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float al
   // of whole registers; C's column block accumulates over K's blocks (beta 1 after the first).
   // A transposed B (N x K, the forward's x W^T: libxsmm 1.17 generates no kernel reading it) is
   // transposed one panel at a time into this thread's scratch, where the kernel finds it in L2.
-  // Measured one thread, AVX-512 (GFLOP/s, one call -> panels): 384x256x1024 170 -> 210,
-  // 384x1024x256 146 -> 204, 256x1024x384 A^T 119 -> 182, 384x1024x4096 108 -> 174. C64's and
-  // C128's products are one panel. An element's K terms are summed in k order either way.
+  // `bench/gemm_ab --dim 256` compares one call with the panels per shape (bench/RESULTS.md);
+  // C64's and C128's products are one panel. An element's K terms are summed in k order either way.
   const int64_t inner = ceil_div(K, ceil_div(K, kInnerBlock));
   const int64_t max_cols = std::max(kLanes, kPanel / inner / kLanes * kLanes);
   const int64_t cols = N <= max_cols ? N : ceil_div(ceil_div(N, ceil_div(N, max_cols)), kLanes) * kLanes;
