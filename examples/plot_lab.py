@@ -20,17 +20,20 @@ Needs matplotlib and numpy (Debian: python3-matplotlib); without them it exits w
 """
 import argparse
 import csv
+import gc
 import json
 import math
 import os
 import re
 import sys
+import traceback
 from collections import defaultdict
 
 # The exit status when this interpreter cannot import matplotlib or numpy, with nothing printed:
 # the callers (compare_norms, tapegrad.lab) then try another Python or note the plots as skipped,
 # so they need no import probe of their own (half a second of numpy's start-up).
 NO_MATPLOTLIB = 3
+os.environ["OPENBLAS_NUM_THREADS"] = "1"  # numpy's BLAS threads: nothing here needs them, and draw() forks
 try:
     import matplotlib
 
@@ -41,8 +44,8 @@ try:
 except ImportError:
     sys.exit(NO_MATPLOTLIB)
 
-# Colours cycle over the norms in the order they first appear in the sweep's records (which follow
-# the registry's order): no per-norm table, so a newly registered norm is drawn like the others.
+# Colours cycle over the groups in their sorted order (main fixes them before drawing): no per-norm
+# table, so a newly registered norm is drawn like the others.
 PALETTE = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 COLORS = {}
 STYLES = {"pre": "-", "post": "--"}
@@ -176,6 +179,45 @@ def finish(fig, ax, path, title, xlabel, ylabel, log_x=False):
     plt.close(fig)
 
 
+def draw(figures):
+    """Draws `figures` (name, panels, function) on two processes when the machine has two cores:
+    each process takes the next undrawn figure, the ones with most panels first, so the two finish
+    together whatever the sweep's shape. Matplotlib draws on one core, and a figure's cost is mostly
+    its axes' text layout, not its points. The data are read once, before the fork. Returns the exit
+    status: 1 if a figure failed in either process (its traceback printed), else 0."""
+    figures = sorted(figures, key=lambda f: -f[1])  # stable: equal panels keep their order
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if len(figures) < 2 or cores < 2 or not hasattr(os, "fork"):
+        for _, _, fn in figures:
+            fn()
+        return 0
+    queue, feed = os.pipe()
+    os.write(feed, bytes(range(len(figures))))  # one byte per figure (fewer than 256); reads of 1 byte are atomic
+    os.close(feed)
+
+    def work():
+        while index := os.read(queue, 1):
+            figures[index[0]][2]()
+
+    sys.stdout.flush(), sys.stderr.flush()
+    gc.freeze()  # else the child's collector writes to every object's header, copying the whole heap page by page
+    pid = os.fork()
+    if pid == 0:
+        status = 0
+        try:
+            work()
+        except BaseException:
+            traceback.print_exc()
+            status = 1
+        sys.stderr.flush()
+        os._exit(status)
+    try:
+        work()
+    finally:
+        _, wait_status = os.waitpid(pid, 0)
+    return 0 if os.waitstatus_to_exitcode(wait_status) == 0 else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", help="a compare_norms output directory")
@@ -196,34 +238,41 @@ def main():
     lrs = sorted({num(r["lr"]) for r in runs})
     ref_lr = args.reference_lr if args.reference_lr is not None else lrs[0]
     ref_lr = min(lrs, key=lambda lr: abs(math.log(lr) - math.log(ref_lr)))
+    figures = []  # (file name, panels, function drawing it)
 
-    # 1. Final validation loss vs learning rate.
     groups = defaultdict(lambda: defaultdict(list))
     first_of = {}
     for r in runs:
         k = group_key(r)
         groups[k][num(r["lr"])].append(r)
         first_of.setdefault(k, r)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for k, by_lr in sorted(groups.items(), key=lambda item: natural(item[0])):
-        xs, ys, es, dx, dy = [], [], [], [], []
-        for lr in sorted(by_lr):
-            ok = [num(r["final_val_loss"]) for r in by_lr[lr] if r["diverged"] == "0" and math.isfinite(num(r["final_val_loss"]))]
-            if ok:
-                xs.append(lr), ys.append(np.mean(ok)), es.append(np.std(ok, ddof=1) if len(ok) > 1 else 0)
-            if len(ok) < len(by_lr[lr]):
-                dx.append(lr), dy.append(np.mean([num(r["initial_loss"]) for r in by_lr[lr]]))
-        st = style(first_of[k])
-        ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=k, **st)
-        if dx:
-            ax.scatter(dx, dy, marker="x", s=60, color=st["color"], zorder=5)
-    finish(fig, ax, os.path.join(plots, "loss_vs_lr.png"),
-           "Final validation loss vs learning rate (× = diverged, drawn at the initial loss)",
-           "peak learning rate", "final validation loss", log_x=True)
+    for k in sorted(groups, key=natural):
+        style(first_of[k])  # every group's colour fixed before the figures are shared out
+
+    # 1. Final validation loss vs learning rate.
+    def loss_vs_lr():
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for k, by_lr in sorted(groups.items(), key=lambda item: natural(item[0])):
+            xs, ys, es, dx, dy = [], [], [], [], []
+            for lr in sorted(by_lr):
+                ok = [num(r["final_val_loss"]) for r in by_lr[lr]
+                      if r["diverged"] == "0" and math.isfinite(num(r["final_val_loss"]))]
+                if ok:
+                    xs.append(lr), ys.append(np.mean(ok)), es.append(np.std(ok, ddof=1) if len(ok) > 1 else 0)
+                if len(ok) < len(by_lr[lr]):
+                    dx.append(lr), dy.append(np.mean([num(r["initial_loss"]) for r in by_lr[lr]]))
+            st = style(first_of[k])
+            ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=k, **st)
+            if dx:
+                ax.scatter(dx, dy, marker="x", s=60, color=st["color"], zorder=5)
+        finish(fig, ax, os.path.join(plots, "loss_vs_lr.png"),
+               "Final validation loss vs learning rate (× = diverged, drawn at the initial loss)",
+               "peak learning rate", "final validation loss", log_x=True)
+    figures.append(("loss_vs_lr.png", 1, loss_vs_lr))
 
     # 2. Output-logit drift (Wortsman et al. 2023): each run's lowest mean log Z vs lr, and log Z per
     # step at the largest lr. Runs recorded before the column existed have none.
-    if any(math.isfinite(num(r.get("min_log_z_mean"))) for r in runs):
+    def log_z_vs_lr():
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for k, by_lr in sorted(groups.items(), key=lambda item: natural(item[0])):
             pts = [(lr, float(np.median(v))) for lr in sorted(by_lr)
@@ -234,12 +283,15 @@ def main():
         finish(fig, ax, os.path.join(plots, "log_z_vs_lr.png"),
                "Output-logit drift: lowest mean log Z vs learning rate (median over seeds)",
                "peak learning rate", "lowest mean log Z over the run", log_x=True)
+    if any(math.isfinite(num(r.get("min_log_z_mean"))) for r in runs):
+        figures.append(("log_z_vs_lr.png", 1, log_z_vs_lr))
     top = lrs[-1]
     at_top = defaultdict(list)
     for c in curves:
         if abs(num(c["lr"]) - top) <= 1e-12 * top and math.isfinite(num(c.get("log_z_mean"))):
             at_top[c["run_id"]].append(c)
-    if at_top:
+
+    def log_z():
         fig, ax = plt.subplots(figsize=(7, 4.5))
         labelled = set()
         first_seed = min(rows[0]["seed"] for rows in at_top.values())
@@ -250,6 +302,8 @@ def main():
             labelled.add(k)
         finish(fig, ax, os.path.join(plots, "log_z.png"), f"log Z of the LM head per step at lr {top:g} (every seed)",
                "step", "mean log Z over the batch's tokens")
+    if at_top:
+        figures.append(("log_z.png", 1, log_z))
 
     # Per-step curves at the reference lr.
     by_run = defaultdict(list)
@@ -258,29 +312,32 @@ def main():
             by_run[c["run_id"]].append(c)
     if not by_run:
         print(f"plot_lab.py: no curves at lr {ref_lr}", file=sys.stderr)
-        return
+        return draw(figures)
     seeds = sorted({c[0]["seed"] for c in by_run.values()})
 
     def per_step_plot(name, title, ylabel, value, log=False):
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        labelled = set()
-        for run_id, rows in sorted(by_run.items()):
-            r0 = rows[0]
-            k = group_key(r0)
-            steps = [int(c["step"]) for c in rows]
-            ax.plot(steps, value(rows), label=None if k in labelled else k, alpha=0.85 if r0["seed"] == seeds[0] else 0.4,
-                    **style(r0))
-            labelled.add(k)
-        ax.set_xlabel("step")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        if log:
-            log_scale(ax, "y")
-        ax.grid(alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(plots, name), dpi=120)
-        plt.close(fig)
+        def plot():
+            fig, ax = plt.subplots(figsize=(7, 4.5))
+            labelled = set()
+            for run_id, rows in sorted(by_run.items()):
+                r0 = rows[0]
+                k = group_key(r0)
+                steps = [int(c["step"]) for c in rows]
+                ax.plot(steps, value(rows), label=None if k in labelled else k, alpha=0.85 if r0["seed"] == seeds[0] else 0.4,
+                        **style(r0))
+                labelled.add(k)
+            ax.set_xlabel("step")
+            ax.set_ylabel(ylabel)
+            ax.set_title(title)
+            if log:
+                log_scale(ax, "y")
+            ax.grid(alpha=0.3)
+            ax.legend()
+            fig.tight_layout()
+            fig.savefig(os.path.join(plots, name), dpi=120)
+            plt.close(fig)
+
+        figures.append((name, 1, plot))
 
     per_step_plot("loss_curves.png", f"Training loss at lr {ref_lr:g} (EMA 0.1; every seed)", "training loss",
                   lambda rows: ema([num(c["loss"]) for c in rows]))
@@ -301,7 +358,7 @@ def main():
     # depends on over its threshold (preconditioned under AdamW against 38/eta, plain under SGD
     # against 2/eta; 1 is the edge), with the batch sharpness over 2/eta dashed where measured;
     # below, the training loss, which under full-batch training keeps falling, non-monotonically.
-    if "sharpness" in curves[0]:
+    def sharpness():
         def edge(c):
             pre, pre_t = num(c["precond_sharpness"]), num(c["precond_threshold"])
             plain, plain_t = num(c["sharpness"]), num(c["sharpness_threshold"])
@@ -352,37 +409,49 @@ def main():
         fig.savefig(os.path.join(plots, "sharpness.png"), dpi=110)
         plt.close(fig)
 
+    if "sharpness" in curves[0]:
+        figures.append(("sharpness.png", 2 * len(lrs), sharpness))
+
     # Scale drift: one panel per norm/placement, one line per layer, first seed.
     keys = sorted({group_key(rows[0]) for rows in by_run.values()})
-    cols = min(4, len(keys))
-    nrows = (len(keys) + cols - 1) // cols
-    fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 4.2 * nrows), sharey=True, squeeze=False)
-    for ax in axes.flat[len(keys):]:
-        ax.set_visible(False)
-    for ax, k in zip(axes.flat, keys):
-        rows = next(rows for rows in by_run.values()
-                    if group_key(rows[0]) == k and rows[0]["seed"] == seeds[0])
-        layers = int(rows[0]["layers"])
-        steps = [int(c["step"]) for c in rows]
-        cmap = plt.get_cmap("viridis")
-        for i in range(layers):
-            color = cmap(i / max(1, layers - 1))
-            ax.plot(steps, [num(c[f"residual_rms_{i}"]) for c in rows], color=color, label=f"block {i} input")
-            ax.plot(steps, [num(c[f"norm_out_rms_{i}"]) for c in rows], color=color, linestyle=":", alpha=0.8)
-        ax.plot(steps, [num(c["final_residual_rms"]) for c in rows], color="black", label="after last block")
-        ax.set_title(k)
-        ax.set_xlabel("step")
-        log_scale(ax, "y")
-        ax.grid(alpha=0.3)
-    for row in axes:
-        row[0].set_ylabel("RMS (solid: residual\nstream; dotted: attention input)")
-    axes.flat[len(keys) - 1].legend(fontsize=8)
-    fig.suptitle(f"Scale drift at lr {ref_lr:g}, seed {seeds[0]}")
-    fig.tight_layout()
-    fig.savefig(os.path.join(plots, "residual_rms.png"), dpi=120)
-    plt.close(fig)
-    print(f"plot_lab.py: plots written to {plots}", file=sys.stderr)
+
+    def residual_rms():
+        cols = min(4, len(keys))
+        nrows = (len(keys) + cols - 1) // cols
+        fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 4.2 * nrows), sharey=True, squeeze=False)
+        for ax in axes.flat[len(keys):]:
+            ax.set_visible(False)
+        for ax, k in zip(axes.flat, keys):
+            rows = next(rows for rows in by_run.values()
+                        if group_key(rows[0]) == k and rows[0]["seed"] == seeds[0])
+            layers = int(rows[0]["layers"])
+            steps = [int(c["step"]) for c in rows]
+            cmap = plt.get_cmap("viridis")
+            for i in range(layers):
+                color = cmap(i / max(1, layers - 1))
+                ax.plot(steps, [num(c[f"residual_rms_{i}"]) for c in rows], color=color, label=f"block {i} input")
+                ax.plot(steps, [num(c[f"norm_out_rms_{i}"]) for c in rows], color=color, linestyle=":", alpha=0.8)
+            ax.plot(steps, [num(c["final_residual_rms"]) for c in rows], color="black", label="after last block")
+            ax.set_title(k)
+            ax.set_xlabel("step")
+            log_scale(ax, "y")
+            ax.grid(alpha=0.3)
+        for row in axes:
+            row[0].set_ylabel("RMS (solid: residual\nstream; dotted: attention input)")
+        axes.flat[len(keys) - 1].legend(fontsize=8)
+        fig.suptitle(f"Scale drift at lr {ref_lr:g}, seed {seeds[0]}")
+        fig.tight_layout()
+        fig.savefig(os.path.join(plots, "residual_rms.png"), dpi=120)
+        plt.close(fig)
+
+    figures.append(("residual_rms.png", len(keys), residual_rms))
+    status = draw(figures)
+    if status == 0:
+        print(f"plot_lab.py: plots written to {plots}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":
-    main()
+    status = main()
+    sys.stdout.flush(), sys.stderr.flush()
+    os._exit(status)  # every figure is written and closed: skip matplotlib's and numpy's teardown (~0.2 s)

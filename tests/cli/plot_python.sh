@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CTest "lab: compare_norms draws its plots with the first Python that has matplotlib": plot_lab.py
 # is its own probe, so an interpreter without matplotlib (exit 3, silent) hands over to the next
-# candidate, and one whose plotting fails is reported as failed, not skipped.
+# candidate, and one whose plotting fails is reported as failed, not skipped; a figure failing in
+# either of plot_lab.py's two drawing processes fails the script.
 set -euo pipefail
 bin="$1"
 work="$(mktemp -d)"
@@ -24,4 +25,38 @@ grep -q "^plots: .*loss_vs_lr.png" out || fail "no plots after an interpreter wi
 rm -r D/plots
 run --python "$work/broken"
 grep -q "^plots failed (see the messages above)" out || fail "a failing plot script was not reported: $(cat out)"
+# A figure that fails fails the script, whichever of its two drawing processes drew it. Two figures
+# fail here: a process stops at its first failure, so on two cores each process meets one, and the
+# figures left are still drawn (each process takes the next figure until none is left).
+"$py" - D/curves.csv <<'EOF'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+keep = [i for i, h in enumerate(rows[0]) if not h.startswith("residual_rms_") and h != "grad_norm"]
+csv.writer(open(sys.argv[1], "w", newline="")).writerows([[r[i] for i in keep] for r in rows])
+EOF
+status=0
+"$py" "$bin/plot_lab.py" D >log 2>&1 || status=$?
+[[ $status == 1 ]] || fail "plot_lab.py with failing figures exited $status, not 1"
+! grep -q "plots written" log || fail "plot_lab.py claimed its plots were written"
+if [[ $(nproc) -ge 2 ]]; then
+  grep -q "KeyError: 'residual_rms_0'" log && grep -q "KeyError: 'grad_norm'" log || fail "a failing figure's traceback is missing"
+  [[ -s D/plots/loss_vs_lr.png && -s D/plots/log_z.png ]] || fail "the other figures were not drawn"
+fi
+# And a figure failing in the forked process alone (each figure sleeps, so each process takes one).
+if [[ $(nproc) -ge 2 ]]; then
+  "$py" - "$bin/plot_lab.py" >log 2>&1 <<'EOF' || fail "a figure failing in the forked process did not fail draw()"
+import importlib.util, os, sys, time
+spec = importlib.util.spec_from_file_location("plot_lab", sys.argv[1])
+plot_lab = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plot_lab)
+parent = os.getpid()
+def fails_in_child():
+    time.sleep(0.3)
+    if os.getpid() != parent:
+        raise RuntimeError("failed in the forked process")
+status = plot_lab.draw([("a.png", 1, fails_in_child), ("b.png", 1, fails_in_child)])
+sys.exit(0 if status == 1 and os.getpid() == parent else 1)
+EOF
+  grep -q "RuntimeError: failed in the forked process" log || fail "the forked process's traceback is missing"
+fi
 echo "OK: plots"
