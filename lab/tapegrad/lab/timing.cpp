@@ -56,8 +56,8 @@ std::string timing_markdown(const SweepTiming& t) {
 }
 
 std::string timing_line(const SweepTiming& t) {
+  if (t.trained == 0) return "time:    " + fmt("%.1f s", t.wall_s) + ", no run trained (each was in the folder already)";
   std::string line = "time:    " + fmt("%.0f s", t.wall_s);
-  if (t.trained == 0) return line;
   line += ", " + share(per_job(t, t.runs.pure_steps_s()), t.wall_s) + " of it pure training steps (" + std::to_string(t.trained) +
           " runs, " + std::to_string(t.jobs) + " at a time); the rest:";
   const auto all = parts(t);

@@ -42,7 +42,8 @@ struct SweepTiming {
 
 // "| part | seconds | share of the wall time |" rows, for report.md.
 std::string timing_markdown(const SweepTiming& t);
-// One line for the console: "time: 312 s; training steps 93 % (instrumentation 2 %), ...".
+// One line for the console: "time:    52 s, 82.5 % of it pure training steps (50 runs, 2 at a time);
+// the rest: instrumentation (per-layer statistics) 1.8 %, ..." (parts under 0.05 s left out).
 std::string timing_line(const SweepTiming& t);
 
 }  // namespace tapegrad::lab
