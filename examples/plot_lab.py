@@ -21,6 +21,7 @@ Needs matplotlib and numpy (Debian: python3-matplotlib); without them it exits w
 import argparse
 import csv
 import gc
+import io
 import json
 import math
 import os
@@ -165,6 +166,34 @@ def log_scale(ax, which):
     (ax.xaxis if which == "x" else ax.yaxis).set_minor_locator(matplotlib.ticker.NullLocator())
 
 
+def make_plots_dir(path):
+    """Creates the plots folder, or accepts it if it is a real directory: never a link to elsewhere."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        pass
+    if os.path.islink(path) or not os.path.isdir(path):
+        sys.exit(f"plot_lab.py: {path} is a link or not a directory; plots are written only into a directory of the folder")
+
+
+def save(fig, path, dpi):
+    """Writes the figure as a PNG at `path` and closes it. The bytes go to a new file beside it
+    (O_EXCL | O_NOFOLLOW), which then replaces `path`: a link planted at `path` is replaced, never
+    written through, and a reader never sees half a file."""
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=dpi)
+    plt.close(fig)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(png.getbuffer())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def finish(fig, ax, path, title, xlabel, ylabel, log_x=False):
     """Labels, grid and legend on one axis; the figure written to `path` and closed."""
     if log_x:
@@ -175,8 +204,7 @@ def finish(fig, ax, path, title, xlabel, ylabel, log_x=False):
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path, dpi=120)
 
 
 def draw(figures):
@@ -232,7 +260,7 @@ def main():
     if not runs:
         sys.exit("plot_lab.py: runs.csv has no runs")
     plots = os.path.join(args.out, "plots")
-    os.makedirs(plots, exist_ok=True)
+    make_plots_dir(plots)
     group_key = make_group_key(runs, args.out)
     style = make_style(group_key)
     lrs = sorted({num(r["lr"]) for r in runs})
@@ -334,8 +362,7 @@ def main():
             ax.grid(alpha=0.3)
             ax.legend()
             fig.tight_layout()
-            fig.savefig(os.path.join(plots, name), dpi=120)
-            plt.close(fig)
+            save(fig, os.path.join(plots, name), dpi=120)
 
         figures.append((name, 1, plot))
 
@@ -406,8 +433,7 @@ def main():
                 top.legend(fontsize=7)
         fig.suptitle("Edge of stability: sharpness over its threshold (dashed line: the edge), and the loss")
         fig.tight_layout()
-        fig.savefig(os.path.join(plots, "sharpness.png"), dpi=110)
-        plt.close(fig)
+        save(fig, os.path.join(plots, "sharpness.png"), dpi=110)
 
     if "sharpness" in curves[0]:
         figures.append(("sharpness.png", 2 * len(lrs), sharpness))
@@ -441,8 +467,7 @@ def main():
         axes.flat[len(keys) - 1].legend(fontsize=8)
         fig.suptitle(f"Scale drift at lr {ref_lr:g}, seed {seeds[0]}")
         fig.tight_layout()
-        fig.savefig(os.path.join(plots, "residual_rms.png"), dpi=120)
-        plt.close(fig)
+        save(fig, os.path.join(plots, "residual_rms.png"), dpi=120)
 
     figures.append(("residual_rms.png", len(keys), residual_rms))
     status = draw(figures)

@@ -2,7 +2,7 @@
 # CTest "lab: compare_norms draws its plots with the first Python that has matplotlib": plot_lab.py
 # is its own probe, so an interpreter without matplotlib (exit 3, silent) hands over to the next
 # candidate, and one whose plotting fails is reported as failed, not skipped; a figure failing in
-# either of plot_lab.py's two drawing processes fails the script.
+# either of plot_lab.py's two drawing processes fails the script; plots never write through links.
 set -euo pipefail
 bin="$1"
 work="$(mktemp -d)"
@@ -22,7 +22,21 @@ run --python "$work/no_matplotlib"
 grep -q "^plots: .*loss_vs_lr.png" out || fail "no plots after an interpreter without matplotlib: $(cat out)"
 ! grep -q "skipped\|failed" out || fail "the fallback's plots were reported as missing"
 [[ -s D/plots/loss_vs_lr.png ]] || fail "loss_vs_lr.png not drawn"
-rm -r D/plots
+# A plot replaces what is at its path, never writes through a link planted there; a plots folder
+# that is a link is refused.
+echo victim > victim
+ln -sf "$work/victim" D/plots/loss_vs_lr.png
+"$py" "$bin/plot_lab.py" D >log 2>&1 || fail "plot_lab.py failed over a planted link"
+[[ $(cat victim) == victim ]] || fail "a plot was written through a link"
+[[ -f D/plots/loss_vs_lr.png && ! -L D/plots/loss_vs_lr.png ]] || fail "the planted link was not replaced by the plot"
+compgen -G "D/plots/*.tmp" >/dev/null && fail "temporary files were left behind"
+mv D/plots D/real_plots
+ln -s "$work/D/real_plots" D/plots
+status=0
+"$py" "$bin/plot_lab.py" D >log 2>&1 || status=$?
+[[ $status == 1 ]] && grep -q "D/plots is a link or not a directory" log || fail "a plots folder that is a link was accepted"
+rm D/plots
+rm -r D/real_plots
 run --python "$work/broken"
 grep -q "^plots failed (see the messages above)" out || fail "a failing plot script was not reported: $(cat out)"
 # A figure that fails fails the script, whichever of its two drawing processes drew it. Two figures
