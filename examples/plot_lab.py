@@ -63,6 +63,12 @@ def current_column(name):
     return RENAMED.get(name, name)
 
 
+# The columns every figure reads; the others are each figure's own (one missing: that figure is
+# not drawn, and named).
+RUNS_COLUMNS = ["run_id", "norm", "placement", "lr", "seed"]
+CURVES_COLUMNS = ["run_id", "norm", "placement", "lr", "seed", "step"]
+
+
 def read_csv(path):
     with open(path, newline="") as f:
         reader = csv.reader(f)
@@ -207,43 +213,57 @@ def finish(fig, ax, path, title, xlabel, ylabel, log_x=False):
     save(fig, path, dpi=120)
 
 
+def draw_one(name, fn):
+    """Draws one figure. A failure is named and the other figures still drawn: a column missing
+    from the folder's CSV files (older or edited ones) in one line, anything else with its traceback."""
+    try:
+        fn()
+        return True
+    except KeyError as e:
+        print(f"plot_lab.py: {name} not drawn: the CSV files have no column {e}", file=sys.stderr)
+    except Exception:
+        print(f"plot_lab.py: {name} not drawn:", file=sys.stderr)
+        traceback.print_exc()
+    plt.close("all")
+    return False
+
+
 def draw(figures):
     """Draws `figures` (name, panels, function) on two processes when the machine has two cores:
     each process takes the next undrawn figure, the ones with most panels first, so the two finish
     together whatever the sweep's shape. Matplotlib draws on one core, and a figure's cost is mostly
     its axes' text layout, not its points. The data are read once, before the fork. Returns the exit
-    status: 1 if a figure failed in either process (its traceback printed), else 0."""
+    status: 1 if a figure failed in either process, else 0."""
     figures = sorted(figures, key=lambda f: -f[1])  # stable: equal panels keep their order
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if len(figures) < 2 or cores < 2 or not hasattr(os, "fork"):
-        for _, _, fn in figures:
-            fn()
-        return 0
+        return 0 if all([draw_one(name, fn) for name, _, fn in figures]) else 1
     queue, feed = os.pipe()
     os.write(feed, bytes(range(len(figures))))  # one byte per figure (fewer than 256); reads of 1 byte are atomic
     os.close(feed)
 
     def work():
+        ok = True
         while index := os.read(queue, 1):
-            figures[index[0]][2]()
+            name, _, fn = figures[index[0]]
+            ok = draw_one(name, fn) and ok
+        return ok
 
     sys.stdout.flush(), sys.stderr.flush()
     gc.freeze()  # else the child's collector writes to every object's header, copying the whole heap page by page
     pid = os.fork()
     if pid == 0:
-        status = 0
+        ok = False
         try:
-            work()
-        except BaseException:
-            traceback.print_exc()
-            status = 1
-        sys.stderr.flush()
-        os._exit(status)
+            ok = work()
+        finally:  # never back into the parent's code, whatever happened
+            sys.stderr.flush()
+            os._exit(0 if ok else 1)
     try:
-        work()
+        ok = work()
     finally:
         _, wait_status = os.waitpid(pid, 0)
-    return 0 if os.waitstatus_to_exitcode(wait_status) == 0 else 1
+    return 0 if ok and os.waitstatus_to_exitcode(wait_status) == 0 else 1
 
 
 def main():
@@ -251,6 +271,8 @@ def main():
     ap.add_argument("out", help="a compare_norms output directory")
     ap.add_argument("--reference-lr", type=float, default=None, help="lr of the per-step plots (default: smallest)")
     args = ap.parse_args()
+    if args.reference_lr is not None and not (math.isfinite(args.reference_lr) and args.reference_lr > 0):
+        ap.error(f"--reference-lr must be a positive learning rate, got {args.reference_lr:g}")
 
     runs_path, curves_path = os.path.join(args.out, "runs.csv"), os.path.join(args.out, "curves.csv")
     for p in (runs_path, curves_path):
@@ -258,7 +280,14 @@ def main():
             sys.exit(f"plot_lab.py: {p} not found (run compare_norms first)")
     runs, curves = read_csv(runs_path), read_csv(curves_path)
     if not runs:
-        sys.exit("plot_lab.py: runs.csv has no runs")
+        sys.exit(f"plot_lab.py: {runs_path} has no runs")
+    for path, rows, need in ((runs_path, runs, RUNS_COLUMNS), (curves_path, curves, CURVES_COLUMNS)):
+        if rows and (missing := [c for c in need if c not in rows[0]]):
+            sys.exit(f"plot_lab.py: {path} has no column {', '.join(missing)} (is it a compare_norms folder?)")
+    for path, rows in ((runs_path, runs), (curves_path, curves)):
+        if bad := next((r for r in rows if not (math.isfinite(num(r.get("lr"))) and num(r.get("lr")) > 0)), None):
+            sys.exit(f"plot_lab.py: {path}: run {bad.get('run_id')!r} has lr {bad.get('lr')!r}; "
+                     "a learning rate is a positive number")
     plots = os.path.join(args.out, "plots")
     make_plots_dir(plots)
     group_key = make_group_key(runs, args.out)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CTest "lab: compare_norms draws its plots with the first Python that has matplotlib": plot_lab.py
 # is its own probe, so an interpreter without matplotlib (exit 3, silent) hands over to the next
-# candidate, and one whose plotting fails is reported as failed, not skipped; a figure failing in
-# either of plot_lab.py's two drawing processes fails the script; plots never write through links.
+# candidate, and one whose plotting fails is reported as failed, not skipped. plot_lab.py itself:
+# a figure failing in either of its two drawing processes is named and fails the script, the others
+# drawn; bad CSV files and flags are refused naming them; plots never write through links.
 set -euo pipefail
 bin="$1"
 work="$(mktemp -d)"
@@ -39,23 +40,31 @@ rm D/plots
 rm -r D/real_plots
 run --python "$work/broken"
 grep -q "^plots failed (see the messages above)" out || fail "a failing plot script was not reported: $(cat out)"
-# A figure that fails fails the script, whichever of its two drawing processes drew it. Two figures
-# fail here: a process stops at its first failure, so on two cores each process meets one, and the
-# figures left are still drawn (each process takes the next figure until none is left).
+# A figure that fails is named and fails the script, whichever of the two drawing processes drew
+# it, and the others are still drawn; a folder whose CSV files every figure needs are unusable is
+# refused naming the file.
 "$py" - D/curves.csv <<'EOF'
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1], newline="")))
 keep = [i for i, h in enumerate(rows[0]) if not h.startswith("residual_rms_") and h != "grad_norm"]
 csv.writer(open(sys.argv[1], "w", newline="")).writerows([[r[i] for i in keep] for r in rows])
 EOF
+rm -rf D/plots
 status=0
 "$py" "$bin/plot_lab.py" D >log 2>&1 || status=$?
 [[ $status == 1 ]] || fail "plot_lab.py with failing figures exited $status, not 1"
-! grep -q "plots written" log || fail "plot_lab.py claimed its plots were written"
-if [[ $(nproc) -ge 2 ]]; then
-  grep -q "KeyError: 'residual_rms_0'" log && grep -q "KeyError: 'grad_norm'" log || fail "a failing figure's traceback is missing"
-  [[ -s D/plots/loss_vs_lr.png && -s D/plots/log_z.png ]] || fail "the other figures were not drawn"
-fi
+grep -q "residual_rms.png not drawn: the CSV files have no column 'residual_rms_0'" log || fail "residual_rms.png's failure is not named"
+grep -q "grad_norm.png not drawn: the CSV files have no column 'grad_norm'" log || fail "grad_norm.png's failure is not named"
+! grep -q "plots written\|Traceback" log || fail "plot_lab.py claimed its plots were written, or crashed"
+for f in loss_vs_lr log_z_vs_lr log_z loss_curves attention_logit; do [[ -s D/plots/$f.png ]] || fail "$f.png was not drawn"; done
+echo "run_id,norm,placement,lr,seed" > D/runs.csv
+echo "a,layernorm,pre,-1,1" >> D/runs.csv
+status=0
+"$py" "$bin/plot_lab.py" D >log 2>&1 || status=$?
+[[ $status == 1 ]] && grep -q "D/runs.csv: run 'a' has lr '-1'; a learning rate is a positive number" log || fail "a negative lr was not refused: $(cat log)"
+status=0
+"$py" "$bin/plot_lab.py" D --reference-lr 0 >log 2>&1 || status=$?
+[[ $status == 2 ]] && grep -q "reference-lr must be a positive learning rate, got 0" log || fail "--reference-lr 0 was not refused"
 # And a figure failing in the forked process alone (each figure sleeps, so each process takes one).
 if [[ $(nproc) -ge 2 ]]; then
   "$py" - "$bin/plot_lab.py" >log 2>&1 <<'EOF' || fail "a figure failing in the forked process did not fail draw()"
