@@ -104,7 +104,15 @@ def make_group_key(runs, out):
     base, recipe_targets, identity = {}, {}, RUN_IDENTITY
     grid = os.path.join(out, "sweep.json")
     if os.path.exists(grid):
-        g = json.load(open(grid))
+        try:
+            with open(grid, encoding="utf-8") as f:
+                g = json.load(f)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            sys.exit(f"plot_lab.py: {grid} is not readable JSON: {e}")
+        if not (isinstance(g, dict) and isinstance(g.get("train", {}), dict) and isinstance(g.get("recipe_targets", {}), dict)
+                and all(isinstance(t, dict) for t in g.get("recipe_targets", {}).values())):
+            sys.exit(f"plot_lab.py: {grid}: expected an object whose 'train' is an object and whose 'recipe_targets' "
+                     "maps recipe names to objects")
         base = {k: setting_text(v) for k, v in g.get("train", {}).items()}
         recipe_targets = g.get("recipe_targets", {})  # recipe -> {setting: value of the runs it is for}
         identity = g.get("identity", RUN_IDENTITY)

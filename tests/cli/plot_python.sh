@@ -57,6 +57,14 @@ grep -q "residual_rms.png not drawn: the CSV files have no column 'residual_rms_
 grep -q "grad_norm.png not drawn: the CSV files have no column 'grad_norm'" log || fail "grad_norm.png's failure is not named"
 ! grep -q "plots written\|Traceback" log || fail "plot_lab.py claimed its plots were written, or crashed"
 for f in loss_vs_lr log_z_vs_lr log_z loss_curves attention_logit; do [[ -s D/plots/$f.png ]] || fail "$f.png was not drawn"; done
+cp D/sweep.json sweep.json
+for grid in '{bad' '[1]' '{"train": 3}' '{"recipe_targets": {"x": 5}}'; do
+  printf '%s' "$grid" > D/sweep.json
+  status=0
+  "$py" "$bin/plot_lab.py" D >log 2>&1 || status=$?
+  [[ $status == 1 ]] && grep -q "^plot_lab.py: D/sweep.json" log && ! grep -q Traceback log || fail "sweep.json $grid: $(cat log)"
+done
+cp sweep.json D/sweep.json
 echo "run_id,norm,placement,lr,seed" > D/runs.csv
 echo "a,layernorm,pre,-1,1" >> D/runs.csv
 status=0
