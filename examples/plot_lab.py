@@ -26,6 +26,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import traceback
 from collections import defaultdict
@@ -69,11 +70,25 @@ RUNS_COLUMNS = ["run_id", "norm", "placement", "lr", "seed"]
 CURVES_COLUMNS = ["run_id", "norm", "placement", "lr", "seed", "step"]
 
 
+def open_regular(path, **text):
+    """Opens a regular file for reading as text: a FIFO or device would block or never end, so the
+    file is opened without blocking and checked before it is read (a directory fails the open)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, encoding="utf-8", **text)
+
+
 def read_csv(path):
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
-        header = [current_column(c) for c in next(reader, [])]
-        return [dict(zip(header, row)) for row in reader]
+    try:
+        with open_regular(path, newline="") as f:
+            reader = csv.reader(f)
+            header = [current_column(c) for c in next(reader, [])]
+            return [dict(zip(header, row)) for row in reader]
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        sys.exit(f"plot_lab.py: {path} is not a readable CSV file: {e}")
 
 
 def num(s):
@@ -105,7 +120,7 @@ def make_group_key(runs, out):
     grid = os.path.join(out, "sweep.json")
     if os.path.exists(grid):
         try:
-            with open(grid, encoding="utf-8") as f:
+            with open_regular(grid) as f:
                 g = json.load(f)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
             sys.exit(f"plot_lab.py: {grid} is not readable JSON: {e}")
@@ -284,7 +299,7 @@ def main():
 
     runs_path, curves_path = os.path.join(args.out, "runs.csv"), os.path.join(args.out, "curves.csv")
     for p in (runs_path, curves_path):
-        if not os.path.exists(p):
+        if not os.path.lexists(p):
             sys.exit(f"plot_lab.py: {p} not found (run compare_norms first)")
     runs, curves = read_csv(runs_path), read_csv(curves_path)
     if not runs:

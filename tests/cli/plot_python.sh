@@ -57,6 +57,13 @@ grep -q "residual_rms.png not drawn: the CSV files have no column 'residual_rms_
 grep -q "grad_norm.png not drawn: the CSV files have no column 'grad_norm'" log || fail "grad_norm.png's failure is not named"
 ! grep -q "plots written\|Traceback" log || fail "plot_lab.py claimed its plots were written, or crashed"
 for f in loss_vs_lr log_z_vs_lr log_z loss_curves attention_logit; do [[ -s D/plots/$f.png ]] || fail "$f.png was not drawn"; done
+mv D/runs.csv runs.csv
+mkfifo D/runs.csv
+status=0
+timeout 20 "$py" "$bin/plot_lab.py" D >log 2>&1 || status=$?
+[[ $status == 1 ]] && grep -q "D/runs.csv is not a readable CSV file: D/runs.csv is not a regular file" log || fail "runs.csv as a FIFO: status $status: $(cat log)"
+rm D/runs.csv
+mv runs.csv D/runs.csv
 cp D/sweep.json sweep.json
 for grid in '{bad' '[1]' '{"train": 3}' '{"recipe_targets": {"x": 5}}'; do
   printf '%s' "$grid" > D/sweep.json
