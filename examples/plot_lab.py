@@ -72,7 +72,7 @@ CURVES_COLUMNS = ["run_id", "norm", "placement", "lr", "seed", "step"]
 
 def open_regular(path, **text):
     """Opens a regular file for reading as text: a FIFO or device would block or never end, so the
-    file is opened without blocking and checked before it is read (a directory fails the open)."""
+    file is opened without blocking and checked before it is read."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
@@ -223,10 +223,11 @@ def save(fig, path, dpi):
         raise
 
 
-def finish(fig, ax, path, title, xlabel, ylabel, log_x=False):
-    """Labels, grid and legend on one axis; the figure written to `path` and closed."""
-    if log_x:
-        log_scale(ax, "x")
+def finish(fig, ax, path, title, xlabel, ylabel, log=None):
+    """Labels, grid and legend on one axis, `log` ("x", "y") on a log scale; the figure written to
+    `path` and closed."""
+    if log:
+        log_scale(ax, log)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -347,7 +348,7 @@ def main():
                 ax.scatter(dx, dy, marker="x", s=60, color=st["color"], zorder=5)
         finish(fig, ax, os.path.join(plots, "loss_vs_lr.png"),
                "Final validation loss vs learning rate (× = diverged, drawn at the initial loss)",
-               "peak learning rate", "final validation loss", log_x=True)
+               "peak learning rate", "final validation loss", log="x")
     figures.append(("loss_vs_lr.png", 1, loss_vs_lr))
 
     # 2. Output-logit drift (Wortsman et al. 2023): each run's lowest mean log Z vs lr, and log Z per
@@ -362,7 +363,7 @@ def main():
         ax.axhline(-10, color="black", linestyle=":", linewidth=1, label="drift floor (-10)")
         finish(fig, ax, os.path.join(plots, "log_z_vs_lr.png"),
                "Output-logit drift: lowest mean log Z vs learning rate (median over seeds)",
-               "peak learning rate", "lowest mean log Z over the run", log_x=True)
+               "peak learning rate", "lowest mean log Z over the run", log="x")
     if any(math.isfinite(num(r.get("min_log_z_mean"))) for r in runs):
         figures.append(("log_z_vs_lr.png", 1, log_z_vs_lr))
     top = lrs[-1]
@@ -395,7 +396,7 @@ def main():
         return draw(figures)
     seeds = sorted({c[0]["seed"] for c in by_run.values()})
 
-    def per_step_plot(name, title, ylabel, value, log=False):
+    def per_step_plot(name, title, ylabel, value, log=None):
         def plot():
             fig, ax = plt.subplots(figsize=(7, 4.5))
             labelled = set()
@@ -406,15 +407,7 @@ def main():
                 ax.plot(steps, value(rows), label=None if k in labelled else k, alpha=0.85 if r0["seed"] == seeds[0] else 0.4,
                         **style(r0))
                 labelled.add(k)
-            ax.set_xlabel("step")
-            ax.set_ylabel(ylabel)
-            ax.set_title(title)
-            if log:
-                log_scale(ax, "y")
-            ax.grid(alpha=0.3)
-            ax.legend()
-            fig.tight_layout()
-            save(fig, os.path.join(plots, name), dpi=120)
+            finish(fig, ax, os.path.join(plots, name), title, "step", ylabel, log=log)
 
         figures.append((name, 1, plot))
 
@@ -431,7 +424,7 @@ def main():
     per_step_plot("attention_logit.png", f"Largest attention logit <q,k>/sqrt(HS) over layers, lr {ref_lr:g}",
                   "max attention logit", attention_logit)
     per_step_plot("grad_norm.png", f"Global gradient norm (before clipping), lr {ref_lr:g}", "gradient norm",
-                  lambda rows: ema([num(c["grad_norm"]) for c in rows], 0.2), log=True)
+                  lambda rows: ema([num(c["grad_norm"]) for c in rows], 0.2), log="y")
 
     # Edge of stability (--sharpness-every), one column per lr: above, the sharpness the optimizer
     # depends on over its threshold (preconditioned under AdamW against 38/eta, plain under SGD
