@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # THE MAIN COMMAND: installs what is missing, builds, and runs the norm-stability lab's default
 # sweep (every registered norm and no norm, 5 learning rates x 2 seeds on the embedded corpus,
-# about 1.5 minutes of training on 2 cores after the build), leaving report.md, runs.csv, curves.csv and plots in runs/lab.
+# about a minute of training on 2 cores after the build), leaving report.md, runs.csv, curves.csv and plots in runs/lab.
 #   bash scripts/lab.sh                       # default sweep
 #   bash scripts/lab.sh --out runs/x --lr 1e-3 3e-3 --seed 1 2 3     # any compare_norms flags
 set -euo pipefail
