@@ -80,6 +80,9 @@ int run(int argc, char** argv) {
   std::string split = "batch";
   app.add_option("--split", split, "how the threads share a step: batch (each its sequences, as Trainer runs) or op (every op split in turn)")
       ->check(CLI::IsMember({"batch", "op"}));
+  int64_t peak_probes = 5;
+  app.add_option("--peak-probes", peak_probes, "times the FMA peak is sampled among the timed steps, at most one per step (the fraction uses their median)")
+      ->check(CLI::Range(1, 1000));
   bool fma_peak = false;
   app.add_flag("--fma-peak", fma_peak, "only measure this machine's FMA peak per vector width, on 1 and --threads threads (JSON lines)");
   bool gemm_ab = false;
@@ -119,15 +122,13 @@ int run(int argc, char** argv) {
   nlohmann::json rss = nlohmann::json::array();
   int64_t allocs_timed = 0;
   double optimizer_ms = 0;
-  for (int64_t i = 0; i < warmup + steps; ++i) {
-    Tape<float>& profiled = step_split == lm::StepSplit::kBatch ? batch_step.tape(0) : op_tape;
-    profiled.set_profiling(profile && i >= warmup);
-    for (auto& v : ids) v = static_cast<int32_t>(rng.below(c.vocab_size));
-    for (auto& v : targets) v = static_cast<int32_t>(rng.below(c.vocab_size));
-    const int kernels = static_cast<int>(i / 4 % 2);
-    if (gemm_ab) set_gemm_kernels(kernels == 0 ? GemmKernels::kLibxsmm : GemmKernels::kOpenBlas);
-    const int64_t a0 = alloc_counter::allocations();
-    const auto t0 = std::chrono::steady_clock::now();
+  // The FMA peak is sampled before the first timed step and then every steps/probes steps; the
+  // step after a probe is run untimed, so no timed step starts from the probe's caches.
+  bench::FmaPeakSampler peak(num_threads());
+  const int64_t probe_every = std::max<int64_t>(1, steps / peak_probes);
+  int64_t probes = 0;
+  Tape<float>& profiled = step_split == lm::StepSplit::kBatch ? batch_step.tape(0) : op_tape;
+  const auto forward_backward = [&] {
     opt.zero_grad();
     if (step_split == lm::StepSplit::kBatch) {
       batch_step.forward_backward(ids, targets, batch, T);
@@ -135,6 +136,23 @@ int run(int argc, char** argv) {
       op_tape.clear();
       op_tape.backward(model.forward(op_tape, ids, batch, T, targets).loss);
     }
+  };
+  for (int64_t i = 0; i < warmup + steps; ++i) {
+    if (!gemm_ab && i >= warmup && (i - warmup) % probe_every == 0 && probes < peak_probes) {
+      peak.sample();
+      ++probes;
+      profiled.set_profiling(false);
+      forward_backward();
+      opt.step(1e-3, clip_factor(grad_norm<float>(params), 1.0));
+    }
+    profiled.set_profiling(profile && i >= warmup);
+    for (auto& v : ids) v = static_cast<int32_t>(rng.below(c.vocab_size));
+    for (auto& v : targets) v = static_cast<int32_t>(rng.below(c.vocab_size));
+    const int kernels = static_cast<int>(i / 4 % 2);
+    if (gemm_ab) set_gemm_kernels(kernels == 0 ? GemmKernels::kLibxsmm : GemmKernels::kOpenBlas);
+    const int64_t a0 = alloc_counter::allocations();
+    const auto t0 = std::chrono::steady_clock::now();
+    forward_backward();
     const auto t1 = std::chrono::steady_clock::now();
     opt.step(1e-3, clip_factor(grad_norm<float>(params), 1.0));
     if (i >= warmup) optimizer_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
@@ -162,15 +180,11 @@ int run(int argc, char** argv) {
   // The GEMM limit: exactly this step's GEMMs, called as the step calls them (lm/flops.h).
   const double gemm = lm::measure_step_gemm_gflops(model.config(), batch, T, step_split);
   const double qkv_gemm = lm::measure_gemm_gflops(model.config(), batch, T);
-  // The ceiling: FMA at the fastest vector width the CPU has, on the step's threads (fma_peak.h).
-  // The widest is not always the fastest: a core with one 512-bit FMA unit and two 256-bit ones
-  // peaks equally at both.
-  double fma_peak_gflops = 0;
-  int fma_peak_width_bits = 0;
-  for (const int w : bench::fma_widths()) {
-    const double g = bench::measure_fma_peak(w, num_threads()).gflops;
-    if (g > fma_peak_gflops * 1.02) fma_peak_gflops = g, fma_peak_width_bits = w;
-  }
+  // The ceiling: FMA at the fastest vector width the CPU has, on the step's threads, the median
+  // of the samples taken between the steps (fma_peak.h).
+  const bench::FmaPeak fma = peak.median();
+  const double fma_peak_gflops = fma.gflops;
+  const int fma_peak_width_bits = fma.width_bits;
   nlohmann::json j = {{"impl", "tapegrad"},
                       {"threads", threads},
                       {"kernel_variant", std::string(isa_name(active_isa()))},
@@ -195,6 +209,7 @@ int run(int argc, char** argv) {
                       {"fraction_of_gemm_peak", flops / (median / 1000) / 1e9 / gemm},
                       {"fma_peak_gflops", fma_peak_gflops},
                       {"fma_peak_width_bits", fma_peak_width_bits},
+                      {"fma_peak_samples", fma_peak_width_bits ? peak.samples(fma_peak_width_bits) : std::vector<double>{}},
                       {"fraction_of_fma_peak", fma_peak_gflops > 0 ? flops / (median / 1000) / 1e9 / fma_peak_gflops : 0.0},
                       {"allocations_per_step", static_cast<double>(allocs_timed) / static_cast<double>(steps)},
                       {"rss_mib", rss_mib()},
@@ -205,7 +220,6 @@ int run(int argc, char** argv) {
     const double n = static_cast<double>(steps);
     double fwd = 0, bwd = 0;
     std::fprintf(stderr, "%-24s %8s %11s %11s\n", "op (per step)", "calls", "forward ms", "backward ms");
-    const Tape<float>& profiled = step_split == lm::StepSplit::kBatch ? batch_step.tape(0) : op_tape;
     for (const auto& t : profiled.profile()) {
       std::fprintf(stderr, "%-24s %8.0f %11.3f %11.3f\n", t.op, t.calls / n, t.forward_ms / n, t.backward_ms / n);
       fwd += t.forward_ms / n, bwd += t.backward_ms / n;

@@ -88,4 +88,30 @@ FmaPeak measure_fma_peak(int width_bits, int threads, double seconds) {
   return best;
 }
 
+FmaPeakSampler::FmaPeakSampler(int threads, double seconds_per_width)
+    : threads_(threads), seconds_(seconds_per_width), widths_(fma_widths()), gflops_(widths_.size()) {}
+
+void FmaPeakSampler::sample() {
+  for (size_t w = 0; w < widths_.size(); ++w) gflops_[w].push_back(measure_fma_peak(widths_[w], threads_, seconds_).gflops);
+}
+
+FmaPeak FmaPeakSampler::median() const {
+  FmaPeak best{0, threads_, 0};
+  for (size_t w = 0; w < widths_.size(); ++w) {
+    if (gflops_[w].empty()) continue;
+    std::vector<double> v = gflops_[w];
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    const double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    if (m > best.gflops * 1.02) best.width_bits = widths_[w], best.gflops = m;
+  }
+  return best;
+}
+
+const std::vector<double>& FmaPeakSampler::samples(int width_bits) const {
+  const auto it = std::find(widths_.begin(), widths_.end(), width_bits);
+  check(it != widths_.end(), "FmaPeakSampler: no ", width_bits, "-bit FMA sampled");
+  return gflops_[static_cast<size_t>(it - widths_.begin())];
+}
+
 }  // namespace tapegrad::bench

@@ -22,4 +22,25 @@ std::vector<int> fma_widths();
 // The peak at one width over `threads` threads (OpenMP), timed over about `seconds`.
 FmaPeak measure_fma_peak(int width_bits, int threads, double seconds = 0.2);
 
+// The peak sampled several times while a benchmark runs, so that a fraction of it compares two
+// medians taken over the same minutes. On a shared host the FMA loop's rate moves by up to 1.5x
+// from one minute to the next (bench/RESULTS.md); one probe after the steps measured another
+// moment than they ran in, and most of a fraction's spread between runs was the probe's.
+class FmaPeakSampler {
+ public:
+  explicit FmaPeakSampler(int threads, double seconds_per_width = 0.05);
+  void sample();  // one probe at every width
+  // The width whose median is highest (a narrower one unless the wider is 2 % faster: a core
+  // with one 512-bit FMA unit and two 256-bit ones peaks equally at both), with that median.
+  FmaPeak median() const;
+  // That width's samples, in the order taken.
+  const std::vector<double>& samples(int width_bits) const;
+
+ private:
+  int threads_;
+  double seconds_;
+  std::vector<int> widths_;
+  std::vector<std::vector<double>> gflops_;  // per width, per sample
+};
+
 }  // namespace tapegrad::bench
