@@ -23,9 +23,9 @@ std::vector<int> fma_widths();
 FmaPeak measure_fma_peak(int width_bits, int threads, double seconds = 0.2);
 
 // The peak sampled several times while a benchmark runs, so that a fraction of it compares two
-// medians taken over the same minutes. On a shared host the FMA loop's rate moves by up to 1.5x
-// from one minute to the next (bench/RESULTS.md); one probe after the steps measured another
-// moment than they ran in, and most of a fraction's spread between runs was the probe's.
+// medians taken over the same minutes: on a shared host the FMA loop's rate moves by up to 1.5x
+// from one minute to the next (bench/RESULTS.md), and a single probe would measure a moment the
+// steps did not run in.
 class FmaPeakSampler {
  public:
   explicit FmaPeakSampler(int threads, double seconds_per_width = 0.05);
