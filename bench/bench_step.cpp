@@ -129,10 +129,10 @@ int run(int argc, char** argv) {
   int64_t probes = 0;
   Tape<float>& profiled = step_split == lm::StepSplit::kBatch ? batch_step.tape(0) : op_tape;
   const auto forward_backward = [&] {
-    opt.zero_grad();
     if (step_split == lm::StepSplit::kBatch) {
-      batch_step.forward_backward(ids, targets, batch, T);
+      batch_step.forward_backward(ids, targets, batch, T, nullptr, 1.0, /*add=*/false);  // as Trainer: no zero_grad()
     } else {
+      opt.zero_grad();
       op_tape.clear();
       op_tape.backward(model.forward(op_tape, ids, batch, T, targets).loss);
     }

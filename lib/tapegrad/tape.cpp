@@ -48,7 +48,11 @@ Var<T> Tape<T>::param(Parameter<T>& p) {
   if (!p.requires_grad) return constant(p.value().view());
   check(p.grad().shape() == p.value().shape(), "param '", p.name, "': gradient shape ", p.grad().shape(),
         " differs from value shape ", p.value().shape());
-  return leaf(p.value().view(), param_grads_ ? param_grads_->grad_for(p) : p.grad().view());
+  if (param_grads_ == nullptr) return leaf(p.value().view(), p.grad().view());
+  const auto lazy = param_grads_->lazy_grad_for(p);
+  Var<T> v = leaf(p.value().view(), lazy.grad);
+  slots_[v.id_].unwritten = lazy.unwritten;
+  return v;
 }
 
 namespace {
@@ -82,7 +86,8 @@ Var<T> Tape<T>::make_alias(const char* op, Var<T> input, Shape shape) {
 }
 
 template <typename T>
-void Tape<T>::record(const char* op, std::span<const Var<T>> inputs, Var<T> output, Backward backward) {
+void Tape<T>::record(const char* op, std::span<const Var<T>> inputs, Var<T> output, Backward backward,
+                     uint32_t assigns) {
   if (profiling_) {
     OpTime& t = op_time(op);
     ++t.calls;
@@ -97,12 +102,21 @@ void Tape<T>::record(const char* op, std::span<const Var<T>> inputs, Var<T> outp
     n.inputs[n.n_inputs++] = in.id_;
   }
   n.output = output.id_;
+  n.assigns = assigns;
   n.backward = backward;
   nodes_.push_back(n);
 }
 
 template <typename T>
-T* Tape<T>::ensure_grad(int32_t id) {
+void Tape<T>::fill_unwritten(const Slot& s) const {
+  if (s.unwritten == nullptr || !*s.unwritten) return;
+  T* const g = s.grad;
+  parallel_for(s.shape.numel(), 1, [g](int64_t b, int64_t e) { std::fill(g + b, g + e, T(0)); });
+  *s.unwritten = false;
+}
+
+template <typename T>
+T* Tape<T>::ensure_grad(int32_t id, bool fill_zeros) {
   Slot& s = slots_[id];
   if (s.grad == nullptr) {
     const int64_t n = s.shape.numel();
@@ -117,7 +131,9 @@ T* Tape<T>::ensure_grad(int32_t id) {
     if (g == nullptr) g = arena_.allocate<T>(n);
     s.grad = g;
     s.tape_owns_grad = true;
-    parallel_for(n, 1, [&](int64_t b, int64_t e) { std::fill(g + b, g + e, T(0)); });
+    if (fill_zeros) parallel_for(n, 1, [&](int64_t b, int64_t e) { std::fill(g + b, g + e, T(0)); });
+  } else if (fill_zeros) {
+    fill_unwritten(s);
   }
   return s.grad;
 }
@@ -150,6 +166,7 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
     seed.grad = const_cast<T*>(upstream.data());
   } else {
     // A leaf with its own gradient storage (a parameter): accumulate, as everywhere else.
+    fill_unwritten(seed);
     T* g = seed.grad;
     const T* u = upstream.data();
     const auto add_into = vector_ops().get<T>().add_into;
@@ -165,8 +182,25 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
   for (auto node = nodes_.rbegin(); node != nodes_.rend(); ++node) {
     const T* dout = slots_[node->output].grad;
     if (dout == nullptr) continue;  // no gradient flows through this node
-    for (int i = 0; i < node->n_inputs; ++i)
-      din[i] = slots_[node->inputs[i]].requires_grad ? ensure_grad(node->inputs[i]) : nullptr;
+    fresh_.fill(false);
+    for (int i = 0; i < node->n_inputs; ++i) {
+      const int32_t id = node->inputs[i];
+      Slot& in = slots_[id];
+      if (!in.requires_grad) {
+        din[i] = nullptr;
+        continue;
+      }
+      // The node may write input i's gradient if it holds none yet — unless the same value is
+      // another of its inputs too (add(x, x)): then both add.
+      bool may_assign = (node->assigns >> i & 1u) != 0 && (in.grad == nullptr || (in.unwritten && *in.unwritten));
+      for (int j = 0; j < node->n_inputs && may_assign; ++j)
+        if (j != i && node->inputs[j] == id) may_assign = false;
+      din[i] = ensure_grad(id, !may_assign);
+      if (may_assign) {
+        fresh_[static_cast<size_t>(i)] = true;
+        if (in.unwritten) *in.unwritten = false;  // written by this node
+      }
+    }
     workspace_.reset();
     const InNode running(in_backward_node_);
     if (profiling_) {
@@ -198,6 +232,7 @@ TensorView<T> Tape<T>::grad(Var<T> v) const {
   check(s.grad != nullptr, "grad: no gradient reached value %", v.id_, " of shape ", s.shape,
         s.requires_grad ? " (backward has not run, or the loss does not depend on it)"
                         : " (it does not require grad)");
+  fill_unwritten(s);  // a parameter no op reached: zero
   return {s.grad, s.shape};
 }
 

@@ -69,7 +69,10 @@ class Tape {
   static constexpr int kMaxInputs = 8;
   static constexpr std::size_t kClosureBytes = 192;
   // dout: gradient of the node's output. din[i]: gradient buffer of input i, to accumulate into
-  // with +=, or nullptr when input i needs no gradient (skip that work).
+  // with +=, or nullptr when input i needs no gradient (skip that work). A node recorded with
+  // bit i of `assigns` set (record()) may instead be handed an unwritten buffer for input i —
+  // din_fresh(i) — and must then write every element of it (=, not +=): the first gradient to
+  // reach a value, as PyTorch's engine keeps it, with no zero-fill before it and no read of zeros.
   using Backward = InlineFunction<void(const T* dout, T* const* din), kClosureBytes>;
 
   Tape() = default;
@@ -116,10 +119,20 @@ class Tape {
     check(in_backward_node_, "Tape::workspace: only a backward closure may ask for workspace (from forward, use scratch())");
     return workspace_.allocate<U>(n);
   }
-  // Appends the node producing `output`. Does nothing if `output` needs no gradient.
-  void record(const char* op, std::span<const Var<T>> inputs, Var<T> output, Backward backward);
-  void record(const char* op, std::initializer_list<Var<T>> inputs, Var<T> output, Backward backward) {
-    record(op, std::span<const Var<T>>(inputs.begin(), inputs.size()), output, backward);
+  // Appends the node producing `output`. Does nothing if `output` needs no gradient. `assigns`:
+  // the inputs (bit i for input i) whose gradient the backward can write instead of add to, when
+  // din_fresh(i) says so (see Backward).
+  void record(const char* op, std::span<const Var<T>> inputs, Var<T> output, Backward backward, uint32_t assigns = 0);
+  void record(const char* op, std::initializer_list<Var<T>> inputs, Var<T> output, Backward backward,
+              uint32_t assigns = 0) {
+    record(op, std::span<const Var<T>>(inputs.begin(), inputs.size()), output, backward, assigns);
+  }
+  // Inside a backward closure recorded with bit i of `assigns`: true when din[i] holds no
+  // gradient yet (its elements are undefined) and the closure must write all of it. Always false
+  // for inputs without the bit.
+  bool din_fresh(int i) const {
+    check(in_backward_node_ && i >= 0 && i < kMaxInputs, "Tape::din_fresh: only a backward closure may ask, for its inputs");
+    return fresh_[static_cast<size_t>(i)];
   }
 
   // ---- backward ----
@@ -192,19 +205,24 @@ class Tape {
     bool requires_grad = false;
     bool tape_owns_grad = false;  // grad came from ensure_grad: not a leaf's, not the caller's upstream
     bool grad_released = false;  // taken back after its node ran (retain_intermediate_grads(false))
+    bool* unwritten = nullptr;   // a parameter's lazily zeroed gradient (ParamGrads): its flag
   };
   struct Node {
     const char* op = nullptr;
     std::array<int32_t, kMaxInputs> inputs{};
     int32_t n_inputs = 0;
     int32_t output = -1;
+    uint32_t assigns = 0;
     Backward backward;
   };
 
   const Slot& slot(Var<T> v, const char* who) const;
   OpTime& op_time(const char* op);
   Var<T> push_slot(Slot s);
-  T* ensure_grad(int32_t id);
+  T* ensure_grad(int32_t id, bool fill_zeros = true);
+  // A leaf's lazily zeroed gradient, filled: before anything adds to it or reads it.
+  void fill_unwritten(const Slot& s) const;
+  std::array<bool, kMaxInputs> fresh_{};  // din_fresh() of the running node
 
   std::vector<Slot> slots_;
   std::vector<Node> nodes_;

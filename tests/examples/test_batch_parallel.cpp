@@ -1,5 +1,6 @@
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -154,4 +155,46 @@ TEST_CASE("batch parallel: a team smaller than the workers still computes every 
   set_num_threads(0);
   CHECK(step.workers() == 2);
   CHECK(nested == expect);
+}
+
+TEST_CASE("batch parallel: add=false writes every gradient over whatever .grad() held", "[lm]") {
+  // The first op to reach a parameter writes its gradient (beta = 0 GEMMs, no zero-fill): stale
+  // contents — NaN here — must vanish, parameters no op reaches must read zero, and a later
+  // add=true step must add onto the written values.
+  const int64_t B = 5, Tn = 6;
+  const int threads = GENERATE(1, 2);
+  INFO(threads << " threads");
+  nn::DecoderConfig c = tiny();
+  c.bias = true;
+  nn::Decoder<double> model(c, 1);
+  randomize(model);
+  auto params = model.parameters();
+  const auto ids = tokens(B * Tn, 7), targets = tokens(B * Tn, 8);
+  set_num_threads(threads);
+  lm::BatchParallelStep<double> step(model, params);
+  for (auto* p : params) p->zero_grad();
+  step.forward_backward(ids, targets, B, Tn);
+  std::vector<std::vector<double>> expect;
+  for (auto* p : params) expect.push_back(to_vector<double>(p->grad().view()));
+  REQUIRE(std::any_of(expect[1].begin(), expect[1].end(), [](double g) { return g != 0; }));
+
+  Parameter<double> unused("unused", Tensor<double>::from({1, 2, 3}, {3}));  // in the set, never used
+  std::vector<Parameter<double>*> with_unused = params;
+  with_unused.push_back(&unused);
+  lm::BatchParallelStep<double> step2(model, with_unused);
+  for (auto* p : with_unused) p->grad().fill(std::nan(""));
+  step2.forward_backward(ids, targets, B, Tn, nullptr, 1.0, /*add=*/false);
+  for (size_t i = 0; i < params.size(); ++i) {
+    INFO(params[i]->name);
+    CHECK_THAT(params[i]->grad().view(), AllClose<double>(expect[i], 0, 0));  // bitwise: 0 + x = x
+  }
+  CHECK(to_vector<double>(unused.grad().view()) == std::vector<double>{0, 0, 0});
+  step2.forward_backward(ids, targets, B, Tn, nullptr, 1.0, /*add=*/true);
+  for (size_t i = 0; i < params.size(); ++i) {
+    INFO(params[i]->name);
+    std::vector<double> twice = expect[i];
+    for (double& g : twice) g *= 2;
+    CHECK_THAT(params[i]->grad().view(), AllClose<double>(twice, 1e-14, 1e-14));
+  }
+  set_num_threads(0);
 }

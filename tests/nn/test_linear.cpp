@@ -1,5 +1,7 @@
 #include "nn_support.h"
 #include "tapegrad/nn/linear.h"
+#include "tapegrad/ops.h"
+#include "tapegrad/param_grads.h"
 
 using namespace tapegrad;
 using namespace tapegrad::nn;
@@ -36,4 +38,56 @@ TEST_CASE("linear: mismatched shapes are named", "[nn][errors]") {
   const Tensor<float> x(Shape{3, 5});
   REQUIRE_THROWS_WITH(lin.forward(tape.constant(x)),
                       "linear: input (3,5) does not end in in_features = 4 of weight (2,4)");
+}
+
+TEST_CASE("linear: gradients handed over unwritten are written, repeated ones added", "[nn][tape]") {
+  // w feeds two linear nodes: the later one (first in backward) may write w's lazily zeroed
+  // buffer, the other must add to it. linear(v, v) names one value twice: both halves add.
+  Rng rng(11);
+  Parameter<double> x("x", Tensor<double>::randn(Shape{4, 4}, rng)), w("w", Tensor<double>::randn(Shape{4, 4}, rng)),
+      b("b", Tensor<double>::randn(Shape{4}, rng));
+  const auto loss = [&](Tape<double>& t) {
+    Var<double> vw = t.param(w);
+    Var<double> h = nn::linear(t.param(x), vw, t.param(b));
+    return sum(mul(nn::linear(h, vw), nn::linear(vw, vw)));
+  };
+  std::vector<Parameter<double>*> ps{&x, &w, &b};
+  Tape<double> plain;
+  for (auto* p : ps) p->zero_grad();
+  plain.backward(loss(plain));
+  std::vector<std::vector<double>> expect;
+  for (auto* p : ps) expect.push_back(to_vector<double>(p->grad().view()));
+
+  ParamGrads<double> grads(ps);
+  grads.zero();
+  for (auto* p : ps) p->grad().fill(std::nan(""));  // stale: must not leak into anything
+  Tape<double> lazy;
+  lazy.set_param_grads(&grads);
+  lazy.backward(loss(lazy));
+  for (auto* p : ps) p->zero_grad();
+  grads.add_into_params();
+  for (size_t i = 0; i < ps.size(); ++i) {
+    INFO(ps[i]->name);
+    CHECK_THAT(ps[i]->grad().view(), AllClose<double>(expect[i], 1e-14, 1e-14));
+  }
+}
+
+TEST_CASE("tape: an unwritten gradient reads as zero", "[tape]") {
+  Parameter<double> used("used", Tensor<double>::from({1, 2}, {2})), unused("unused", Tensor<double>::from({3}, {1}));
+  std::vector<Parameter<double>*> ps{&used, &unused};
+  ParamGrads<double> grads(ps);
+  grads.grad_for(unused).data()[0] = 5;
+  grads.zero();
+  CHECK(grads.grad_for(unused).data()[0] == 0);  // filled on access
+  grads.zero();
+  Tape<double> tape;
+  tape.set_param_grads(&grads);
+  Var<double> vu = tape.param(unused);
+  tape.backward(sum(scale(tape.param(used), 2.0)));
+  CHECK(to_vector<double>(tape.grad(vu)) == std::vector<double>{0});
+  CHECK(to_vector<double>(grads.grad_for(used)) == std::vector<double>{2, 2});
+  unused.grad().fill(7);
+  grads.zero();
+  grads.add_into_params();  // nothing written: nothing added
+  CHECK(unused.grad().data()[0] == 7);
 }

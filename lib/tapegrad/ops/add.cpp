@@ -20,9 +20,12 @@ void accumulate(T* dst, const T* src, int64_t n) {
 }
 
 template <typename T>
-void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols) {
+void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols, bool accumulate) {
   const auto column_sums_into = vector_ops().get<T>().column_sums_into;
-  parallel_for(cols, rows, [&](int64_t c0, int64_t c1) { column_sums_into(dbias + c0, dy + c0, rows, c1 - c0, cols); });
+  parallel_for(cols, rows, [&](int64_t c0, int64_t c1) {
+    if (!accumulate) std::fill(dbias + c0, dbias + c1, T(0));  // the same sums as adding onto zeros
+    column_sums_into(dbias + c0, dy + c0, rows, c1 - c0, cols);
+  });
 }
 
 template <typename T>
@@ -53,8 +56,8 @@ Var<T> add(Var<T> a, Var<T> b) {
 
 template void accumulate<float>(float*, const float*, int64_t);
 template void accumulate<double>(double*, const double*, int64_t);
-template void bias_backward<float>(float*, const float*, int64_t, int64_t);
-template void bias_backward<double>(double*, const double*, int64_t, int64_t);
+template void bias_backward<float>(float*, const float*, int64_t, int64_t, bool);
+template void bias_backward<double>(double*, const double*, int64_t, int64_t, bool);
 template Var<float> add(Var<float>, Var<float>);
 template Var<double> add(Var<double>, Var<double>);
 

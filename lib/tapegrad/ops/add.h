@@ -13,10 +13,11 @@ Var<T> add(Var<T> a, Var<T> b);
 template <typename T>
 void accumulate(T* dst, const T* src, int64_t n);
 
-// Kernel: the backward of a bias broadcast over rows, dbias[c] += sum_r dy[r, c]. Parallel over
-// columns, rows summed in order: deterministic. Also used by the fused nn modules.
+// Kernel: the backward of a bias broadcast over rows, dbias[c] += sum_r dy[r, c] (or = with
+// accumulate false, for a gradient buffer not yet written). Parallel over columns, rows summed in
+// order: deterministic. Also used by the fused nn modules.
 template <typename T>
-void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols);
+void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols, bool accumulate = true);
 
 template <typename T>
 Var<T> operator+(Var<T> a, Var<T> b) {

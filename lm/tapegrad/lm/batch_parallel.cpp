@@ -25,10 +25,8 @@ void BatchParallelStep<T>::ensure_workers(int n) {
   while (static_cast<int>(workers_.size()) < n) {
     auto w = std::make_unique<Worker>();
     w->tape.retain_intermediate_grads(false);  // a step reads only the parameters' gradients
-    if (!workers_.empty()) {
-      w->grads = ParamGrads<T>(params_);
-      w->tape.set_param_grads(&w->grads);
-    }
+    w->grads = ParamGrads<T>(params_, workers_.empty() ? ParamGrads<T>::Storage::kParameters : ParamGrads<T>::Storage::kPrivate);
+    w->tape.set_param_grads(&w->grads);
     workers_.push_back(std::move(w));
   }
   probes_.resize(static_cast<size_t>(n));
@@ -37,7 +35,7 @@ void BatchParallelStep<T>::ensure_workers(int n) {
 
 template <typename T>
 CrossEntropyTerms BatchParallelStep<T>::forward_backward(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B,
-                                              int64_t Tn, nn::DecoderProbe* probe, double scale) {
+                                              int64_t Tn, nn::DecoderProbe* probe, double scale, bool add) {
   check(B > 0 && Tn > 0 && static_cast<int64_t>(ids.size()) == B * Tn && targets.size() == ids.size(),
         "BatchParallelStep: ", ids.size(), " ids and ", targets.size(), " targets for a batch of ", B, " x ", Tn);
   check(!probe || decoder_, "BatchParallelStep: statistics (a probe) come from a Decoder; the model is a ",
@@ -57,7 +55,7 @@ CrossEntropyTerms BatchParallelStep<T>::forward_backward(std::span<const int32_t
         return all.subspan(static_cast<size_t>(s.begin * Tn), static_cast<size_t>((s.end - s.begin) * Tn));
       };
       w.tape.clear();
-      if (k > 0) w.grads.zero();
+      if (k > 0 || !add) w.grads.zero();  // lazily: the first op to reach a gradient writes it
       auto out = probe ? decoder_->forward(w.tape, part(ids), s.end - s.begin, Tn, part(targets),
                                            &probes_[static_cast<size_t>(k)])
                        : model_.forward(w.tape, part(ids), s.end - s.begin, Tn, part(targets));
@@ -91,6 +89,7 @@ CrossEntropyTerms BatchParallelStep<T>::forward_backward(std::span<const int32_t
     if (w.error && !error) error = w.error;
     w.error = nullptr;
   }
+  workers_[0]->grads.fill_unwritten();  // parameters no op reached (or, after an error, not yet): zero
   if (error) std::rethrow_exception(error);
   CrossEntropyTerms terms{.log_z_min = std::numeric_limits<double>::infinity()};
   for (int k = 0; k < n; ++k) {

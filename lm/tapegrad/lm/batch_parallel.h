@@ -42,12 +42,14 @@ class BatchParallelStep {
   BatchParallelStep(nn::LanguageModel<T>& model, std::vector<Parameter<T>*> params);
 
   // Forward and backward of the batch (B, T): adds `scale` x d(mean objective)/d(p) into every
-  // parameter's .grad() and returns the batch's loss terms (cross-entropy and z-loss as the tape's
+  // parameter's .grad() — or, with add false, writes it there (the old contents are ignored, so
+  // no zero_grad() is needed first, and the first worker's weight gradients are written by their
+  // GEMMs directly: ParamGrads) — and returns the batch's loss terms (cross-entropy and z-loss as the tape's
   // precision T holds them, weighted means over the workers; log Z's mean and minimum). Uses
   // min(num_threads(), B) workers; `probe`, if given, receives the whole batch's statistics
   // (nn::combine_probes; a Decoder's only). A micro-batch of a larger batch passes its share as `scale`.
   CrossEntropyTerms forward_backward(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t Tn,
-                          nn::DecoderProbe* probe = nullptr, double scale = 1.0);
+                          nn::DecoderProbe* probe = nullptr, double scale = 1.0, bool add = true);
 
   // Workers used by the last step, and worker k's tape (its part of the last step; profiling).
   int workers() const { return used_; }
@@ -56,7 +58,7 @@ class BatchParallelStep {
  private:
   struct Worker {
     Tape<T> tape;
-    ParamGrads<T> grads;  // unused by worker 0: it adds straight into the parameters
+    ParamGrads<T> grads;  // worker 0: the parameters' own .grad(); the others: private buffers
     CrossEntropyTerms terms;
     std::exception_ptr error;
   };

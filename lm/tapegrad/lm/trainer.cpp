@@ -113,8 +113,7 @@ StepResult Trainer::train_step(bool request_stop) {
   const int64_t B = config_.batch / ranks, T = config_.ctx;
   const std::span<const int32_t> ids(ids_.data() + rank * B * T, static_cast<size_t>(B * T));
   const std::span<const int32_t> targets(targets_.data() + rank * B * T, static_cast<size_t>(B * T));
-  optimizer_->zero_grad();
-  StepResult r;
+  StepResult r;  // accumulate() writes every gradient afresh: no zero_grad() first
   const CrossEntropyTerms terms = accumulate(ids, targets, B, T);
   r.loss = terms.cross_entropy, r.z_loss = terms.z_loss;
   r.log_z_mean = terms.log_z_mean, r.log_z_min = terms.log_z_min;
@@ -173,7 +172,7 @@ StepResult Trainer::train_step(bool request_stop) {
 CrossEntropyTerms Trainer::accumulate(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T) {
   nn::DecoderProbe* probe = instrument_ ? instrument_->probe() : nullptr;
   const int64_t n = std::min(config_.accumulate, B);
-  if (n == 1) return batch_parallel_->forward_backward(ids, targets, B, T, probe);
+  if (n == 1) return batch_parallel_->forward_backward(ids, targets, B, T, probe, 1.0, /*add=*/false);
   // Micro-batch m holds sequences [B m / n, B (m + 1) / n) and weighs b_m / B in the batch's mean:
   // its gradient enters with that scale, its loss terms and statistics with that weight.
   CrossEntropyTerms terms{.log_z_min = std::numeric_limits<double>::infinity()};
@@ -186,7 +185,7 @@ CrossEntropyTerms Trainer::accumulate(std::span<const int32_t> ids, std::span<co
       return all.subspan(static_cast<size_t>(begin * T), static_cast<size_t>(b * T));
     };
     const CrossEntropyTerms t = batch_parallel_->forward_backward(
-        part(ids), part(targets), b, T, probe ? &micro_probes_[static_cast<size_t>(m)] : nullptr, w);
+        part(ids), part(targets), b, T, probe ? &micro_probes_[static_cast<size_t>(m)] : nullptr, w, /*add=*/m > 0);
     terms.cross_entropy += w * t.cross_entropy, terms.z_loss += w * t.z_loss, terms.log_z_mean += w * t.log_z_mean;
     if (!(t.log_z_min >= terms.log_z_min)) terms.log_z_min = t.log_z_min;  // NaN propagates
     micro_weights_[static_cast<size_t>(m)] = w;

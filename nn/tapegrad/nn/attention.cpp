@@ -303,13 +303,19 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
                 T* dy = tape.template workspace<T>(rows * d.C);
                 T* dqkv = tape.template workspace<T>(rows * 3 * d.C);
                 T* core = tape.template workspace<T>(attention_core_scratch<T>(d, true));  // a tile per thread number
-                linear_backward(dy, din[2], has_bias ? din[4] : nullptr, dout, y, wp, rows, d.C, d.C, /*accumulate_dx=*/false);
+                // The projections' gradients are written, not added, when the tape hands them over
+                // unwritten (inputs 0-4; the q/k norms' weights, after them, are added to).
+                const auto fresh = [&](int i) { return has_bias || i < 3 ? tape.din_fresh(i) : false; };
+                linear_backward(dy, din[2], has_bias ? din[4] : nullptr, dout, y, wp, rows, d.C, d.C,
+                                {.dx = false, .dw = !fresh(2), .db = !fresh(4)});
                 attention_core_backward(dqkv, core, dy, qkv, att, d);
                 if (qk_cache)
                   qk_norm_cache_backward(*qk_cache, dqkv, din, rows, d.C, d.HS(), tape.template workspace<T>(2 * rows * d.C),
                                          tape.template workspace<T>(norm_backward_scratch(d.HS())));
-                linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dqkv, xd, wq, rows, d.C, 3 * d.C);
-              });
+                linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dqkv, xd, wq, rows, d.C, 3 * d.C,
+                                {.dx = !fresh(0), .dw = !fresh(1), .db = !fresh(3)});
+              },
+              /*assigns=*/has_bias ? 0b11111u : 0b111u);
   return out;
 }
 

@@ -27,10 +27,10 @@ void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int6
 
 template <typename T>
 void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int64_t rows, int64_t in,
-                     int64_t out, bool accumulate_dx) {
-  if (dx) gemm<T>(Trans::kNo, Trans::kNo, rows, in, out, T(1), dy, out, w, in, accumulate_dx ? T(1) : T(0), dx, in);
-  if (dw) gemm<T>(Trans::kYes, Trans::kNo, out, in, rows, T(1), dy, out, x, in, T(1), dw, in);
-  if (db) bias_backward(db, dy, rows, out);
+                     int64_t out, LinearGradAdd add) {
+  if (dx) gemm<T>(Trans::kNo, Trans::kNo, rows, in, out, T(1), dy, out, w, in, add.dx ? T(1) : T(0), dx, in);
+  if (dw) gemm<T>(Trans::kYes, Trans::kNo, out, in, rows, T(1), dy, out, x, in, add.dw ? T(1) : T(0), dw, in);
+  if (db) bias_backward(db, dy, rows, out, add.db);
 }
 
 template <typename T>
@@ -49,9 +49,14 @@ Var<T> linear(Var<T> x, Var<T> w, Var<T> b) {
   const OpInputs<T> inputs{x, w, b};
   Var<T> y = tape.make_output("linear", ys, inputs);
   linear_forward(y.data(), x.data(), w.data(), has_bias ? b.data() : nullptr, rows, in, out);
-  tape.record("linear", inputs, y, [xd = x.data(), wd = w.data(), rows, in, out, has_bias](const T* dy, T* const* din) {
-    linear_backward(din[0], din[1], has_bias ? din[2] : nullptr, dy, xd, wd, rows, in, out);
-  });
+  // Writes (does not add) each gradient the tape hands over unwritten.
+  tape.record(
+      "linear", inputs, y,
+      [&tape, xd = x.data(), wd = w.data(), rows, in, out, has_bias](const T* dy, T* const* din) {
+        const LinearGradAdd add{!tape.din_fresh(0), !tape.din_fresh(1), !has_bias || !tape.din_fresh(2)};
+        linear_backward(din[0], din[1], has_bias ? din[2] : nullptr, dy, xd, wd, rows, in, out, add);
+      },
+      /*assigns=*/0b111);
   return y;
 }
 
@@ -84,9 +89,9 @@ template void linear_forward<float>(float*, const float*, const float*, const fl
 template void linear_forward<double>(double*, const double*, const double*, const double*, int64_t, int64_t,
                                      int64_t);
 template void linear_backward<float>(float*, float*, float*, const float*, const float*, const float*, int64_t,
-                                     int64_t, int64_t, bool);
+                                     int64_t, int64_t, LinearGradAdd);
 template void linear_backward<double>(double*, double*, double*, const double*, const double*, const double*,
-                                      int64_t, int64_t, int64_t, bool);
+                                      int64_t, int64_t, int64_t, LinearGradAdd);
 template Var<float> linear(Var<float>, Var<float>, Var<float>);
 template Var<double> linear(Var<double>, Var<double>, Var<double>);
 template class Linear<float>;

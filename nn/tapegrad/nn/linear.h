@@ -5,14 +5,18 @@
 
 namespace tapegrad::nn {
 
-// Kernels over `rows` rows (all leading dims flattened). backward accumulates into whichever of
-// dx, dw, db is non-null — except dx when accumulate_dx is false: then dx is overwritten, which
-// saves zero-filling a scratch buffer first (the fused modules' internal gradients).
+// Kernels over `rows` rows (all leading dims flattened). backward adds into whichever of dx, dw,
+// db is non-null, or overwrites the ones `add` marks false: a buffer that holds no gradient yet
+// (a fused module's internal one, or one the tape hands over unwritten: Tape::din_fresh) then
+// needs no zero-fill first, and its GEMM no read of zeros (beta = 0).
+struct LinearGradAdd {
+  bool dx = true, dw = true, db = true;
+};
 template <typename T>
 void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out);
 template <typename T>
 void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int64_t rows, int64_t in,
-                     int64_t out, bool accumulate_dx = true);
+                     int64_t out, LinearGradAdd add = {});
 
 // One tape node. `b` may be an undefined Var (no bias).
 template <typename T>

@@ -85,16 +85,22 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
                 // dx += dh W_fc.
                 parallel_for(rows, row_work, [&](int64_t r0, int64_t r1) {
                   const int64_t n = r1 - r0;
-                  linear_backward<T>(da + r0 * H, nullptr, nullptr, dout + r0 * C, nullptr, wp, n, H, C,
-                                     /*accumulate_dx=*/false);
+                  linear_backward<T>(da + r0 * H, nullptr, nullptr, dout + r0 * C, nullptr, wp, n, H, C, {.dx = false});
                   if (kind == MlpActivation::kGelu) gelu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n * H, false);
                   else swiglu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n, H, false);
-                  if (din[0]) linear_backward<T>(din[0] + r0 * C, nullptr, nullptr, dh + r0 * width, nullptr, wf, n, C, width);
+                  if (din[0])
+                    linear_backward<T>(din[0] + r0 * C, nullptr, nullptr, dh + r0 * width, nullptr, wf, n, C, width,
+                                       {.dx = !tape.din_fresh(0)});
                 });
                 // Weight and bias gradients sum over all rows: GEMMs split over their outputs.
-                linear_backward<T>(nullptr, din[2], has_bias ? din[4] : nullptr, dout, a, wp, rows, H, C);
-                linear_backward<T>(nullptr, din[1], has_bias ? din[3] : nullptr, dh, xd, wf, rows, C, width);
-              });
+                // Each is written, not added, when the tape hands its buffer over unwritten.
+                const auto fresh = [&](int i) { return has_bias || i < 3 ? tape.din_fresh(i) : false; };
+                linear_backward<T>(nullptr, din[2], has_bias ? din[4] : nullptr, dout, a, wp, rows, H, C,
+                                   {.dw = !fresh(2), .db = !fresh(4)});
+                linear_backward<T>(nullptr, din[1], has_bias ? din[3] : nullptr, dh, xd, wf, rows, C, width,
+                                   {.dw = !fresh(1), .db = !fresh(3)});
+              },
+              /*assigns=*/has_bias ? 0b11111u : 0b111u);
   return out;
 }
 
