@@ -22,6 +22,7 @@
 
 #include "allocation_counter.h"
 #include "fma_peak.h"
+#include "host_cpu.h"
 #include "tapegrad/blas_kernels.h"
 #include "tapegrad/error.h"
 #include "tapegrad/gemm.h"
@@ -185,7 +186,12 @@ int run(int argc, char** argv) {
   const bench::FmaPeak fma = peak.median();
   const double fma_peak_gflops = fma.gflops;
   const int fma_peak_width_bits = fma.width_bits;
+  const bench::HostCpu cpu = bench::host_cpu();
   nlohmann::json j = {{"impl", "tapegrad"},
+                      {"cpu", cpu.brand},
+                      {"cpu_vendor", cpu.vendor},
+                      {"cpu_family", cpu.family},
+                      {"cpu_model", cpu.model},
                       {"threads", threads},
                       {"kernel_variant", std::string(isa_name(active_isa()))},
                       {"norm", norm},

@@ -56,7 +56,9 @@ def med(**kw):
 def bw(**kw):
     v = [r["bytes_per_second"] for r in rows if all(r.get(k) == x for k, x in kw.items())]
     return statistics.median(v) / 1e9 if v else float("nan")
-print(f"Medians over {sys.argv[2]} alternating rounds.\n")
+host = next((r for r in rows if "cpu_family" in r), None)
+where = f" on {host['cpu'] or 'an unnamed CPU'} ({host['cpu_vendor']} family {host['cpu_family']} model {host['cpu_model']})" if host else ""
+print(f"Medians over {sys.argv[2]} alternating rounds{where}.\n")
 print("### Training step, L4 H4 C128 T64 B12 V65 (forward, cross-entropy, backward, clip, AdamW)\n")
 print("| norm | tapegrad, 2 threads | PyTorch, 1 op thread + OpenBLAS 2 threads | PyTorch, 2 op threads + OpenBLAS 1 thread | tapegrad / best PyTorch | model GFLOP/s | fraction of GEMM peak |")
 print("|---|---|---|---|---|---|---|")
