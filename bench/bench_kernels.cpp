@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "tapegrad/nn/attention.h"
+#include "tapegrad/nn/linear.h"
 #include "tapegrad/nn/layernorm.h"
 #include "tapegrad/nn/mlp.h"
 #include "tapegrad/nn/rmsnorm.h"
 #include "tapegrad/ops/cross_entropy.h"
 #include "tapegrad/ops/add.h"
 #include "tapegrad/ops/embedding.h"
+#include "tapegrad/ops/gelu.h"
 #include "tapegrad/optim/adamw.h"
 #include "tapegrad/parallel.h"
 #include "tapegrad/threads.h"
@@ -190,6 +192,37 @@ void BM_mlp(benchmark::State& st) {
 }
 BENCHMARK_TEMPLATE(BM_mlp, nn::MlpActivation::kGelu)->Name("BM_mlp_gelu_fwd_bwd")->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_mlp, nn::MlpActivation::kSwiGLU)->Name("BM_mlp_swiglu_fwd_bwd")->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The MLP forward's parts on one worker's rows (384 of the C128 step's 768), one thread: the
+// fc product with and without its bias (copied into the output, then beta = 1), and GELU on the
+// 384 x 512 hidden activations. Their sum against BM_mlp's forward share says what lies outside
+// the GEMMs.
+void BM_linear_fwd(benchmark::State& st) {
+  set_num_threads(1);
+  const int64_t rows = 384, in = 128, out = 512;
+  const Tensor<float> x = param("x", {rows, in}, 1).value(), w = param("w", {out, in}, 2, 0.02).value();
+  const Tensor<float> b = param("b", {out}, 3).value();
+  std::vector<float> y(rows * out);
+  for (auto _ : st) {
+    nn::linear_forward(y.data(), x.data(), w.data(), st.range(0) ? b.data() : nullptr, rows, in, out);
+    benchmark::DoNotOptimize(y.data());
+  }
+  st.counters["FLOPS"] = benchmark::Counter(2.0 * rows * in * out * st.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_linear_fwd)->Arg(0)->Arg(1)->ArgName("bias")->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_gelu_fwd(benchmark::State& st) {
+  set_num_threads(1);
+  const int64_t n = 384 * 512;
+  const Tensor<float> x = param("x", {n}, 1).value();
+  std::vector<float> y(n);
+  for (auto _ : st) {
+    gelu_forward(y.data(), x.data(), n);
+    benchmark::DoNotOptimize(y.data());
+  }
+  st.SetBytesProcessed(st.iterations() * 2 * n * 4);
+}
+BENCHMARK(BM_gelu_fwd)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // Token embedding gather + scatter-add backward, (B*T = 768 tokens, V = 65, C = 128).
 void BM_embedding(benchmark::State& st) {
