@@ -32,11 +32,9 @@ HostCpu host_cpu() {
   if (__get_cpuid(0x80000000, &a, &b, &c, &d) != 0 && a >= 0x80000004) {
     char brand[49] = {};
     for (unsigned leaf = 0; leaf < 3; ++leaf) {
-      __get_cpuid(0x80000002 + leaf, &a, &b, &c, &d);
-      std::memcpy(brand + 16 * leaf, &a, 4);
-      std::memcpy(brand + 16 * leaf + 4, &b, 4);
-      std::memcpy(brand + 16 * leaf + 8, &c, 4);
-      std::memcpy(brand + 16 * leaf + 12, &d, 4);
+      unsigned r[4];
+      __get_cpuid(0x80000002 + leaf, &r[0], &r[1], &r[2], &r[3]);
+      std::memcpy(brand + 16 * leaf, r, sizeof r);  // EAX, EBX, ECX, EDX in order
     }
     cpu.brand = brand;
     const auto first = cpu.brand.find_first_not_of(' ');

@@ -1,7 +1,7 @@
 // The CPU a benchmark ran on, as CPUID names it. A result is only comparable with others from the
-// same core design, and a VM's name hides it: two 2-vCPU hosts that both call themselves
-// "AMD EPYC" were a Zen 5 (two 512-bit FMA pipes) and a Zen 4 (AVX-512 on 256-bit pipes), FMA
-// peaks 2x apart (bench/RESULTS.md). Family and model tell them apart.
+// same core design, and a VM's name hides it: a Zen 5 (two 512-bit FMA pipes) and a Zen 4
+// (AVX-512 on 256-bit pipes) both call themselves "AMD EPYC", their FMA peaks 2x apart
+// (bench/RESULTS.md). Family and model tell them apart.
 #pragma once
 
 #include <string>
