@@ -171,9 +171,13 @@ int main(int argc, char** argv) {
       if (s.step > 1) ms_sum += s.step_ms, tok_sum += s.tokens_per_s, comm_sum += s.comm_ms, ++timed;  // step 1: warm-up
       progress.update(s.step, s.loss, s.tokens_per_s, "tok/s");
       if (const auto& e = report.eval) {
-        log({{"step", s.step}, {"val_loss", e->val_loss}, {"train_loss", e->train_loss}});
-        progress.message(fmt("step %5.0f: train loss %.4f, val loss %.4f", static_cast<double>(s.step), e->train_loss,
-                             e->val_loss));
+        const bool train = !std::isnan(e->train_loss);  // estimated only with --eval-train true
+        nlohmann::json line = {{"step", s.step}, {"val_loss", e->val_loss}};
+        if (train) line["train_loss"] = e->train_loss;
+        log(line);
+        progress.message(train ? fmt("step %5.0f: train loss %.4f, val loss %.4f", static_cast<double>(s.step),
+                                     e->train_loss, e->val_loss)
+                               : fmt("step %5.0f: val loss %.4f", static_cast<double>(s.step), e->val_loss));
       }
       if (const auto& h = report.sharpness) {
         log(sharpness_line(s.step, *h));

@@ -4,6 +4,7 @@
 //   trainer = Trainer(config)            # the embedded corpus, or text="...", or config.data
 //   trainer.fit(progress=True); trainer.save("runs/py"); print(trainer.generate("The ", 80))
 #include <chrono>
+#include <cmath>
 
 #include "bind.h"
 #include "tapegrad/lm/checkpoint.h"
@@ -119,7 +120,7 @@ pyb::dict step_dict(const lm::StepReport& r) {
   d["finite"] = r.result.finite;
   if (r.eval) {
     d["val_loss"] = r.eval->val_loss;
-    d["train_loss"] = r.eval->train_loss;
+    if (!std::isnan(r.eval->train_loss)) d["train_loss"] = r.eval->train_loss;  // estimated with eval_train
   }
   if (r.divergence) d["divergence"] = r.divergence->detail;
   return d;

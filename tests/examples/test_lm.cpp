@@ -385,6 +385,46 @@ TEST_CASE("run: one loop decides evaluations, sharpness, checkpoints and stops, 
   CHECK(saves.empty());
 }
 
+TEST_CASE("evaluate: without eval_train the validation loss is the same bits, the train estimate NaN, training untouched", "[train]") {
+  TrainConfig with = tiny_config(), without = with;
+  without.eval_train = false;
+  auto a = make_trainer(with), b = make_trainer(without);
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(a->train_step().loss == b->train_step().loss);
+    const EvalResult ea = a->evaluate(), eb = b->evaluate();
+    CHECK(eb.val_loss == ea.val_loss);  // its own batches, the same with or without the train split's
+    CHECK(std::isfinite(ea.train_loss));
+    CHECK(ea.train_loss != ea.val_loss);
+    CHECK(std::isnan(eb.train_loss));
+  }
+}
+
+TEST_CASE("instrument: a layer's gradient norm is its parameters' gradients, before clipping", "[train]") {
+  TrainConfig c = tiny_config();
+  c.instrument = true, c.clip = 1e-3;  // every step clipped: the statistics are of the gradients before it
+  auto t = make_trainer(c);
+  for (int step = 0; step < 2; ++step) {
+    const StepResult r = t->train_step();
+    const StepStats& s = *t->last_stats();
+    REQUIRE(s.layers.size() == 2);
+    double all = 0;
+    std::vector<double> layer(2, 0.0);
+    for (auto& [name, p] : t->model().named_parameters()) {
+      double sq = 0;
+      for (int64_t i = 0; i < p->numel(); ++i) sq += double(p->grad()[i]) * p->grad()[i];
+      all += sq;
+      for (int l = 0; l < 2; ++l)
+        if (name.rfind("blocks." + std::to_string(l) + ".", 0) == 0) layer[static_cast<size_t>(l)] += sq;
+    }
+    CHECK_THAT(r.grad_norm, Catch::Matchers::WithinRel(std::sqrt(all), 1e-12));
+    CHECK(r.grad_norm > 1e-2);  // far above the clip: the gradients were not scaled in place
+    for (size_t l = 0; l < 2; ++l) {
+      CHECK(layer[l] > 0);
+      CHECK_THAT(s.layers[l].grad_norm, Catch::Matchers::WithinRel(std::sqrt(layer[l]), 1e-12));
+    }
+  }
+}
+
 TEST_CASE("run: stop_after and a stop request save and stop, a divergence ends the run unsaved", "[train][faults]") {
   TrainConfig c = tiny_config();
   c.steps = 10, c.eval_every = 0, c.checkpoint_every = 0;

@@ -274,8 +274,10 @@ std::string reproduce_command(const SweepOptions& o, const SweepOptions& default
   }
   const nlohmann::json train = lm::to_json(o.base), was = lm::to_json(defaults.base);
   for (const auto& [key, value] : train.items()) {
-    if (!listed.count(key) && !contains(bookkeeping(), key) && value != was[key])
-      cmd += " --" + key + " " + shell_quote(setting_text(value));
+    if (listed.count(key) || contains(bookkeeping(), key) || value == was[key]) continue;
+    // A bool that cannot be an axis is a flag (--eval-train / --no-eval-train); an axis takes its value.
+    if (value.is_boolean() && !is_axis(key)) cmd += (value.get<bool>() ? " --" : " --no-") + key;
+    else cmd += " --" + key + " " + shell_quote(setting_text(value));
   }
   const nlohmann::json sweep = sweep_level(o), sweep_was = sweep_level(defaults);
   for (const auto& [key, value] : sweep.items())

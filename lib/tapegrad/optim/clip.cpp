@@ -5,6 +5,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "tapegrad/error.h"
 #include "tapegrad/parallel.h"
 #include "tapegrad/vector_ops.h"
 #include "tapegrad/vector_sums.h"
@@ -14,6 +15,13 @@ namespace tapegrad {
 
 template <typename T>
 double grad_norm(std::span<Parameter<T>* const> params) {
+  return grad_norm(params, std::span<double>());
+}
+
+template <typename T>
+double grad_norm(std::span<Parameter<T>* const> params, std::span<double> squares) {
+  check(squares.empty() || squares.size() == params.size(), "grad_norm: ", squares.size(), " sums for ",
+        params.size(), " parameters");
   // Each parameter's sum of squares by one vectorised reduction, and those sums added in
   // parameter order: the same bits on any number of threads. The threads share out whole
   // parameters, a batch of them at a time, their sums kept on the stack.
@@ -35,7 +43,10 @@ double grad_norm(std::span<Parameter<T>* const> params) {
                      sums[static_cast<size_t>(k)] = sum_squares(p.grad().data(), p.numel());
                    }
                  });
-    for (size_t k = 0; k < n; ++k) sq += sums[k];
+    for (size_t k = 0; k < n; ++k) {
+      sq += sums[k];
+      if (!squares.empty()) squares[first + k] = sums[k];
+    }
   }
   return std::sqrt(sq);
 }
@@ -60,6 +71,8 @@ double clip_grad_norm(std::span<Parameter<T>* const> params, double max_norm) {
 
 template double grad_norm<float>(std::span<Parameter<float>* const>);
 template double grad_norm<double>(std::span<Parameter<double>* const>);
+template double grad_norm<float>(std::span<Parameter<float>* const>, std::span<double>);
+template double grad_norm<double>(std::span<Parameter<double>* const>, std::span<double>);
 template double clip_grad_norm<float>(std::span<Parameter<float>* const>, double);
 template double clip_grad_norm<double>(std::span<Parameter<double>* const>, double);
 

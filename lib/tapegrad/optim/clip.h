@@ -14,6 +14,10 @@ namespace tapegrad {
 // The global L2 norm of the gradients, accumulated in double in a fixed order.
 template <typename T>
 double grad_norm(std::span<Parameter<T>* const> params);
+// The same, also handing out the sums it adds: squares[k] = |g_k|^2 of params[k] (squares holds
+// params.size()), so that per-group norms cost no second pass.
+template <typename T>
+double grad_norm(std::span<Parameter<T>* const> params, std::span<double> squares);
 
 // max_norm <= 0 disables clipping (the norm is still returned).
 template <typename T>

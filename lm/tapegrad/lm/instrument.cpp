@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "tapegrad/error.h"
 #include "tapegrad/vector_sums.h"
 
 namespace tapegrad::lm {
@@ -15,17 +16,21 @@ Instrument::Instrument(nn::Decoder<float>& model) {
     for (int64_t i = 0; i < L; ++i)
       if (name.rfind("blocks." + std::to_string(i) + ".", 0) == 0) layer = static_cast<int>(i);
     layer_of_.push_back(layer);
+    layer_by_param_[p] = layer;
   }
   stats_.layers.resize(static_cast<size_t>(L));
   probe_.blocks.resize(static_cast<size_t>(L));
 }
 
-void Instrument::after_backward() {
+void Instrument::after_backward(std::span<Parameter<float>* const> params, std::span<const double> squares) {
+  check(squares.size() == params.size(), "Instrument: ", squares.size(), " sums of squares for ", params.size(),
+        " parameters");
   for (auto& l : stats_.layers) l.grad_norm = 0;
-  const VectorSumFns& sums = vector_sums();
-  for (size_t k = 0; k < params_.size(); ++k)
-    if (layer_of_[k] >= 0)
-      stats_.layers[static_cast<size_t>(layer_of_[k])].grad_norm += sums.sum_squares(params_[k]->grad().data(), params_[k]->numel());
+  for (size_t k = 0; k < params.size(); ++k) {
+    const auto it = layer_by_param_.find(params[k]);
+    check(it != layer_by_param_.end(), "Instrument: parameter '", params[k]->name, "' is not the decoder's");
+    if (it->second >= 0) stats_.layers[static_cast<size_t>(it->second)].grad_norm += squares[k];
+  }
   for (size_t i = 0; i < stats_.layers.size(); ++i) {
     LayerStats& s = stats_.layers[i];
     s.grad_norm = std::sqrt(s.grad_norm);

@@ -12,7 +12,9 @@
 //   update ratio over every parameter.
 #pragma once
 
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tapegrad/nn/decoder.h"
@@ -32,8 +34,9 @@ class Instrument {
  public:
   explicit Instrument(nn::Decoder<float>& model);
   nn::DecoderProbe* probe() { return &probe_; }
-  // After backward, before clipping: per-layer gradient norms and the forward statistics.
-  void after_backward();
+  // After backward, before clipping: per-layer gradient norms and the forward statistics, from
+  // the sums of squares the global norm adds (grad_norm's squares: squares[k] of params[k]).
+  void after_backward(std::span<Parameter<float>* const> params, std::span<const double> squares);
   // Around the optimizer step: snapshot, then the update-to-weight ratios.
   void before_update();
   void after_update();
@@ -43,6 +46,7 @@ class Instrument {
   std::vector<Parameter<float>*> params_;
   std::vector<Tensor<float>> snapshots_;  // parallel to params_
   std::vector<int> layer_of_;             // block index of each parameter, -1 outside the blocks
+  std::unordered_map<const Parameter<float>*, int> layer_by_param_;  // the same, by parameter
   std::vector<double> diff_, base_;       // per layer (+1 for the rest): sums of squares of the update, of w_before
   // The slot of diff_ and base_ that parameter k adds to.
   size_t slot_of(size_t k) const {

@@ -137,6 +137,10 @@ std::vector<Setting> make_settings() {
       // measurement: what every run of a sweep folder is measured with
       {.key = "eval-iters", .member = &TrainConfig::eval_iters, .group = G::kMeasurement,
        .help = "batches per evaluation", .sweep = R::kShared, .range = positive(), .at_most = k2_30},
+      {.key = "eval-train", .member = &TrainConfig::eval_train, .group = G::kMeasurement,
+       .help = "evaluations also estimate the training split's loss on --eval-iters batches of it (off: half the "
+               "forwards, its loss not reported)",
+       .sweep = R::kShared, .negatable = true},
       {.key = "sharpness-every", .member = &TrainConfig::sharpness_every, .group = G::kMeasurement,
        .help = "measure the loss Hessian's top eigenvalue (and Adam's preconditioned one) every N steps, in float64 "
                "on a fixed batch (0: never)",

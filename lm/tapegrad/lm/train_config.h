@@ -53,6 +53,9 @@ struct TrainConfig {
   // evaluation, logging, checkpoints
   int64_t eval_every = 250;  // 0: no evaluation
   int64_t eval_iters = 200;
+  // Each evaluation also estimates the training split's loss on eval_iters batches of it (the
+  // generalisation gap); off, an evaluation is half the forwards and its train_loss is NaN.
+  bool eval_train = true;
   int64_t checkpoint_every = 500;  // 0: only at the end
   bool instrument = false;         // per-layer statistics in metrics.jsonl (see the lab)
   // Edge-of-stability measurements (sharpness.h): every N steps (0: never), at most `iters` Lanczos

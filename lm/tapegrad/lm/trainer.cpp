@@ -72,7 +72,10 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<nn::LanguageModel<fl
   batch_parallel_ = std::make_unique<BatchParallelStep<float>>(*model_, params_);
   optimizer_ = optimizer_for(config_, params_);
   schedule_ = schedule_for(config_);
-  if (config_.instrument) instrument_ = std::make_unique<Instrument>(*decoder_);
+  if (config_.instrument) {
+    instrument_ = std::make_unique<Instrument>(*decoder_);
+    grad_squares_.resize(params_.size());
+  }
   // Full batch: the batch a mini-batch run would train on first, drawn by a generator of its own
   // so that a resumed run (whose sampler state is restored) trains on the same sequences.
   if (config_.full_batch) BatchSampler(data_->train, config_.batch, config_.ctx, data_seed(config_.seed)).next(ids_, targets_);
@@ -144,12 +147,13 @@ StepResult Trainer::train_step(bool request_stop) {
   const auto ms_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
   };
+  // With the instrument, the global norm hands out its per-parameter sums for the per-layer ones.
+  r.grad_norm = last_grad_norm_ = grad_norm<float>(params_, instrument_ ? std::span<double>(grad_squares_) : std::span<double>());
   if (instrument_) {
     const auto i0 = std::chrono::steady_clock::now();
-    instrument_->after_backward();
+    instrument_->after_backward(params_, grad_squares_);
     r.instrument_ms += ms_since(i0);
   }
-  r.grad_norm = last_grad_norm_ = grad_norm<float>(params_);
   r.lr = schedule_->at(step_);
   r.finite = std::isfinite(r.loss) && std::isfinite(r.z_loss) && std::isfinite(r.grad_norm);
   if (r.finite) {  // never write NaN/Inf into the weights
@@ -216,10 +220,11 @@ double Trainer::mean_loss(std::span<const int32_t> split, uint64_t seed) {
 }
 
 EvalResult Trainer::evaluate() {
-  double sums[2] = {mean_loss(data_->val, val_seed(config_.seed)), mean_loss(data_->train, train_eval_seed(config_.seed))};
+  double sums[2] = {mean_loss(data_->val, val_seed(config_.seed)),
+                    config_.eval_train ? mean_loss(data_->train, train_eval_seed(config_.seed)) : 0.0};
   if (comm_) comm_->allreduce_sum(sums, 2);
   const double n = static_cast<double>(config_.eval_iters);
-  return {sums[0] / n, sums[1] / n};
+  return {sums[0] / n, config_.eval_train ? sums[1] / n : std::numeric_limits<double>::quiet_NaN()};
 }
 
 std::string load_text(const std::string& path) {

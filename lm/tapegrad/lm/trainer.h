@@ -45,7 +45,8 @@ struct StepResult {
   double instrument_ms = 0;
 };
 
-// Cross-entropy alone (the z-loss penalty is not a loss of the model), as eval_lm reports it.
+// Cross-entropy alone (the z-loss penalty is not a loss of the model), as eval_lm reports it;
+// train_loss is NaN when the config does not estimate it (eval_train).
 struct EvalResult {
   double val_loss = 0, train_loss = 0;
 };
@@ -125,6 +126,7 @@ class Trainer {
   std::unique_ptr<BatchParallelStep<float>> batch_parallel_;  // training steps: the batch split over the threads
   std::vector<int32_t> ids_, targets_;
   std::unique_ptr<Instrument> instrument_;
+  std::vector<double> grad_squares_;  // |g|^2 per parameter, from the global norm, for the instrument
   std::vector<nn::DecoderProbe> micro_probes_;  // per micro-batch, with config.accumulate > 1
   std::vector<double> micro_weights_;
   const Communicator* comm_ = nullptr;

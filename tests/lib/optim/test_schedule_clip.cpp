@@ -71,6 +71,32 @@ TEST_CASE("clip_grad_norm: returns the global norm and rescales above the limit"
   CHECK_THAT(b.grad()[0], Catch::Matchers::WithinRel(0.8, 1e-6));
 }
 
+TEST_CASE("grad_norm: the per-parameter sums it hands out are the ones it adds, in any batch of parameters", "[optim]") {
+  // 70 parameters: more than one of the reduction's batches of 64.
+  Rng rng(5);
+  std::vector<std::unique_ptr<Parameter<float>>> own;
+  std::vector<Parameter<float>*> ps;
+  for (int k = 0; k < 70; ++k) {
+    own.push_back(std::make_unique<Parameter<float>>("p" + std::to_string(k), Tensor<float>(Shape{1 + 7 * (k % 5)})));
+    for (int64_t i = 0; i < own.back()->numel(); ++i) own.back()->grad()[i] = rng.normal();
+    ps.push_back(own.back().get());
+  }
+  std::vector<double> squares(ps.size(), -1);
+  const double norm = grad_norm<float>(std::span<Parameter<float>* const>(ps), std::span<double>(squares));
+  CHECK(norm == grad_norm<float>(ps));  // the same bits with or without the sums handed out
+  double total = 0;
+  for (size_t k = 0; k < ps.size(); ++k) {
+    double direct = 0;
+    for (int64_t i = 0; i < ps[k]->numel(); ++i) direct += double(ps[k]->grad()[i]) * ps[k]->grad()[i];
+    CHECK_THAT(squares[k], Catch::Matchers::WithinRel(direct, 1e-12));
+    total += squares[k];
+  }
+  CHECK(norm == std::sqrt(total));  // added in parameter order
+  std::vector<double> short_of_one(ps.size() - 1);
+  CHECK_THROWS_WITH(grad_norm<float>(std::span<Parameter<float>* const>(ps), std::span<double>(short_of_one)),
+                    "grad_norm: 69 sums for 70 parameters");
+}
+
 TEST_CASE("clip_grad_norm: a NaN gradient gives a NaN norm and is not spread", "[optim]") {
   Parameter<float> a("a", Tensor<float>(Shape{2}));
   a.grad()[0] = std::numeric_limits<float>::quiet_NaN();
