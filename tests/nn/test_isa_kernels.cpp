@@ -225,6 +225,18 @@ TEST_CASE("isa kernels: AdamW's update of every variant agrees with float64", "[
     CHECK(relative_error(wf, w) < 1e-6);
     CHECK(relative_error(mf, m) < 1e-6);
     CHECK(relative_error(vf, v) < 2e-6);
+    // The measured form: update()'s bits, and the sum of squared changes sum_squared_diff takes.
+    std::vector<float> wq = to_float(w0), mq = to_float(m0), vq = to_float(v0);
+    const double sq = adamw_kernels(isa).f32.update_measured(wq.data(), mq.data(), vq.data(), gf.data(), n, 0.5f, 0.9f,
+                                                             0.99f, 1e-2f, 1e-8f, 1e-3f);
+    CHECK(wq == wf);
+    CHECK(mq == mf);
+    CHECK(vq == vf);
+    const std::vector<float> before = to_float(w0);
+    CHECK(sq == vector_sums(isa).sum_squared_diff(wq.data(), before.data(), n));
+    double direct = 0;
+    for (int64_t i = 0; i < n; ++i) direct += (w[i] - w0[i]) * (w[i] - w0[i]);  // float64's update
+    CHECK(std::abs(sq - direct) < 1e-5 * direct);
   }
 }
 

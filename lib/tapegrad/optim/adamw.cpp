@@ -24,6 +24,16 @@ AdamW<T>::AdamW(std::vector<Parameter<T>*> params, AdamWOptions options, const D
 
 template <typename T>
 void AdamW<T>::step(double lr, double grad_scale) {
+  update(lr, grad_scale, nullptr);
+}
+
+template <typename T>
+void AdamW<T>::step_measured(double lr, double grad_scale, std::span<double> squares) {
+  update(lr, grad_scale, &squares);
+}
+
+template <typename T>
+void AdamW<T>::update(double lr, double grad_scale, std::span<double>* squares) {
   const int64_t t = ++this->steps_;
   const double b1 = options_.beta1, b2 = options_.beta2;
   // Folding both bias corrections into the step size and eps saves two divisions per element:
@@ -36,10 +46,19 @@ void AdamW<T>::step(double lr, double grad_scale) {
   const T tb1 = static_cast<T>(b1), tb2 = static_cast<T>(b2), scale = static_cast<T>(grad_scale);
   const T decay_rate = static_cast<T>(
       WeightDecay{options_.weight_decay, options_.decay_mode, options_.peak_lr}.per_step(lr));
-  const auto update = adamw_kernels().get<T>().update;
-  this->for_each_update(8, [&](size_t j, T* const w, const T* const g, int64_t i0, int64_t i1) {
-    update(w + i0, m_[j].data() + i0, v_[j].data() + i0, g + i0, i1 - i0, scale, tb1, tb2, step_size, eps_hat,
-           decay_[j] ? decay_rate : T(0));
+  const AdamWFns<T>& kernels = adamw_kernels().get<T>();
+  if (!squares) {
+    const auto kernel = kernels.update;
+    this->for_each_update(8, [&](size_t j, T* const w, const T* const g, int64_t i0, int64_t i1) {
+      kernel(w + i0, m_[j].data() + i0, v_[j].data() + i0, g + i0, i1 - i0, scale, tb1, tb2, step_size, eps_hat,
+             decay_[j] ? decay_rate : T(0));
+    });
+    return;
+  }
+  const auto kernel = kernels.update_measured;
+  this->for_each_measured_update(8, *squares, [&](size_t j, T* const w, const T* const g, int64_t i0, int64_t i1) {
+    return kernel(w + i0, m_[j].data() + i0, v_[j].data() + i0, g + i0, i1 - i0, scale, tb1, tb2, step_size, eps_hat,
+                  decay_[j] ? decay_rate : T(0));
   });
 }
 

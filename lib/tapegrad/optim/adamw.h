@@ -36,6 +36,9 @@ bool decays_if_matrix(const Parameter<T>& p) {
 template <typename T>
 struct AdamWFns {
   void (*update)(T* w, T* m, T* v, const T* g, int64_t n, T g_scale, T beta1, T beta2, T lr_hat, T eps, T decay);
+  // The same update, returning sum (w_after - w_before)^2 over the slice (Optimizer::step_measured).
+  double (*update_measured)(T* w, T* m, T* v, const T* g, int64_t n, T g_scale, T beta1, T beta2, T lr_hat, T eps,
+                            T decay);
 };
 using AdamWKernels = ByPrecision<AdamWFns>;
 const AdamWKernels& adamw_kernels(Isa isa = active_isa());
@@ -48,6 +51,8 @@ class AdamW : public Optimizer<T> {
         const DecayRule& decays = decays_if_matrix<T>);
 
   void step(double lr, double grad_scale = 1.0) override;
+  // The update's sums of squares taken inside its own pass: no copy of the weights.
+  void step_measured(double lr, double grad_scale, std::span<double> squares) override;
   std::vector<std::pair<std::string, Tensor<T>*>> state() override;
   const AdamWOptions& options() const { return options_; }
   // Cohen et al. 2022's preconditioner P = (1 - beta1^t) diag(sqrt(v_hat) + eps), so that the
@@ -59,6 +64,9 @@ class AdamW : public Optimizer<T> {
   bool decays(size_t i) const { return decay_[i]; }
 
  private:
+  // One step; with `squares`, step_measured's (the update_measured kernel).
+  void update(double lr, double grad_scale, std::span<double>* squares);
+
   AdamWOptions options_;
   std::vector<bool> decay_;
   std::vector<Tensor<T>> m_, v_;

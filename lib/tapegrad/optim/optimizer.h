@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ class Optimizer {
   // Clipping by global norm is grad_scale = min(1, max_norm / norm) (see clip.h): folding it into
   // the update saves a read-and-write pass over every gradient.
   virtual void step(double lr, double grad_scale = 1.0) = 0;
+  // step(), also writing each parameter's update size squares[k] = |w_after - w_before|^2 (in
+  // double, params() order; 0 for a frozen one): the update-to-weight ratio's numerator
+  // (lm/instrument.h). This default copies the weights around step(), a copy and a pass over
+  // every weight; an optimizer that can take the sums inside its own update pass overrides it
+  // (AdamW).
+  virtual void step_measured(double lr, double grad_scale, std::span<double> squares);
   // Named state tensors ("exp_avg.blocks.0.attn.qkv.weight", ...), for checkpoints.
   virtual std::vector<std::pair<std::string, Tensor<T>*>> state() = 0;
   // The same, as a state dict (state_dict.h); with steps(), everything a resume needs
@@ -96,8 +103,38 @@ class Optimizer {
                         });
   }
 
+  // for_each_update for an update that returns the sum of its squared changes over [begin, end):
+  // squares[k] gets parameter k's total, its threads' shares added in chunk order.
+  template <typename Update>
+  void for_each_measured_update(int64_t work_per_element, std::span<double> squares, Update&& update) {
+    check_measured(squares);
+    const size_t P = params_.size(), chunks = static_cast<size_t>(num_threads());
+    chunk_squares_.assign(chunks * P, 0.0);  // allocates only when the thread count grows
+    const auto updated = [this](int64_t k) {
+      const Parameter<T>& p = *params_[static_cast<size_t>(k)];
+      return p.requires_grad ? p.numel() : int64_t{0};
+    };
+    parallel_for_arrays(static_cast<int64_t>(P), updated, work_per_element,
+                        [&](int64_t chunk, int64_t k, int64_t begin, int64_t end) {
+                          Parameter<T>& p = *params_[static_cast<size_t>(k)];
+                          chunk_squares_[static_cast<size_t>(chunk) * P + static_cast<size_t>(k)] =
+                              update(static_cast<size_t>(k), p.value().data(),
+                                     static_cast<const T*>(p.grad().data()), begin, end);
+                        });
+    for (size_t k = 0; k < P; ++k) {
+      double sum = 0;
+      for (size_t c = 0; c < chunks; ++c) sum += chunk_squares_[c * P + k];
+      squares[k] = sum;
+    }
+  }
+  void check_measured(std::span<double> squares) const;
+
   std::vector<Parameter<T>*> params_;
   int64_t steps_ = 0;
+
+ private:
+  std::vector<Tensor<T>> snapshots_;   // step_measured's default: the weights before the step
+  std::vector<double> chunk_squares_;  // for_each_measured_update's partial sums, chunk-major
 };
 
 }  // namespace tapegrad

@@ -1,6 +1,6 @@
 // Per-step statistics of a training run — what the lab plots to show how a norm regulates the
-// residual stream. All of it is read off values the step computes anyway (a few reductions), plus
-// one copy of the weights for the update ratio; buffers are allocated once.
+// residual stream. All of it is read off values the step computes anyway (a few reductions; the
+// update sizes from the optimizer's own pass where it takes them); buffers are allocated once.
 //
 //   per layer i (block i):
 //     residual_rms   RMS of the residual stream entering block i ("scale drift")
@@ -37,21 +37,19 @@ class Instrument {
   // After backward, before clipping: per-layer gradient norms and the forward statistics, from
   // the sums of squares the global norm adds (grad_norm's squares: squares[k] of params[k]).
   void after_backward(std::span<Parameter<float>* const> params, std::span<const double> squares);
-  // Around the optimizer step: snapshot, then the update-to-weight ratios.
-  void before_update();
-  void after_update();
+  // Around the optimizer step: |w_before|^2 per parameter of `params` (the optimizer's), returning
+  // where Optimizer::step_measured is to write the update sizes; then the update-to-weight ratios.
+  std::span<double> before_update(std::span<Parameter<float>* const> params);
+  void after_update(std::span<Parameter<float>* const> params);
   const StepStats& stats() const { return stats_; }
 
  private:
-  std::vector<Parameter<float>*> params_;
-  std::vector<Tensor<float>> snapshots_;  // parallel to params_
-  std::vector<int> layer_of_;             // block index of each parameter, -1 outside the blocks
-  std::unordered_map<const Parameter<float>*, int> layer_by_param_;  // the same, by parameter
+  std::vector<double> weight_squares_, update_squares_;  // per optimizer parameter: |w_before|^2, |dw|^2
+  std::unordered_map<const Parameter<float>*, int> layer_by_param_;  // block index, -1 outside the blocks
   std::vector<double> diff_, base_;       // per layer (+1 for the rest): sums of squares of the update, of w_before
-  // The slot of diff_ and base_ that parameter k adds to.
-  size_t slot_of(size_t k) const {
-    return layer_of_[k] >= 0 ? static_cast<size_t>(layer_of_[k]) : stats_.layers.size();
-  }
+  // The slot of diff_ and base_ that a parameter of the given layer adds to.
+  size_t slot_of_layer(int layer) const { return layer >= 0 ? static_cast<size_t>(layer) : stats_.layers.size(); }
+  int layer_of(const Parameter<float>* p) const;
   nn::DecoderProbe probe_;
   StepStats stats_;
 };

@@ -157,14 +157,17 @@ StepResult Trainer::train_step(bool request_stop) {
   r.lr = schedule_->at(step_);
   r.finite = std::isfinite(r.loss) && std::isfinite(r.z_loss) && std::isfinite(r.grad_norm);
   if (r.finite) {  // never write NaN/Inf into the weights
-    const auto i0 = std::chrono::steady_clock::now();
-    if (instrument_) instrument_->before_update();
-    const double before = instrument_ ? ms_since(i0) : 0;
-    optimizer_->step(r.lr, clip_factor(r.grad_norm, config_.clip));  // clipping folded into the update
-    if (instrument_) {
+    const double scale = clip_factor(r.grad_norm, config_.clip);  // clipping folded into the update
+    if (instrument_) {  // the update sizes from the optimizer's own pass (counted as the step's)
+      const auto i0 = std::chrono::steady_clock::now();
+      const std::span<double> sizes = instrument_->before_update(params_);
+      r.instrument_ms += ms_since(i0);
+      optimizer_->step_measured(r.lr, scale, sizes);
       const auto i1 = std::chrono::steady_clock::now();
-      instrument_->after_update();
-      r.instrument_ms += before + ms_since(i1);
+      instrument_->after_update(params_);
+      r.instrument_ms += ms_since(i1);
+    } else {
+      optimizer_->step(r.lr, scale);
     }
   }
   r.step = ++step_;

@@ -127,3 +127,78 @@ TEST_CASE("ParamGrads: zero and the sum into the parameters, 1 and 2 threads", "
   CHECK(got == expect);
   set_num_threads(0);
 }
+
+TEST_CASE("optimizers: step_measured is step's update and each parameter's |w_after - w_before|^2, on 1 and 2 threads",
+          "[optim][determinism]") {
+  // AdamW takes the sums inside its update pass (its threads' shares added in order); SGD uses the
+  // default, a copy of the weights around step(). Both against step() on a twin and the sums
+  // written out in double.
+  for (const int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const bool adam : {true, false}) {
+      INFO((adam ? "AdamW" : "SGD") << " on " << threads << " threads");
+      Model measured, plain;
+      const auto make = [&](Model& m) -> std::unique_ptr<Optimizer<float>> {
+        if (adam) return std::make_unique<AdamW<float>>(m.params, AdamWOptions{.weight_decay = 0.1});
+        return std::make_unique<SGD<float>>(m.params, SGDOptions{.momentum = 0.9, .weight_decay = 0.01});
+      };
+      auto a = make(measured), b = make(plain);
+      std::vector<double> squares(measured.params.size(), -1.0);
+      for (int s = 0; s < 3; ++s) {
+        measured.set_grads(200 + static_cast<uint64_t>(s)), plain.set_grads(200 + static_cast<uint64_t>(s));
+        const std::vector<float> before = measured.values();
+        a->step_measured(1e-2, 0.5, squares);
+        b->step(1e-2, 0.5);
+        REQUIRE(measured.values() == plain.values());  // the same update, bit for bit
+        size_t at = 0;
+        for (size_t k = 0; k < measured.params.size(); ++k) {
+          const Parameter<float>& p = *measured.params[k];
+          double direct = 0;
+          for (int64_t i = 0; i < p.numel(); ++i) {
+            const double d = double(p.value()[i]) - double(before[at + static_cast<size_t>(i)]);
+            direct += d * d;
+          }
+          at += static_cast<size_t>(p.numel());
+          if (!p.requires_grad || p.numel() == 0) REQUIRE(squares[k] == 0.0);  // frozen or empty: no change
+          else REQUIRE(squares[k] > 0.0);
+          REQUIRE(std::abs(squares[k] - direct) <= 1e-12 * direct);
+        }
+      }
+      std::vector<double> short_of_one(measured.params.size() - 1);
+      CHECK_THROWS_WITH(a->step_measured(1e-2, 1.0, short_of_one),
+                        "Optimizer::step_measured: 69 sums for 70 parameters");
+    }
+  }
+  set_num_threads(0);
+}
+
+TEST_CASE("parallel_for_arrays: a body taking the chunk gets one chunk per thread, each its thread's share", "[parallel]") {
+  const std::vector<int64_t> sizes{0, 1, 40001, 3, 65536};
+  for (const int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const int64_t work : {int64_t{0}, int64_t{1} << 20}) {  // inline (chunk 0 the whole array), split
+      std::vector<std::vector<int64_t>> begins(sizes.size(), std::vector<int64_t>(2, -1));
+      parallel_for_arrays(
+          static_cast<int64_t>(sizes.size()), [&](int64_t k) { return sizes[static_cast<size_t>(k)]; }, work,
+          [&](int64_t chunk, int64_t k, int64_t i0, int64_t i1) {
+            REQUIRE(chunk >= 0);
+            REQUIRE(chunk < threads);
+            REQUIRE(i1 >= i0);  // inline, an empty array is still called once
+            if (i1 > i0) begins[static_cast<size_t>(k)][static_cast<size_t>(chunk)] = i0;
+          });
+      int64_t total = 0;
+      for (int64_t n : sizes) total += n;
+      // Inline below kMinParallelWork, else the static schedule's chunks (parallel_for's).
+      const int64_t nt = threads == 2 && total * work >= kMinParallelWork ? 2 : 1;
+      for (size_t k = 0; k < sizes.size(); ++k) {
+        INFO("array " << k << ", " << threads << " threads, work " << work);
+        const int64_t n = sizes[k];
+        for (int64_t t = 0; t < 2; ++t) {
+          const bool has = t < nt && n * (t + 1) / nt > n * t / nt;
+          CHECK(begins[k][static_cast<size_t>(t)] == (has ? n * t / nt : -1));
+        }
+      }
+    }
+  }
+  set_num_threads(0);
+}
