@@ -161,6 +161,18 @@ void require_decimal_integers(CLI::App& app) {
   }
 }
 
+void require_boolean_words(CLI::App& app) {
+  // A bare --flag arrives as "true", --no-flag as "false" (CLI11 turns the negated form's value
+  // round too), so the words are all a flag's results can be.
+  const CLI::Validator words(
+      [](std::string& v) -> std::string {
+        return v == "true" || v == "false" ? std::string() : "must be true or false, got " + v.substr(0, 40);
+      },
+      "", "true or false");
+  for (CLI::Option* o : app.get_options())
+    if (o->get_expected_max() == 0 && o != app.get_help_ptr() && o != app.get_help_all_ptr()) o->check(words);
+}
+
 CLI::Validator positive() { return number_at_least(0, true, "positive"); }
 CLI::Validator non_negative() { return number_at_least(0, false, "non-negative"); }
 
@@ -216,6 +228,7 @@ int run_cli(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
   };
   app.formatter(std::make_shared<HelpFormatter>());
   require_decimal_integers(app);
+  require_boolean_words(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

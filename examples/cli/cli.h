@@ -52,6 +52,10 @@ CLI::Validator unsigned_integer();
 // whose type is INT or UINT, "010" (octal to CLI11), "0x10", "+5" and numbers outside the type's
 // range are refused naming the text. run_cli applies it to every program's App before parsing.
 void require_decimal_integers(CLI::App& app);
+// On/off flags read "true" or "false" when given a value (--bias=false, a config file's false):
+// CLI11 alone would take "yes", "off", "2" and "-1" (false), a number's sign deciding. run_cli
+// applies it to every flag of every program's App, as the one above.
+void require_boolean_words(CLI::App& app);
 // (The check itself is text::decimal_whole_number, tapegrad/text/lexical.h.)
 
 }  // namespace tapegrad::cli

@@ -180,6 +180,7 @@ def fixtures(tmp, bin_dir):
     open(f["growing.txt"], "ab").write(b"the lazy dog. ")
     f["ckpt_grown"] = grown
     write("unknown_key.json", b'{"stepz": 3}')
+    write("bool_as_number.json", b'{"eval-train": 2}')
 
     # A records row whose norm is a path: it must never become one (curves/<run_id>.csv).
     evil = os.path.join(tmp, "sweep_evil")
@@ -288,6 +289,11 @@ def cases(f):
         (T, ["--seed", "-1"], 2, "--seed: must be a whole number in [0, 2^64 - 1], got -1", "negative seed"),
         (T, ["--seed", str(2 ** 64)], 2, "--seed: must be a whole number in [0, 2^64 - 1], got 18446744073709551616",
          "seed past 2^64 - 1"),
+        (T, ["--eval-train=-1"], 2, "--eval-train: must be true or false, got -1", "an on/off flag given a number"),
+        ("sample_lm", ["--checkpoint", f["ckpt"], "--kv-cache=yes"], 2, "--kv-cache: must be true or false, got yes",
+         "an on/off flag given another word"),
+        (T, ["--config", f["bool_as_number.json"]], 2, "--eval-train: must be true or false, got 2",
+         "an on/off setting in a config file given a number"),
         ("compare_norms", ["--divergence-factor", "nan"], 2, "--divergence-factor: must be a finite number, got nan",
          "NaN divergence factor"),
         ("compare_norms", ["--min-lr-ratio", "nan"], 2, "--min-lr-ratio: must be a finite number, got nan",
