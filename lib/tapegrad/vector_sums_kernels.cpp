@@ -19,12 +19,7 @@ double copy_sum_squares(float* y, const float* x, int64_t n) {
   });
 }
 
-double sum_squared_diff(const float* a, const float* b, int64_t n) {
-  return vmath::lane_sum<double>(n, [a, b](int64_t i) {
-    const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
-    return d * d;
-  });
-}
+double sum_squared_diff(const float* a, const float* b, int64_t n) { return vmath::sum_squared_diff(a, b, n); }
 
 void sum_max(const float* x, int64_t n, double* sum, double* max) {
   *sum = vmath::lane_sum<double>(n, [x](int64_t i) { return static_cast<double>(x[i]); });

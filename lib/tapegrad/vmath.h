@@ -144,6 +144,14 @@ template <typename T>
 inline double sum_squares(const T* x, int64_t n) {
   return lane_sum<double>(n, [x](int64_t i) { return static_cast<double>(x[i]) * static_cast<double>(x[i]); });
 }
+// sum of (a - b)^2 accumulated in double.
+template <typename T>
+inline double sum_squared_diff(const T* a, const T* b, int64_t n) {
+  return lane_sum<double>(n, [a, b](int64_t i) {
+    const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
+    return d * d;
+  });
+}
 // Largest element. Exact in any order for numbers; blocked by index anyway, so that where a NaN
 // or a signed zero wins (packet and scalar max treat them differently) never follows the address.
 template <typename T>

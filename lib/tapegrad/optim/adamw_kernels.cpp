@@ -21,7 +21,7 @@ void update(T* __restrict w, T* __restrict m, T* __restrict v, const T* __restri
 }
 
 // update()'s arithmetic, element for element, also returning sum (w_after - w_before)^2 in double
-// (the sum as vector_sums' sum_squared_diff takes it over the same n).
+// (the sum vmath::sum_squared_diff takes over the same n).
 template <typename T>
 double update_measured(T* __restrict w, T* __restrict m, T* __restrict v, const T* __restrict g, int64_t n, T g_scale, T beta1, T beta2, T lr_hat, T eps, T decay) {
   return vmath::lane_sum<double>(n, [=](int64_t i) {

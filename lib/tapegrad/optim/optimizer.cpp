@@ -29,14 +29,8 @@ void Optimizer<T>::step_measured(double lr, double grad_scale, std::span<double>
     const T* const now = params_[k]->value().data();
     const T* const before = snapshots_[k].data();
     const int64_t n = params_[k]->numel();
-    if constexpr (std::is_same_v<T, float>) {
-      squares[k] = vector_sums().sum_squared_diff(now, before, n);
-    } else {
-      squares[k] = vmath::lane_sum<double>(n, [now, before](int64_t i) {
-        const double d = static_cast<double>(now[i]) - static_cast<double>(before[i]);
-        return d * d;
-      });
-    }
+    if constexpr (std::is_same_v<T, float>) squares[k] = vector_sums().sum_squared_diff(now, before, n);  // at the CPU's width
+    else squares[k] = vmath::sum_squared_diff(now, before, n);
   }
 }
 

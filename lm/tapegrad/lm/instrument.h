@@ -14,7 +14,6 @@
 
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "tapegrad/nn/decoder.h"
@@ -32,24 +31,24 @@ struct StepStats {
 
 class Instrument {
  public:
-  explicit Instrument(nn::Decoder<float>& model);
+  // `params`: the parameters the trainer's gradient norm and optimizer go through, in their
+  // order (every one the decoder's); the per-parameter sums below are in that order.
+  Instrument(nn::Decoder<float>& model, std::span<Parameter<float>* const> params);
   nn::DecoderProbe* probe() { return &probe_; }
   // After backward, before clipping: per-layer gradient norms and the forward statistics, from
   // the sums of squares the global norm adds (grad_norm's squares: squares[k] of params[k]).
-  void after_backward(std::span<Parameter<float>* const> params, std::span<const double> squares);
-  // Around the optimizer step: |w_before|^2 per parameter of `params` (the optimizer's), returning
-  // where Optimizer::step_measured is to write the update sizes; then the update-to-weight ratios.
-  std::span<double> before_update(std::span<Parameter<float>* const> params);
-  void after_update(std::span<Parameter<float>* const> params);
+  void after_backward(std::span<const double> squares);
+  // Around the optimizer step: |w_before|^2 per parameter, returning where
+  // Optimizer::step_measured is to write the update sizes; then the update-to-weight ratios.
+  std::span<double> before_update();
+  void after_update();
   const StepStats& stats() const { return stats_; }
 
  private:
-  std::vector<double> weight_squares_, update_squares_;  // per optimizer parameter: |w_before|^2, |dw|^2
-  std::unordered_map<const Parameter<float>*, int> layer_by_param_;  // block index, -1 outside the blocks
-  std::vector<double> diff_, base_;       // per layer (+1 for the rest): sums of squares of the update, of w_before
-  // The slot of diff_ and base_ that a parameter of the given layer adds to.
-  size_t slot_of_layer(int layer) const { return layer >= 0 ? static_cast<size_t>(layer) : stats_.layers.size(); }
-  int layer_of(const Parameter<float>* p) const;
+  std::vector<Parameter<float>*> params_;
+  std::vector<size_t> slot_;  // per parameter: its block's index, stats_.layers.size() outside the blocks
+  std::vector<double> weight_squares_, update_squares_;  // per parameter: |w_before|^2, |w_after - w_before|^2
+  std::vector<double> diff_, base_;  // per slot: sums of squares of the update, of w_before
   nn::DecoderProbe probe_;
   StepStats stats_;
 };

@@ -73,7 +73,7 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<nn::LanguageModel<fl
   optimizer_ = optimizer_for(config_, params_);
   schedule_ = schedule_for(config_);
   if (config_.instrument) {
-    instrument_ = std::make_unique<Instrument>(*decoder_);
+    instrument_ = std::make_unique<Instrument>(*decoder_, params_);
     grad_squares_.resize(params_.size());
   }
   // Full batch: the batch a mini-batch run would train on first, drawn by a generator of its own
@@ -151,7 +151,7 @@ StepResult Trainer::train_step(bool request_stop) {
   r.grad_norm = last_grad_norm_ = grad_norm<float>(params_, instrument_ ? std::span<double>(grad_squares_) : std::span<double>());
   if (instrument_) {
     const auto i0 = std::chrono::steady_clock::now();
-    instrument_->after_backward(params_, grad_squares_);
+    instrument_->after_backward(grad_squares_);
     r.instrument_ms += ms_since(i0);
   }
   r.lr = schedule_->at(step_);
@@ -160,11 +160,11 @@ StepResult Trainer::train_step(bool request_stop) {
     const double scale = clip_factor(r.grad_norm, config_.clip);  // clipping folded into the update
     if (instrument_) {  // the update sizes from the optimizer's own pass (counted as the step's)
       const auto i0 = std::chrono::steady_clock::now();
-      const std::span<double> sizes = instrument_->before_update(params_);
+      const std::span<double> sizes = instrument_->before_update();
       r.instrument_ms += ms_since(i0);
       optimizer_->step_measured(r.lr, scale, sizes);
       const auto i1 = std::chrono::steady_clock::now();
-      instrument_->after_update(params_);
+      instrument_->after_update();
       r.instrument_ms += ms_since(i1);
     } else {
       optimizer_->step(r.lr, scale);
