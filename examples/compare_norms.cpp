@@ -50,20 +50,49 @@ std::string self_dir() {
 // plot_lab.py's exit status when its interpreter has no matplotlib (NO_MATPLOTLIB there).
 constexpr int kNoMatplotlib = 3;
 
-// Draws the plots with the first Python that has matplotlib: the one asked for, then
-// /usr/bin/python3 (Debian's packages are seen by it, and it may not be the python3 first on
-// PATH), then python3. The script itself is the probe. Returns a note when no plots were drawn.
-std::string draw_plots(const std::string& preferred, const std::string& script, double reference_lr,
-                       const std::string& out) {
-  if (!fs::exists(script)) return "plots skipped: " + script + " is missing";
+// The Pythons tried for the plots, in order: the one asked for, then /usr/bin/python3 (Debian's
+// packages are seen by it, and it may not be the python3 first on PATH), then python3.
+std::vector<std::string> plot_interpreters(const std::string& preferred) {
   std::vector<std::string> candidates;
   if (!preferred.empty()) candidates.push_back(preferred);
   candidates.insert(candidates.end(), {"/usr/bin/python3", "python3"});
+  return candidates;
+}
+
+// The first interpreter with plot_lab.py, started while the sweep's last runs train: it imports
+// matplotlib on the core they leave free (a third of a second, a third of the plots' time) and
+// then waits for its arguments on standard input (--args-on-stdin there).
+std::optional<cli::StartedProcess> start_plotter(const std::string& preferred, const std::string& script) {
+  if (!fs::exists(script)) return std::nullopt;
+  return cli::StartedProcess::start({plot_interpreters(preferred)[0], script, "--args-on-stdin"},
+                                    cli::ChildOutput::kToStderr);
+}
+
+// Draws the plots with the first Python that has matplotlib: `started` if there is one, then the
+// other interpreters, each started now. The script itself is the probe. Returns a note when no
+// plots were drawn.
+std::string draw_plots(const std::string& preferred, const std::string& script, double reference_lr,
+                       const std::string& out, std::optional<cli::StartedProcess>& started) {
+  if (!fs::exists(script)) return "plots skipped: " + script + " is missing";
+  const std::vector<std::string> args = {"--reference-lr", text::exact_decimal(reference_lr), "--", out};
+  const auto settled = [](int status) { return status != kNoMatplotlib && status != -1 && status != 127; };
+  std::vector<std::string> candidates = plot_interpreters(preferred);
+  if (started) {
+    std::string packet;  // each argument ended by a NUL, as the kernel hands argv over
+    for (const std::string& a : args) packet += a + '\0';
+    const bool sent = started->send(packet);
+    const int status = started->finish();
+    started.reset();
+    if (sent && status == 0) return "";
+    if (status != 0 && settled(status)) return "plots failed (see the messages above)";
+    if (status != 0) candidates.erase(candidates.begin());  // no matplotlib there
+  }
   for (const auto& py : candidates) {
-    const int status =
-        cli::run_process({py, script, "--reference-lr", std::to_string(reference_lr), "--", out}, cli::ChildOutput::kToStderr);
+    std::vector<std::string> argv = {py, script};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const int status = cli::run_process(argv, cli::ChildOutput::kToStderr);
     if (status == 0) return "";
-    if (status != kNoMatplotlib && status != -1 && status != 127) return "plots failed (see the messages above)";
+    if (settled(status)) return "plots failed (see the messages above)";
   }
   return "plots skipped: no Python with matplotlib (Debian: apt-get install python3-matplotlib)";
 }
@@ -121,6 +150,10 @@ int main(int argc, char** argv) {
     const std::string who = comm.distributed() ? "rank " + std::to_string(comm.rank()) + " " : "";
     int trained = 0;  // runs this process trained, for the ETA: the mean wall time per trained run so far
     SweepTiming timing;
+    std::optional<cli::StartedProcess> plotter;  // started when a core is free, in the sweep's last runs
+    const auto start_plotting = [&] {
+      if (plot && comm.root()) plotter = start_plotter(python, self_dir() + "/plot_lab.py");
+    };
     const auto t_sweep = std::chrono::steady_clock::now();
     const auto runs = run_sweep(o, [&](const RunRecord& r, bool skipped, int done, int n) {
       trained += !skipped;
@@ -142,7 +175,7 @@ int main(int argc, char** argv) {
                       r.peak_residual_rms, r.peak_attention_logit);
       std::fprintf(stderr, "%s[%3d/%d] %-40s %s%s%s\n", who.c_str(), done, n, r.spec.id().c_str(), status,
                    skipped ? "  (done earlier)" : (" " + std::to_string(static_cast<int>(r.wall_s + 0.5)) + " s").c_str(), eta);
-    }, &comm, &timing);
+    }, &comm, &timing, start_plotting);
     const auto t_report = std::chrono::steady_clock::now();
     timing.prepare_s += std::chrono::duration<double>(t_sweep - t0).count();  // the checks before the sweep
     if (!comm.root()) return lm::stop_signal() ? 128 + lm::stop_signal() : 0;  // rank 0 reports
@@ -159,7 +192,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) ctx.this_command += " " + text::shell_quote(argv[i]);
     std::string plot_note;
     if (plot) {
-      plot_note = draw_plots(python, self_dir() + "/plot_lab.py", summary.reference_lr, o.out);
+      plot_note = draw_plots(python, self_dir() + "/plot_lab.py", summary.reference_lr, o.out, plotter);
       ctx.plots = plots_in(o.out);
     }
     const auto now = std::chrono::steady_clock::now();

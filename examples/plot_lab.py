@@ -3,6 +3,8 @@
 report.md and the console summary come from the C++ side).
 
     python3 examples/plot_lab.py runs/lab [--reference-lr 0.003]
+    python3 examples/plot_lab.py --args-on-stdin    # the same arguments, read from standard input
+                                                    # (each ended by a NUL byte) after the imports
 
 Writes into runs/lab/plots/ (sharpness.png only for sweeps run with --sharpness-every):
   loss_vs_lr.png     final validation loss vs learning rate per norm, mean ± std over seeds; x = diverged
@@ -26,6 +28,7 @@ import json
 import math
 import os
 import re
+import signal
 import stat
 import sys
 import traceback
@@ -290,11 +293,29 @@ def draw(figures):
     return 0 if ok and os.waitstatus_to_exitcode(wait_status) == 0 else 1
 
 
-def main():
+def args_on_stdin():
+    """The arguments, read from standard input once the caller closes it: each ended by a NUL byte,
+    decoded as the interpreter decodes argv. None when the input ends with nothing sent (the caller
+    no longer needs the plots: its sweep was stopped) or mid-argument (the caller died)."""
+    # Ctrl-C at the terminal reaches this process too; the caller stops its sweep on it and closes
+    # the input, so the interrupt is its to handle, not a traceback here.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    data = sys.stdin.buffer.read()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if not data.endswith(b"\0"):
+        return None
+    return [os.fsdecode(a) for a in data[:-1].split(b"\0")]
+
+
+def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", help="a compare_norms output directory")
     ap.add_argument("--reference-lr", type=float, default=None, help="lr of the per-step plots (default: smallest)")
-    args = ap.parse_args()
+    ap.add_argument("--args-on-stdin", action="store_true",
+                    help="alone: import matplotlib, then read the arguments from standard input, each ended by a NUL byte")
+    args = ap.parse_args(argv)
+    if args.args_on_stdin:
+        ap.error("--args-on-stdin comes alone: the other arguments are read from standard input")
     if args.reference_lr is not None and not (math.isfinite(args.reference_lr) and args.reference_lr > 0):
         ap.error(f"--reference-lr must be a positive learning rate, got {args.reference_lr:g}")
 
@@ -522,6 +543,9 @@ def main():
 
 
 if __name__ == "__main__":
-    status = main()
+    # `plot_lab.py --args-on-stdin`: matplotlib is imported above, then the arguments are awaited
+    # (compare_norms starts the script so while its last runs train).
+    argv = args_on_stdin() if sys.argv[1:] == ["--args-on-stdin"] else sys.argv[1:]
+    status = 0 if argv is None else main(argv)
     sys.stdout.flush(), sys.stderr.flush()
     os._exit(status)  # every figure is written and closed: skip matplotlib's and numpy's teardown (~0.2 s)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # CTest "lab: compare_norms draws its plots with the first Python that has matplotlib": plot_lab.py
 # is its own probe, so an interpreter without matplotlib (exit 3, silent) hands over to the next
-# candidate, and one whose plotting fails is reported as failed, not skipped. plot_lab.py itself:
+# candidate, and one whose plotting fails is reported as failed, not skipped — both when the
+# interpreter is run after the sweep and when it was started in the sweep's last runs to wait for
+# its arguments (--args-on-stdin: nothing sent, it exits quietly). plot_lab.py itself:
 # a figure failing in either of its two drawing processes is named and fails the script, the others
 # drawn; bad CSV files and flags are refused naming them; plots never write through links.
 set -euo pipefail
@@ -40,6 +42,46 @@ rm D/plots
 rm -r D/real_plots
 run --python "$work/broken"
 grep -q "^plots failed (see the messages above)" out || fail "a failing plot script was not reported: $(cat out)"
+# Two runs on two workers: the interpreter asked for is started when the first worker runs out of
+# runs, once, and waits for its arguments; started without matplotlib or failing, the same as above.
+printf '#!/bin/sh\necho "$*" >> %s/calls\nexec %s "$@"\n' "$work" "$py" > logged
+chmod +x logged
+rm -rf D
+run --python "$work/logged" --lr 1e-3 2e-3 --jobs 2
+[[ $(wc -l < calls) == 1 ]] && grep -q -- "plot_lab.py --args-on-stdin$" calls || fail "the plotter was not started once, in the sweep: $(cat calls)"
+grep -q "^plots: .*loss_vs_lr.png" out && ! grep -q "skipped\|failed" out || fail "the started plotter drew no plots: $(cat out)"
+[[ $(find D/plots -name '*.png' -newer calls | wc -l) -ge 6 ]] || fail "the started plotter's plots are missing: $(ls D/plots)"
+rm -rf D
+run --python "$work/no_matplotlib" --lr 1e-3 2e-3 --jobs 2
+grep -q "^plots: .*loss_vs_lr.png" out && ! grep -q "skipped\|failed" out || fail "no plots after a started interpreter without matplotlib: $(cat out)"
+rm -rf D
+run --python "$work/broken" --lr 1e-3 2e-3 --jobs 2
+grep -q "^plots failed (see the messages above)" out || fail "a failing started plot script was not reported: $(cat out)"
+# --args-on-stdin by hand: its input closed with nothing sent, or cut off inside an argument, it
+# exits 0 with nothing drawn or printed; each argument ended by a NUL byte, any bytes in it.
+run --lr 1e-3 2e-3 --jobs 2 --no-plot
+rm -rf D/plots
+for input in '' 'D' '--reference-lr\0002e-'; do
+  status=0
+  printf -- "$input" | "$py" "$bin/plot_lab.py" --args-on-stdin >log 2>&1 || status=$?
+  [[ $status == 0 && ! -s log && ! -e D/plots ]] || fail "--args-on-stdin given '$input': status $status"
+done
+mv D "a b
+c"
+printf -- '--reference-lr\0002e-3\000--\000a b\nc\000' | "$py" "$bin/plot_lab.py" --args-on-stdin >log 2>&1 || fail "--args-on-stdin with a folder of spaces and a newline"
+[[ -s "a b
+c/plots/loss_vs_lr.png" ]] || fail "--args-on-stdin drew nothing into its folder"
+mv "a b
+c" D
+status=0
+"$py" "$bin/plot_lab.py" --args-on-stdin D >log 2>&1 || status=$?
+[[ $status == 2 ]] && grep -q "args-on-stdin comes alone" log || fail "--args-on-stdin beside other arguments: status $status"
+# A learning rate below six decimals reaches the script as itself (its per-step plots are drawn at it).
+rm -rf D
+run --lr 1e-7
+grep -q "^plots: .*loss_curves.png" out && ! grep -q "skipped\|failed" out || fail "plots at lr 1e-7: $(cat out) $(cat log)"
+rm -rf D
+run
 # A figure that fails is named and fails the script, whichever of the two drawing processes drew
 # it, and the others are still drawn; a folder whose CSV files every figure needs are unusable is
 # refused naming the file.

@@ -1,3 +1,4 @@
+#include <atomic>
 #include <cmath>
 #include <sstream>
 #include <filesystem>
@@ -198,6 +199,28 @@ TEST_CASE("lab: an exploding learning rate diverges, is recorded, and the sweep 
   CHECK_FALSE(runs[1].divergence_quantity.empty());
   CHECK(std::isnan(runs[1].final_val_loss));
   CHECK(seen.size() == 2);
+  fs::remove_all(out);
+}
+
+// on_tail marks the moment a core falls free: once, when the first of two workers finds no run left,
+// so every run but the other worker's has finished; never with one worker or nothing to train.
+TEST_CASE("lab: the sweep's tail is announced once, when one worker is left training", "[lab]") {
+  const fs::path out = fresh("tail");
+  SweepOptions o = tiny_sweep(out.string());
+  set_axis(o, "lr", {1e-3, 2e-3});  // 4 runs
+  o.jobs = 2;
+  std::atomic<int> done{0}, tails{0}, done_at_tail{-1};
+  const auto count = [&](const RunRecord&, bool, int, int) { ++done; };
+  const auto runs = run_sweep(o, count, nullptr, nullptr, [&] { done_at_tail = done.load(), ++tails; });
+  REQUIRE(runs.size() == 4);
+  CHECK(tails == 1);
+  CHECK(done_at_tail >= 3);  // the run the other worker trains may have finished too
+  tails = 0;
+  run_sweep(o, count, nullptr, nullptr, [&] { ++tails; });  // all recorded: nothing trains
+  fs::remove_all(out);
+  o.jobs = 1;
+  run_sweep(o, count, nullptr, nullptr, [&] { ++tails; });
+  CHECK(tails == 0);
   fs::remove_all(out);
 }
 
@@ -680,6 +703,13 @@ TEST_CASE("lab: the commands the report shows paste as the values they name", "[
   CHECK(text::shell_quote("") == "''");
   CHECK(text::shell_quote("my data $(touch X).txt") == "'my data $(touch X).txt'");
   CHECK(text::shell_quote("it's") == "'it'\\''s'");
+  // Numbers handed to the plot script as text read back as the same double (std::to_string's six
+  // decimals would hand a learning rate of 1e-7 over as 0).
+  CHECK(text::exact_decimal(1e-7) == "1e-07");
+  CHECK(text::exact_decimal(3e-3) == "0.003");
+  CHECK(text::exact_decimal(0.1 + 0.2) == "0.30000000000000004");
+  for (const double v : {1e-7, 1.25e-5, 3e-3, 0.1 + 0.2, 1e300, 5e-324})
+    CHECK(std::strtod(text::exact_decimal(v).c_str(), nullptr) == v);
   SweepOptions o, defaults;
   set_axis(o, "norm", {"none"});
   o.base.lr = 1e-3, o.base.seed = 1, o.base.layers = 1;

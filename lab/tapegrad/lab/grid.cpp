@@ -100,13 +100,6 @@ void read_sweep_level(const nlohmann::json& j, SweepOptions& o, const std::strin
   in("spike-factor", o.spike_factor, 1, 1e9), in("evals", static_cast<double>(o.evals), 0, 1e9);
 }
 
-std::string exact_double(double v) {
-  char b[40];
-  std::snprintf(b, sizeof b, "%g", v);
-  if (std::strtod(b, nullptr) != v) std::snprintf(b, sizeof b, "%.17g", v);
-  return b;
-}
-
 
 }  // namespace
 
@@ -162,7 +155,7 @@ std::string setting_text(const nlohmann::json& v) {
   if (v.is_number_float()) {
     const double d = v.get<double>();
     // A float setting that holds a whole number is written as one (64, not 64.0), as %g does.
-    return exact_double(d);
+    return text::exact_decimal(d);
   }
   if (v.is_string()) return v.get<std::string>();
   return v.dump();

@@ -542,7 +542,7 @@ void write_runs_csv(const std::string& out, const std::map<std::string, RunRecor
 
 std::vector<RunRecord> run_sweep(const SweepOptions& asked,
                                  const std::function<void(const RunRecord&, bool, int, int)>& on_run,
-                                 const lm::Communicator* comm, SweepTiming* timing) {
+                                 const lm::Communicator* comm, SweepTiming* timing, const std::function<void()>& on_tail) {
   const auto t_start = std::chrono::steady_clock::now();
   const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -608,6 +608,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
     time.jobs = jobs;
     time.prepare_s = seconds_since(t_start);
     std::atomic<size_t> next{0};
+    std::atomic<int> training{jobs};  // workers still in their loop
     std::mutex mu;
     std::exception_ptr failure;
     const auto stop = [] { return lm::stop_signal() != 0; };
@@ -618,7 +619,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
           std::string curve;
           RunTiming run_time;
           const auto rec = run_one(o, spec, shared.tokenizer, shared.data, threads, curve, stop, &run_time);
-          if (!rec) return;
+          if (!rec) break;  // stopped
           const auto w0 = std::chrono::steady_clock::now();
           // The curve, then the record, then the proof of both: a run is done once its proof is written.
           const std::string curve_file = join(curve_columns(spec.get<int64_t>("layers"), o.base.sharpness_every > 0)) + "\n" + curve;
@@ -634,6 +635,8 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
           ++time.trained;
           on_run(*rec, false, ++finished, total);
         }
+        // The first worker out of runs while another still trains: a core is free from here on.
+        if (const int left = --training; left == jobs - 1 && left > 0 && on_tail && !stop()) on_tail();
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
         if (!failure) failure = std::current_exception();

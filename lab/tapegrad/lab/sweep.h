@@ -165,9 +165,13 @@ std::string csv_row(const RunRecord& r);
 // and sweep.json is rewritten to it. Returns all records of that grid, in sweep order (on rank 0;
 // the other ranks of a distributed sweep get an empty list). `timing`, if given, receives where
 // this process's time went (timing.h: the runs it trained, before the first and after the last;
-// report_s and wall_s are the caller's).
+// report_s and wall_s are the caller's). `on_tail`, if given, is called once, from a worker
+// thread, when the first of several workers finds no run left to start while another still
+// trains: from then on a core is free, for work the caller does after the sweep (compare_norms
+// starts its plotting interpreter there). Not called when the sweep is stopped.
 std::vector<RunRecord> run_sweep(const SweepOptions& o,
                                  const std::function<void(const RunRecord&, bool skipped, int done, int total)>& on_run,
-                                 const lm::Communicator* comm = nullptr, SweepTiming* timing = nullptr);
+                                 const lm::Communicator* comm = nullptr, SweepTiming* timing = nullptr,
+                                 const std::function<void()>& on_tail = {});
 
 }  // namespace tapegrad::lab

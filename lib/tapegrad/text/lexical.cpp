@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <string_view>
 
 #include "tapegrad/error.h"
@@ -26,6 +28,13 @@ std::string shell_quote(const std::string& word) {
   std::string q = "'";
   for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
+}
+
+std::string exact_decimal(double v) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%g", v);
+  if (std::strtod(b, nullptr) != v) std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
 }
 
 }  // namespace tapegrad::text

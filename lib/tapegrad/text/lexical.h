@@ -14,4 +14,8 @@ std::string decimal_whole_number(const std::string& v, bool sign);
 // otherwise in single quotes (a ' inside as '\''). For commands shown to be pasted.
 std::string shell_quote(const std::string& word);
 
+// `v` in the fewest of %g's digits that read back as the same double ("0.001", "3e-05",
+// "0.10000000000000001" only when it must), for numbers handed to other programs as text.
+std::string exact_decimal(double v);
+
 }  // namespace tapegrad::text
