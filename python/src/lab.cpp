@@ -68,7 +68,7 @@ void bind_lab(pyb::module_& top) {
   m.def(
       "sweep",
       [](const std::string& out, const pyb::dict& axes, const pyb::dict& settings, std::optional<int> jobs,
-         pyb::object on_run) {
+         pyb::object on_run, pyb::object on_tail) {
         check(!out.empty(), "lab.sweep: out must name a folder");
         Sweep s;
         s.start = std::chrono::steady_clock::now();
@@ -133,7 +133,15 @@ void bind_lab(pyb::module_& top) {
             } catch (pyb::error_already_set& e) {
               e.discard_as_unraisable("tapegrad.lab.sweep on_run");
             }
-          }, nullptr, &timing);
+          }, nullptr, &timing, [&] {
+            if (on_tail.is_none()) return;
+            pyb::gil_scoped_acquire gil;
+            try {
+              on_tail();
+            } catch (pyb::error_already_set& e) {
+              e.discard_as_unraisable("tapegrad.lab.sweep on_tail");
+            }
+          });
         }
         s.swept = std::chrono::steady_clock::now();
         timing.prepare_s += std::chrono::duration<double>(t_sweep - s.start).count();
@@ -143,7 +151,8 @@ void bind_lab(pyb::module_& top) {
         s.context.timing = timing;
         return s;
       },
-      pyb::arg("out"), pyb::arg("axes"), pyb::arg("settings"), pyb::arg("jobs") = pyb::none(), pyb::arg("on_run") = pyb::none());
+      pyb::arg("out"), pyb::arg("axes"), pyb::arg("settings"), pyb::arg("jobs") = pyb::none(), pyb::arg("on_run") = pyb::none(),
+      pyb::arg("on_tail") = pyb::none());
 }
 
 }  // namespace tapegrad::py

@@ -80,14 +80,31 @@ class SweepResult:
 _NO_MATPLOTLIB = 3
 
 
-def _plot(out, reference_lr, python):
-    script = os.path.join(os.path.dirname(__file__), "plot_lab.py")
+def _script():
+    return os.path.join(os.path.dirname(__file__), "plot_lab.py")
+
+
+def _start_plotter(python):
+    """plot_lab.py started while the sweep's last runs train: it imports matplotlib on the core they
+    leave free, then waits for its arguments on standard input (--args-on-stdin)."""
+    try:
+        return subprocess.Popen([python or sys.executable, _script(), "--args-on-stdin"], stdin=subprocess.PIPE)
+    except OSError:
+        return None
+
+
+def _plot(out, reference_lr, python, started=None):
     python = python or sys.executable
     lr = repr(reference_lr) if math.isfinite(reference_lr) else "0"
-    run = subprocess.run([python, script, "--reference-lr", lr, "--", out])
-    if run.returncode == _NO_MATPLOTLIB:
+    args = ["--reference-lr", lr, "--", out]
+    if started is not None:
+        started.communicate(b"".join(os.fsencode(a) + b"\0" for a in args))  # each ended by a NUL, as argv
+        status = started.returncode
+    else:
+        status = subprocess.run([python, _script()] + args).returncode
+    if status == _NO_MATPLOTLIB:
         return "plots skipped: no matplotlib for " + python + " (Debian: apt-get install python3-matplotlib)"
-    return "" if run.returncode == 0 else "plots failed (see the messages above)"
+    return "" if status == 0 else "plots failed (see the messages above)"
 
 
 def sweep(out, axes=None, jobs=None, plots=True, python=None, on_run=None, **settings):
@@ -100,8 +117,19 @@ def sweep(out, axes=None, jobs=None, plots=True, python=None, on_run=None, **set
         if on_run is not None:
             on_run(_rows([row], columns)[0], skipped, done, total)
 
-    engine = _lab.sweep(out, dict(axes or {}), settings, jobs, report_run)
-    note = _plot(engine.out, engine.reference_lr, python) if plots else ""
+    plotter = []  # started when the first worker runs out of runs, if plots are drawn
+
+    def start_plotting():
+        if plots:
+            plotter.append(_start_plotter(python))
+
+    try:
+        engine = _lab.sweep(out, dict(axes or {}), settings, jobs, report_run, start_plotting)
+    except BaseException:
+        for p in filter(None, plotter):  # nothing sent: it exits without drawing
+            p.communicate(b"")
+        raise
+    note = _plot(engine.out, engine.reference_lr, python, next(iter(plotter), None)) if plots else ""
     args = ", ".join([repr(out)] + ([f"axes={axes!r}"] if axes else []) + [f"{k}={v!r}" for k, v in settings.items()])
     report = engine.write_report(f"tapegrad.lab.sweep({args})")
     return SweepResult(engine, report, note)

@@ -89,3 +89,19 @@ def test_without_matplotlib_the_plots_are_skipped_and_said_so(tmp_dir):
     result = tg.lab.sweep(out, axes={"norm": ["none"], "lr": [3e-3], "seed": [1]}, python=python, **SETTINGS)
     assert result.plots_note == f"plots skipped: no matplotlib for {python} (Debian: apt-get install python3-matplotlib)"
     assert not os.path.exists(os.path.join(out, "plots", "loss_curves.png"))
+
+
+def test_the_plots_interpreter_starts_while_the_last_run_trains(tmp_dir):
+    """With two workers the plot script is started once, when the first worker runs out of runs,
+    and handed its arguments after the sweep (--args-on-stdin); the plots are the same files."""
+    calls = os.path.join(tmp_dir, "calls")
+    python = os.path.join(tmp_dir, "logged_python")
+    with open(python, "w") as f:
+        f.write(f"#!/bin/sh\necho \"$*\" >> {calls}\nexec {sys.executable} \"$@\"\n")
+    os.chmod(python, 0o755)
+    out = os.path.join(tmp_dir, "sweep")
+    result = tg.lab.sweep(out, axes=AXES, jobs=2, python=python, **SETTINGS)
+    with open(calls, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    assert len(lines) == 1 and lines[0].endswith("plot_lab.py --args-on-stdin"), lines
+    assert result.plots_note == "" and os.path.exists(os.path.join(out, "plots", "loss_curves.png"))
