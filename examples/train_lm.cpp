@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
       if (s.step > 1) ms_sum += s.step_ms, tok_sum += s.tokens_per_s, comm_sum += s.comm_ms, ++timed;  // step 1: warm-up
       progress.update(s.step, s.loss, s.tokens_per_s, "tok/s");
       if (const auto& e = report.eval) {
-        const bool train = !std::isnan(e->train_loss);  // estimated only with --eval-train true
+        const bool train = !std::isnan(e->train_loss);  // estimated only with --eval-train
         nlohmann::json line = {{"step", s.step}, {"val_loss", e->val_loss}};
         if (train) line["train_loss"] = e->train_loss;
         log(line);

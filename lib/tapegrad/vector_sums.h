@@ -17,8 +17,6 @@ namespace tapegrad {
 struct VectorSumFns {
   // sum x_i^2
   double (*sum_squares)(const float* x, int64_t n);
-  // copies x into y and returns sum x_i^2, in one pass
-  double (*copy_sum_squares)(float* y, const float* x, int64_t n);
   // sum (a_i - b_i)^2
   double (*sum_squared_diff)(const float* a, const float* b, int64_t n);
   // sum x_i, and the largest x_i ignoring NaNs (-inf when none), as std::max(max, x_i) in turn

@@ -12,13 +12,6 @@ namespace {
 
 double sum_squares(const float* x, int64_t n) { return vmath::sum_squares(x, n); }
 
-double copy_sum_squares(float* y, const float* x, int64_t n) {
-  return vmath::lane_sum<double>(n, [x, y](int64_t i) {
-    y[i] = x[i];
-    return static_cast<double>(x[i]) * static_cast<double>(x[i]);
-  });
-}
-
 double sum_squared_diff(const float* a, const float* b, int64_t n) { return vmath::sum_squared_diff(a, b, n); }
 
 void sum_max(const float* x, int64_t n, double* sum, double* max) {
@@ -38,6 +31,6 @@ void sum_max(const float* x, int64_t n, double* sum, double* max) {
 
 }  // namespace
 
-extern const VectorSumFns vector_sums_table{&sum_squares, &copy_sum_squares, &sum_squared_diff, &sum_max};
+extern const VectorSumFns vector_sums_table{&sum_squares, &sum_squared_diff, &sum_max};
 
 }  // namespace tapegrad::TAPEGRAD_ISA_NS

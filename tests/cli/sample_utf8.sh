@@ -6,8 +6,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/test_env.sh"
 for _ in $(seq 30); do printf '小明今天在公园打乒乓球。乒乓球拍卖完了。the fox runs. 🙂\n'; done > "$work/zh.txt"
 tiny=(--data "$work/zh.txt" --steps 2 --layers 1 --heads 2 --dim 16 --ctx 16 --batch 2 --eval-every 0 --threads 1)
-"$bin_dir/train_lm" "${tiny[@]}" --tokenizer bpe --vocab-size 270 --out "$work/bpe" 2> "$work/log" || { cat "$work/log"; fail "train_lm (bpe)"; }
-"$bin_dir/train_lm" "${tiny[@]}" --out "$work/char" 2> "$work/log" || { cat "$work/log"; fail "train_lm (char)"; }
+"$bin_dir/train_lm" "${tiny[@]}" --tokenizer bpe --vocab-size 270 --out "$work/bpe" 2> "$work/log" || fail "train_lm (bpe)"
+"$bin_dir/train_lm" "${tiny[@]}" --out "$work/char" 2> "$work/log" || fail "train_lm (char)"
 check_utf8() {  # FILE, WHAT, REPLACEMENTS_ALLOWED
   python3 - "$1" "$2" "$3" <<'PY' || exit 1
 import sys

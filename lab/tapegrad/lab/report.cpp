@@ -574,7 +574,7 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   md += " (settings: the run's values of the other axes where they differ from the base, key=value;...).\n"
         "- `sweep.json`: the whole grid; `compare_norms --out DIR` continues it, and values given then add to it.\n"
         "- `curves.csv`: one row per step per run (join with runs.csv on run_id for the other axes; val_loss at evaluations, "
-        "train_eval_loss too with --eval-train true, the sharpness columns with --sharpness-every at measurements; a "
+        "train_eval_loss too with --eval-train, the sharpness columns with --sharpness-every at measurements; a "
         "layer's columns end in its index i): ";
   const std::vector<std::string> curve = curve_columns(1, true);
   for (size_t i = 0; i < curve.size(); ++i)
