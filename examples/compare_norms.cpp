@@ -31,6 +31,7 @@
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/lm/run_log.h"
+#include "tapegrad/lm/usage_error.h"
 #include "tapegrad/text/lexical.h"
 #include "tapegrad/threads.h"
 #include "train_flags.h"
@@ -143,6 +144,9 @@ int main(int argc, char** argv) {
     verify_sweep_folder(o);       // and a folder whose runs no longer match it
     lm::install_stop_handlers();
     const size_t total = expand(o).size();  // checks every combination of settings
+    if (comm.root())
+      for (const std::string& w : sweep_warnings(o))
+        std::fprintf(stderr, "compare_norms: warning: %s\n", lm::render_settings(w, "--").c_str());
     if (comm.root())
       std::fprintf(stderr, "compare_norms: %zu runs (%s), %d at a time%s -> %s%s\n", total, grid_shape(o).c_str(), o.jobs,
                    comm.distributed() ? (" on each of " + std::to_string(comm.size()) + " ranks").c_str() : "",

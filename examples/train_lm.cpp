@@ -30,6 +30,7 @@
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/lm/trainer.h"
+#include "tapegrad/lm/usage_error.h"
 #include "tapegrad/progress.h"
 #include "tapegrad/threads.h"
 #include "train_flags.h"
@@ -113,8 +114,10 @@ int main(int argc, char** argv) {
     } else {
       if (allow_data_change) throw UsageError("--allow-data-change applies to --resume only");
       const std::set<std::string> given = given_settings(app);
-      apply_recipe(config, given, given);  // flags given win over the recipe's
-      config.validate();
+      config = configure(config, given);  // the recipe, then every check; flags given win over the recipe's
+      if (root)
+        for (const std::string& w : config.warnings())
+          std::fprintf(stderr, "train_lm: warning: %s\n", render_settings(w, "--").c_str());
       if (root) lock.emplace(out);
       const std::string what = config.data.empty() ? std::string("embedded corpus") : config.data;
       const std::string text = load_text(config.data);

@@ -54,14 +54,14 @@ class JsonConfig : public CLI::Config {
     std::vector<CLI::ConfigItem> parsed;
     for (const auto& [key, value] : j.items()) {
       if (app_->get_option_no_throw("--" + key) == nullptr)
-        throw CLI::ConversionError(cat("config file ", file_name(), ": unknown key '", key.substr(0, 60),
+        throw CLI::ConversionError(cat("config file ", file_name(), ": unknown key '", text::shown(key, 60),
                                        "' (keys are flag names without the dashes, as in {\"steps\": 100})"));
       CLI::ConfigItem item;
       item.name = key;
       if (value.is_string()) item.inputs = {value.get<std::string>()};
       else if (value.is_boolean()) item.inputs = {value.get<bool>() ? "true" : "false"};
       else if (value.is_number()) item.inputs = {value.dump()};
-      else throw CLI::ConversionError("config key '" + key + "' must be a string, number or boolean");
+      else throw CLI::ConversionError("config key '" + text::shown(key, 60) + "' must be a string, number or boolean");
       parsed.push_back(std::move(item));
     }
     return parsed;
@@ -182,22 +182,9 @@ void use_json_config(CLI::App& app) {
 }
 
 namespace {
-// An error's text as one terminal line: control bytes (a newline in a value, escape sequences read
-// from a file) become \xNN; UTF-8 stays as it is.
-std::string one_line(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\x%02x", u);
-      out += b;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+// An error's text as one terminal line: control bytes (a newline or NUL in a value, escape
+// sequences read from a file) escaped; UTF-8 stays as it is.
+std::string one_line(std::string_view text) { return text::shown(text, text.size()); }
 }  // namespace
 
 std::unique_ptr<lm::Communicator> start_communicator([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv) {

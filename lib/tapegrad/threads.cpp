@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "tapegrad/blas_kernels.h"
+#include "tapegrad/error.h"
 #include "tapegrad/gemm.h"
 
 namespace tapegrad {
@@ -17,6 +18,9 @@ std::atomic<int> g_threads{0};
 }
 
 void set_num_threads(int n) {
+  // More threads than this is a mistake (a count where a size was meant): every parallel region
+  // would try to start them.
+  check(n <= kMaxThreads, "set_num_threads: n must be at most ", kMaxThreads, " (0: one per core), got ", n);
   configure_blas_kernels();  // before the first GEMM: OpenBLAS's kernels must not change under one
   gemm_kernels();            // TAPEGRAD_GEMM read here, so a bad value is an error before any GEMM runs
   if (n <= 0) n = omp_get_num_procs();

@@ -9,8 +9,13 @@
 
 namespace tapegrad {
 
-// Sets the number of threads for all of tapegrad's work; n <= 0 means one per core.
-// Also pins OpenBLAS to one thread (it is called from inside our OpenMP threads).
+// The most threads set_num_threads takes: far above any core count here, far below what would
+// exhaust the process when every parallel region starts them.
+inline constexpr int kMaxThreads = 1024;
+
+// Sets the number of threads for all of tapegrad's work; n <= 0 means one per core; n above
+// kMaxThreads is an Error naming it. Also pins OpenBLAS to one thread (it is called from inside
+// our OpenMP threads).
 void set_num_threads(int n);
 // The number of threads set by set_num_threads (one per core before any call).
 int num_threads();

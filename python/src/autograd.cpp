@@ -84,14 +84,20 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
       .def(
           "backward",
           [](const PV& x, std::optional<pyb::array> upstream) {
-            Tape<T>& t = x.owner->get();
-            if (!upstream) return t.backward(x.get());
-            const Tensor<T> u = tensor_from<T>(*upstream, "Var.backward");
-            check(u.shape() == x.get().shape(), "Var.backward: upstream gradient of shape ", u.shape(), " for a value of shape ",
-                  x.get().shape());
-            t.backward(x.get(), u.view());
+            // The array is read under the GIL; only the engine's own work runs without it.
+            std::optional<Tensor<T>> u;
+            if (upstream) {
+              u = tensor_from<T>(*upstream, "Var.backward");
+              check(u->shape() == x.get().shape(), "Var.backward: upstream gradient of shape ", u->shape(),
+                    " for a value of shape ", x.get().shape());
+            }
+            const Var<T> v = x.get();
+            x.owner->backward_without_gil([&](Tape<T>& tape) {
+              if (u) tape.backward(v, u->view());
+              else tape.backward(v);
+            });
           },
-          pyb::arg("upstream") = pyb::none(), pyb::call_guard<pyb::gil_scoped_release>())
+          pyb::arg("upstream") = pyb::none())
       .def("__neg__", [](const PV& a) { return wrap(a, -a.get()); })
       .def("__add__", [](const PV& a, const PV& b) { return wrap(a, a.get() + b.get()); })
       .def("__add__", [](const PV& a, double s) { return wrap(a, a.get() + s); })
@@ -145,8 +151,8 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
       }, pyb::arg("parameter"), "The parameter as a value; backward() adds into its grad.")
       .def("backward", [](std::shared_ptr<PT> t, const PV& loss) {
         check(loss.owner == t, "Tape.backward: the loss belongs to another tape");
-        pyb::gil_scoped_release release;
-        t->get().backward(loss.get());
+        const Var<T> v = loss.get();
+        t->backward_without_gil([&](Tape<T>& tape) { tape.backward(v); });
       }, pyb::arg("loss"))
       .def("clear", &PT::clear, "Forgets every value and node (their Vars become stale); parameters keep their gradients.")
       .def("no_grad", [](std::shared_ptr<PT> t) { auto g = std::make_unique<NoGrad<T>>(); g->owner = t; return g; },

@@ -12,6 +12,9 @@
 // A Var of a cleared tape is a tapegrad.Error ("stale Var"), as in C++.
 #pragma once
 
+#include <atomic>
+#include <thread>
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -59,7 +62,15 @@ struct PyTape {
 
   PyTape() : owned(std::make_unique<Tape<T>>()) {}
   explicit PyTape(Tape<T>& borrowed) : lent(&borrowed) {}
+  // Set while backward() runs without the GIL: another thread's op, value or clear() on this
+  // tape then is refused, not raced.
+  // (the thread running it may still read its values, from a backward hook).
+  std::atomic<std::thread::id> backward_on{};
+
   Tape<T>& get() const {
+    const std::thread::id on = backward_on.load();
+    check(on == std::thread::id() || on == std::this_thread::get_id(),
+          "this tape is running backward() in another thread: one thread uses a tape at a time");
     if (owned) return *owned;
     check(lent != nullptr,
           "this Var belongs to a tape that no longer exists (one lent to gradcheck's f or to a hook: use it inside the call only)");
@@ -68,6 +79,18 @@ struct PyTape {
   void clear() {
     get().clear();
     keep.clear();
+  }
+  // Runs the engine's backward with the GIL released and the tape marked busy.
+  template <typename F>
+  void backward_without_gil(F&& f) {
+    Tape<T>& t = get();
+    backward_on = std::this_thread::get_id();
+    struct Done {
+      std::atomic<std::thread::id>& on;
+      ~Done() { on = std::thread::id(); }
+    } done{backward_on};
+    pybind11::gil_scoped_release release;
+    f(t);
   }
 };
 

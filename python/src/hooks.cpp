@@ -31,6 +31,24 @@ std::shared_ptr<pyb::object> hold(pyb::function fn) {
           }};
 }
 
+// The module as the hook's first argument: the object the hook was registered through when it is
+// still alive (it keeps the module's owner alive, so a hook may keep it), else a reference for the
+// call (the module runs, so it exists while the hook does).
+pyb::object module_arg(const pyb::weakref& registered_on, U& module) {
+  pyb::object self = registered_on();
+  if (!self.is_none() && &self.cast<U&>() == &module) return self;
+  return pyb::cast(&module, pyb::return_value_policy::reference);
+}
+
+// A weak reference to `self`, owned by C++ like hold()'s callables (a strong one would be a cycle
+// through C++ that Python's collector cannot see: module -> hook -> self -> owner -> module).
+std::shared_ptr<pyb::weakref> hold_weak(const pyb::object& self) {
+  return {new pyb::weakref(self), [](pyb::weakref* w) {
+            pyb::gil_scoped_acquire gil;
+            delete w;
+          }};
+}
+
 void refuse_result(const pyb::object& result, const char* what) {
   check(result.is_none(), what, " returned ", std::string(pyb::str(pyb::type::of(result).attr("__name__"))),
         "; a hook must return None (tapegrad cannot replace a module's output or gradient from a hook)");
@@ -67,12 +85,13 @@ void bind_hooks(pyb::module_& m) {
       "register_forward_hook",
       [](pyb::object self, pyb::function hook) {
         const auto fn = hold(std::move(hook));
-        const int64_t id = self.cast<U&>().register_forward_hook([fn](U& module, Var<float> x, Var<float> y) {
+        const auto on = hold_weak(self);
+        const int64_t id = self.cast<U&>().register_forward_hook([fn, on](U& module, Var<float> x, Var<float> y) {
           pyb::gil_scoped_acquire gil;
           LentTapes<float> lent;
           Tape<float>& tape = y.tape();
           const auto owner = recording && &recording->get() == &tape ? recording : lent.lend(tape);
-          const pyb::object module_obj = pyb::cast(&module, pyb::return_value_policy::reference);
+          const pyb::object module_obj = module_arg(*on, module);
           refuse_result((*fn)(module_obj, pyb::make_tuple(PV{owner, x}), PV{owner, y}), "a forward hook");
         });
         return HookHandle{self, id};
@@ -82,9 +101,10 @@ void bind_hooks(pyb::module_& m) {
       "register_full_backward_pre_hook",
       [](pyb::object self, pyb::function hook) {
         const auto fn = hold(std::move(hook));
-        const int64_t id = self.cast<U&>().register_backward_hook([fn](U& module, TensorView<const float> g) {
+        const auto on = hold_weak(self);
+        const int64_t id = self.cast<U&>().register_backward_hook([fn, on](U& module, TensorView<const float> g) {
           pyb::gil_scoped_acquire gil;
-          const pyb::object module_obj = pyb::cast(&module, pyb::return_value_policy::reference);
+          const pyb::object module_obj = module_arg(*on, module);
           refuse_result((*fn)(module_obj, grad_tuple(g)), "a backward hook");
         });
         return HookHandle{self, id};

@@ -5,10 +5,13 @@
 //   trainer.fit(progress=True); trainer.save("runs/py"); print(trainer.generate("The ", 80))
 #include <chrono>
 #include <cmath>
+#include <mutex>
 
 #include "bind.h"
+#include "tapegrad/io/file.h"
 #include "tapegrad/lm/checkpoint.h"
 #include "tapegrad/lm/usage_error.h"
+#include "tapegrad/lm/recipes.h"
 #include "tapegrad/lm/run.h"
 #include "tapegrad/lm/sampling.h"
 #include "tapegrad/lm/settings.h"
@@ -51,11 +54,16 @@ json setting_value_of(pyb::handle h, const std::string& what) {
   if (h.is_none()) return nullptr;
   if (pyb::isinstance<pyb::bool_>(h)) return h.cast<bool>();
   if (pyb::isinstance<pyb::int_>(h)) {
-    try {
-      return h.cast<int64_t>();
-    } catch (const pyb::cast_error&) {
-      throw Error(cat(what, ": ", std::string(pyb::str(h)), " does not fit in 64 bits"));
+    // Signed where it fits, else unsigned (a seed of 2^64 - 1): the setting's reader takes either.
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow == 0) return static_cast<int64_t>(v);
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(h.ptr());
+      if (!PyErr_Occurred()) return static_cast<uint64_t>(u);
+      PyErr_Clear();
     }
+    throw Error(cat(what, ": ", std::string(pyb::str(h)), " does not fit in 64 bits"));
   }
   if (pyb::isinstance<pyb::float_>(h)) return h.cast<double>();
   if (pyb::isinstance<pyb::str>(h)) return h.cast<std::string>();
@@ -89,6 +97,20 @@ const lm::Setting& setting_named(const std::string& name) {
   return *s;
 }
 
+// The keys (flag names) of the keywords, the settings a user gave.
+std::set<std::string> given_keys(const pyb::dict& kwargs) {
+  std::set<std::string> given;
+  for (auto [k, v] : kwargs) given.insert(setting_named(pyb::str(k)).key);
+  return given;
+}
+
+// The settings table's warnings for `c`, as Python warnings (tapegrad.SettingWarning).
+void warn_settings(const TrainConfig& c) {
+  static const pyb::object category = pyb::module_::import("tapegrad._tapegrad").attr("SettingWarning");
+  for (const std::string& w : c.warnings())
+    if (PyErr_WarnEx(category.ptr(), lm::render_settings(w, "").c_str(), 2) != 0) throw pyb::error_already_set();
+}
+
 void set_from_kwargs(TrainConfig& c, const pyb::dict& kwargs) {
   for (auto [k, v] : kwargs) {
     const std::string name = pyb::str(k);
@@ -103,10 +125,35 @@ void set_from_kwargs(TrainConfig& c, const pyb::dict& kwargs) {
   }
 }
 
-// A trainer and what its run needs beyond it: the text it was given (to resume on it).
+// A trainer and what its run needs beyond it: the text it was given (to resume on it). Its calls
+// run without the GIL, so two Python threads could reach one lm::Trainer at once (train_step
+// beside generate): every call holds `busy` for its length. Taken with the GIL released (a call
+// waiting for it never blocks the thread that holds it from calling back into Python), and
+// recursive: fit's on_step may read the trainer it is called from.
 struct PyTrainer {
   std::unique_ptr<lm::Trainer> trainer;
   std::optional<std::string> text;
+  std::unique_ptr<std::recursive_mutex> busy = std::make_unique<std::recursive_mutex>();
+};
+
+// One call's hold on a PyTrainer. Construct it with the GIL held (it releases the GIL to wait)
+// or, with `gil_released`, inside a call that already released it.
+class TrainerCall {
+ public:
+  explicit TrainerCall(PyTrainer& p, bool gil_released = false) : lock_(*p.busy, std::defer_lock) {
+    check(p.trainer != nullptr, "Trainer: not constructed");
+    if (!lock_.try_lock()) {
+      if (gil_released) {
+        lock_.lock();
+      } else {
+        pyb::gil_scoped_release release;
+        lock_.lock();
+      }
+    }
+  }
+
+ private:
+  std::unique_lock<std::recursive_mutex> lock_;
 };
 
 pyb::dict step_dict(const lm::StepReport& r) {
@@ -137,6 +184,8 @@ void bind_lm(pyb::module_& top) {
       .def(pyb::init([](pyb::kwargs kwargs) {
         TrainConfig c;
         set_from_kwargs(c, kwargs);
+        c = lm::configure(c, given_keys(kwargs));  // as train_lm: the recipe applied, keywords given win
+        warn_settings(c);
         return c;
       }))
       .def("__getattr__", [](const TrainConfig& c, const std::string& name) {
@@ -150,8 +199,10 @@ void bind_lm(pyb::module_& top) {
       .def("replace", [](const TrainConfig& c, pyb::kwargs kwargs) {
         TrainConfig copy = c;
         set_from_kwargs(copy, kwargs);
+        copy = lm::configure(copy, given_keys(kwargs));
+        warn_settings(copy);
         return copy;
-      }, "A copy with the given settings changed.")
+      }, "A copy with the given settings changed (and the recipe applied to the others, as TrainConfig(...)).")
       .def("validate", &TrainConfig::validate, "Checks every setting's range and the combinations (train_lm's rules).")
       .def("to_dict", [](const TrainConfig& c) {
         pyb::dict d;
@@ -255,13 +306,21 @@ void bind_lm(pyb::module_& top) {
       }, pyb::arg("dir"), pyb::arg("steps") = pyb::none(), pyb::arg("text") = pyb::none(),
          pyb::arg("allow_data_change") = false,
          "The run saved in dir, continuing exactly where it stopped (pass text= if it trained on a string).")
-      .def("train_step", [](PyTrainer& p) { return p.trainer->train_step(); }, pyb::call_guard<pyb::gil_scoped_release>())
-      .def("evaluate", [](PyTrainer& p) { return p.trainer->evaluate(); }, pyb::call_guard<pyb::gil_scoped_release>())
-      .def("save", [](PyTrainer& p, const std::string& dir) { lm::save_checkpoint(*p.trainer, dir); }, pyb::arg("dir"),
+      .def("train_step", [](PyTrainer& p) { TrainerCall use(p, true); return p.trainer->train_step(); },
+           pyb::call_guard<pyb::gil_scoped_release>())
+      .def("evaluate", [](PyTrainer& p) { TrainerCall use(p, true); return p.trainer->evaluate(); },
+           pyb::call_guard<pyb::gil_scoped_release>())
+      .def("save", [](PyTrainer& p, const std::string& dir) {
+             io::check_path(dir, "Trainer.save dir");
+             TrainerCall use(p, true);
+             lm::save_checkpoint(*p.trainer, dir);
+           }, pyb::arg("dir"),
            pyb::call_guard<pyb::gil_scoped_release>(), "A crash-safe checkpoint in dir (model, optimizer, data position).")
       .def(
           "fit",
           [](PyTrainer& p, std::optional<int64_t> until, pyb::object on_step, bool progress, std::optional<std::string> checkpoint_dir) {
+            if (checkpoint_dir) io::check_path(*checkpoint_dir, "Trainer.fit checkpoint_dir");
+            TrainerCall use(p);
             lm::RunHooks hooks;
             bool interrupted = false;
             hooks.stop_after = until.value_or(0);
@@ -315,18 +374,19 @@ void bind_lm(pyb::module_& top) {
             check(top_k >= 0, "generate: top_k must be >= 0, got ", top_k);
             check(top_p > 0 && top_p <= 1, "generate: top_p must be in (0, 1], got ", top_p);
             Rng rng(seed);
+            TrainerCall use(p);
             pyb::gil_scoped_release release;
             const auto ids = lm::generate(p.trainer->model(), p.trainer->tokenizer(), prompt, tokens, o, rng);
             return p.trainer->tokenizer().decode(ids);
           },
           pyb::arg("prompt"), pyb::arg("tokens") = 100, pyb::arg("temperature") = 1.0, pyb::arg("top_k") = 0,
           pyb::arg("top_p") = 1.0, pyb::arg("seed") = 0, "The prompt's continuation, sampled from the model.")
-      .def("encode", [](PyTrainer& p, const std::string& text) { return p.trainer->tokenizer().encode(text); })
-      .def("decode", [](PyTrainer& p, const std::vector<int32_t>& ids) { return p.trainer->tokenizer().decode(ids); })
-      .def_property_readonly("step", [](PyTrainer& p) { return p.trainer->step(); })
-      .def_property_readonly("lr", [](PyTrainer& p) { return p.trainer->lr(); }, "The rate the next step uses.")
-      .def_property_readonly("config", [](PyTrainer& p) { return p.trainer->config(); }, "A copy of the run's settings.")
-      .def_property_readonly("vocab_size", [](PyTrainer& p) { return p.trainer->tokenizer().vocab_size(); })
+      .def("encode", [](PyTrainer& p, const std::string& text) { TrainerCall use(p); return p.trainer->tokenizer().encode(text); })
+      .def("decode", [](PyTrainer& p, const std::vector<int32_t>& ids) { TrainerCall use(p); return p.trainer->tokenizer().decode(ids); })
+      .def_property_readonly("step", [](PyTrainer& p) { TrainerCall use(p); return p.trainer->step(); })
+      .def_property_readonly("lr", [](PyTrainer& p) { TrainerCall use(p); return p.trainer->lr(); }, "The rate the next step uses.")
+      .def_property_readonly("config", [](PyTrainer& p) { TrainerCall use(p); return p.trainer->config(); }, "A copy of the run's settings.")
+      .def_property_readonly("vocab_size", [](PyTrainer& p) { TrainerCall use(p); return p.trainer->tokenizer().vocab_size(); })
       .def_property_readonly("model", [](PyTrainer& p) { return &p.trainer->model(); }, pyb::return_value_policy::reference_internal);
 }
 

@@ -89,6 +89,11 @@ void bind_tensor(pyb::module_& m) {
       PyErr_NewExceptionWithDoc("tapegrad.SettingError", "A setting out of its range or of the wrong type (also a ValueError).",
                                 setting_base.ptr(), nullptr);
   m.add_object("SettingError", pyb::handle(setting_error));
+  // Settings that train, but not as they suggest (TrainConfig::warnings): warnings.warn(..., SettingWarning).
+  static PyObject* setting_warning = PyErr_NewExceptionWithDoc(
+      "tapegrad.SettingWarning", "Settings that contradict each other without being invalid (warmup >= steps).",
+      PyExc_UserWarning, nullptr);
+  m.add_object("SettingWarning", pyb::handle(setting_warning));
   pyb::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -10,13 +10,15 @@
 Submodules: tapegrad.nn (modules), tapegrad.optim (AdamW, SGD, schedules), tapegrad.lm
 (TrainConfig, Trainer), tapegrad.lab (sweeps and their reports). Every error of the engine is a
 tapegrad.Error (a RuntimeError) with the engine's message; a bad setting is a tapegrad.SettingError
-(also a ValueError).
+(also a ValueError); settings that contradict each other without being invalid (warmup >= steps)
+give a tapegrad.SettingWarning.
 """
 from ._tapegrad import (  # noqa: F401
     Error,
     GradcheckResult,
     Parameter,
     SettingError,
+    SettingWarning,
     Tape,
     Tape64,
     Tensor,
@@ -35,7 +37,7 @@ from . import nn, lab  # noqa: F401,E402
 from ._tapegrad._nn import manual_seed  # noqa: F401,E402
 
 __all__ = [
-    "Error", "GradcheckResult", "Parameter", "SettingError", "Tape", "Tape64", "Tensor", "Var", "Var64",
+    "Error", "GradcheckResult", "Parameter", "SettingError", "SettingWarning", "Tape", "Tape64", "Tensor", "Var", "Var64",
     "cross_entropy", "gradcheck", "kernel_variant", "lab", "lm", "manual_seed", "mse_loss", "nn",
     "num_threads", "optim", "set_num_threads",
 ]

@@ -116,12 +116,16 @@ class Module:
         return found[path]
 
     def named_parameters(self, prefix=""):
-        out = []
+        """[(dotted name, parameter)], each parameter once under its first name (torch's default):
+        a module used twice (shared weights) is stepped once per update, not twice."""
+        out, seen = [], set()
         for name, child in self._children.items():
-            if isinstance(child, Parameter):
-                out.append((prefix + name, child))
-            else:
-                out += [(prefix + name + "." + n, p) for n, p in child.named_parameters()]
+            found = [(prefix + name, child)] if isinstance(child, Parameter) else \
+                [(prefix + name + "." + n, p) for n, p in child.named_parameters()]
+            for n, p in found:  # `out` keeps each wrapper alive, so one C++ parameter has one id here
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    out.append((n, p))
         return out
 
     def parameters(self):

@@ -55,9 +55,28 @@ import json, sys
 p = json.load(open(sys.argv[1])); p["config"]["weight-decay-mode"] = "coupled"; json.dump(p, open(sys.argv[1], "w"))
 PY
 
-# A folder from before proofs: adopted as it is, once, and hashed from then on.
+# A run without a proof in a folder of proofs (killed before its proof, or copied in) trains again.
+cp D/records/$id.csv "$work/record.csv"
 rm D/records/$id.json
+run
+grep -q "records/$id.json (its proof) is missing: training run $id again" log || fail "a proof-less run was adopted"
+[[ -f D/records/$id.json ]] || fail "the retrained run got no proof"
+
+# A folder from before proofs (sweep.json unmarked, no proof anywhere): adopted, once its record
+# agrees with the grid, and hashed from then on; one whose record says other steps trains again.
+unmark() { "$py" - D/sweep.json <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1])); g.pop("run_proofs", None); json.dump(g, open(sys.argv[1], "w"))
+PY
+}
+rm D/records/$id.json; unmark
 run
 grep -q "1 run(s) recorded before runs carried proofs" log || fail "a folder without proofs was not adopted with a message"
 [[ -f D/records/$id.json ]] || fail "the adopted run got no proof"
+grep -q '"run_proofs": true' D/sweep.json || fail "sweep.json was not marked as a folder of proofs"
+rm D/records/$id.json; unmark
+sed -i "2s/,4,4,/,3,3,/" D/records/$id.csv
+run
+grep -q "records/$id.csv says 3 of 3 steps, the grid gives 4: training run $id again" log ||
+  fail "an old record with other steps than the grid's was adopted"
 echo "OK: sweep proofs"

@@ -680,9 +680,12 @@ TEST_CASE("lab: curves.csv places each run's cells by its file's own header", "[
     rewritten += "\n";
   }
   io::write_file_atomic(file.string(), rewritten);
-  // An old writer left no proofs either: the folder is adopted as it is.
+  // An old writer left no proofs either, nor marked sweep.json: the folder is adopted as it is.
   for (const auto& entry : fs::directory_iterator(out / "records"))
     if (entry.path().extension() == ".json") fs::remove(entry.path());
+  nlohmann::json grid = nlohmann::json::parse(io::read_file((out / "sweep.json").string()));
+  grid.erase("run_proofs");
+  io::write_file_atomic((out / "sweep.json").string(), grid.dump(2) + "\n");
   run_sweep(o, [](const RunRecord&, bool, int, int) {});  // continued: curves.csv assembled again
   const auto then = lines(io::read_file((out / "curves.csv").string()));
   REQUIRE(then.size() == now.size());

@@ -116,7 +116,10 @@ void set_axis(SweepOptions& o, const std::string& key, const std::vector<nlohman
   std::vector<nlohmann::json> values;
   for (const auto& v : given) {
     nlohmann::json c = canonical_value(key, v);
-    if (std::find(values.begin(), values.end(), c) == values.end()) values.push_back(std::move(c));
+    // A repeated value would be one run under two names, or one run where two were meant.
+    check(std::find(values.begin(), values.end(), c) == values.end(), "--", key, " ", setting_text(c),
+          " is given twice (in any spelling, a value of an axis is one run): give each value once");
+    values.push_back(std::move(c));
   }
   const lm::Setting& s = *lm::find_setting(key);
   const nlohmann::json base = lm::setting_json(s, o.base);
@@ -287,6 +290,8 @@ nlohmann::json grid_json(const SweepOptions& o) {
   nlohmann::json identity = nlohmann::json::array();  // the run schema, for readers of the folder (the plots)
   for (const IdentityPart& p : run_identity()) identity.push_back({p.key, p.prefix});
   nlohmann::json grid = {{"format", 2}, {"train", train}, {"axes", axes}, {"sweep", sweep_level(o)}, {"identity", identity}};
+  // Every run this folder records carries its proof (sweep.h): a run without one is unproven.
+  grid["run_proofs"] = true;
   // Which runs each recipe of the grid is for (lm/recipes.h), so that readers of the folder (the
   // plots) name it beside the groups it applied to, as the report does.
   nlohmann::json targets = nlohmann::json::object();

@@ -23,7 +23,8 @@
 //    "axes":  {"norm": ["layernorm", ...], "lr": [0.001, ...], ..., "dim": [128, 64]},
 //             (the identity settings always, with one value or several; others with several)
 //    "sweep": {"min-lr-ratio": 0.1, "divergence-factor": 1.5, ...},
-//    "identity": [["norm", ""], ["placement", ""], ["lr", "lr"], ...]}   (run_spec.h, for readers)
+//    "identity": [["norm", ""], ["placement", ""], ["lr", "lr"], ...],   (run_spec.h, for readers)
+//    "run_proofs": true}   every run carries a proof (sweep.h): one without is trained again
 // Folders written before format 2 (flat settings, no axes) are read with the axes their records hold.
 #pragma once
 
@@ -55,7 +56,8 @@ nlohmann::json setting_value(const std::string& key, const std::string& text);
 // Every setting's flag name: the training settings and the sweep's own (min-lr-ratio, ...).
 std::set<std::string> every_setting();
 
-// Sets the values of `key` in `o` (canonical_value checks each; repeats are dropped). Several
+// Sets the values of `key` in `o` (canonical_value checks each; a value given twice, in any
+// spelling, is an Error). Several
 // values make it an axis; one is held in o.base. For a setting beyond the run identity, a base
 // value not among the values is replaced by the first.
 //   set_axis(o, "norm", {"layernorm", "rmsnorm"}); set_axis(o, "lr", {1e-3, 3e-3});

@@ -19,6 +19,7 @@
 #include "tapegrad/io/json.h"
 #include "tapegrad/io/sha256.h"
 #include "tapegrad/lm/recipes.h"
+#include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/lm/run.h"
 #include "tapegrad/lm/settings.h"
@@ -147,6 +148,41 @@ std::vector<RunSpec> expand(const SweepOptions& o) {
     }
   }
   return specs;
+}
+
+std::vector<std::string> sweep_warnings(const SweepOptions& o) {
+  const std::vector<RunSpec> specs = expand(o);
+  std::vector<std::pair<std::string, std::vector<std::string>>> seen;  // message -> the runs' settings
+  for (const RunSpec& spec : specs)
+    for (const std::string& w : run_config(o, spec, 1).warnings()) {
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& x) { return x.first == w; });
+      if (it == seen.end()) it = seen.insert(seen.end(), {w, {}});
+      it->second.push_back(spec.settings_text());
+    }
+  // A recipe no run of the sweep is a target of: no run is on it, which the command does not say.
+  for (const auto& name : axis_values(o, "recipe")) {
+    const std::vector<const lm::Recipe*> in = lm::recipes_in(name.get<std::string>());
+    if (in.empty()) continue;
+    bool targeted = false;
+    for (const RunSpec& spec : specs) {
+      const lm::TrainConfig c = run_config(o, spec, 1);
+      for (const lm::Recipe* r : in) targeted = targeted || (c.recipe == name && lm::recipe_targets(*r, c));
+    }
+    std::string targets;
+    for (const lm::Recipe* r : in) targets += cat(targets.empty() ? "" : ", ", r->name, " for {", r->target_key, "} ", r->target_value);
+    if (!targeted)
+      seen.push_back({cat("{recipe} ", name.get<std::string>(), " (", targets, "): no run of this sweep is a target, so no run "
+                          "is on the recipe"), {}});
+  }
+  std::vector<std::string> out;
+  for (const auto& [message, runs] : seen) {
+    std::set<std::string> where(runs.begin(), runs.end());
+    where.erase("");
+    std::string in;
+    for (const std::string& w : where) in += (in.empty() ? "" : "; ") + w;
+    out.push_back(runs.size() == specs.size() || in.empty() ? message : cat(message, " (in the runs with ", in, ")"));
+  }
+  return out;
 }
 
 lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threads) {
@@ -406,6 +442,8 @@ std::map<std::string, RunRecord> recorded_runs(const std::string& out) {
   std::map<std::string, RunRecord> all;
   for (auto& r : read_runs(out + "/runs.csv")) all[r.spec.id()] = r;
   std::error_code ec;
+  for (const char* sub : {"/records", "/curves"})
+    check(!fs::is_symlink(out + sub, ec), out, sub, ": a link; a sweep reads and writes only folders of its own (remove the link)");
   if (fs::is_directory(out + "/records", ec))
     for (const auto& entry : fs::directory_iterator(out + "/records"))
       if (entry.path().extension() == ".csv")
@@ -462,13 +500,31 @@ void write_proof(const SweepOptions& o, const RunSpec& spec, const nlohmann::jso
   io::write_file_atomic(proof_path(o.out, spec.id()), proof.dump(1) + "\n");
 }
 
+// Whether the folder's runs carry proofs: its sweep.json says so (every writer of proofs marks it),
+// or a proof is there. In such a folder a run without a proof is unproven, never adopted.
+bool folder_has_proofs(const std::string& out) {
+  std::error_code ec;
+  const std::string grid_path = out + "/sweep.json";
+  if (fs::exists(grid_path, ec)) {
+    const nlohmann::json g = io::parse_json(io::read_file(grid_path, kMaxGridBytes), grid_path);
+    if (g.is_object() && g.contains("run_proofs")) return true;
+  }
+  if (fs::is_directory(out + "/records", ec))
+    for (const auto& entry : fs::directory_iterator(out + "/records", ec))
+      if (entry.path().extension() == ".json") return true;
+  return false;
+}
+
 // Whether the recorded run `spec` counts as done: its record, curve and proof are there and agree.
-// Not done (trained again), with the reason in `why`: a missing or changed curve or record. An
-// Error: the run trained on other data, or with other settings than the grid now gives (an edited
-// sweep.json) — reporting it beside the others would compare unlike runs. A run recorded before
-// proofs existed (no proof, record and curve present) is taken as it is; `legacy` says so.
-bool run_is_done(const SweepOptions& o, const RunSpec& spec, const nlohmann::json& data, std::string& why,
-                 bool& legacy) {
+// Not done (trained again), with the reason in `why`: a missing or changed curve or record, or no
+// proof in a folder whose runs carry proofs (`adopt_unproven` false: a run killed before its proof
+// was written, or files copied in from elsewhere). An Error: the run trained on other data, or
+// with other settings than the grid now gives (an edited sweep.json) — reporting it beside the
+// others would compare unlike runs. Only in a folder written before proofs existed
+// (`adopt_unproven`) is a run without one taken, once its record agrees with what the grid gives
+// it (its id, steps, and a step count it could have reached); `legacy` says so.
+bool run_is_done(const SweepOptions& o, const RunSpec& spec, const nlohmann::json& data, bool adopt_unproven,
+                 std::string& why, bool& legacy) {
   const std::string id = spec.id(), record_path = o.out + "/records/" + id + ".csv",
                     curve_path = o.out + "/curves/" + id + ".csv", proof_file = proof_path(o.out, id);
   std::error_code ec;
@@ -477,7 +533,17 @@ bool run_is_done(const SweepOptions& o, const RunSpec& spec, const nlohmann::jso
     check(!fs::is_symlink(path, ec), path, ": a link; a sweep reads and writes only files of its own (remove the link)");
   if (!fs::is_regular_file(record_path, ec)) return why = "records/" + id + ".csv is missing", false;
   if (!fs::is_regular_file(curve_path, ec)) return why = "curves/" + id + ".csv is missing", false;
-  if (!fs::exists(proof_file, ec)) return legacy = true, true;
+  if (!fs::exists(proof_file, ec)) {
+    if (!adopt_unproven) return why = "records/" + id + ".json (its proof) is missing", false;
+    const std::vector<RunRecord> rows = read_runs(record_path);
+    const int64_t steps = run_config(o, spec, 1).steps;
+    if (rows.size() != 1 || rows[0].spec.id() != id)
+      return why = "records/" + id + ".csv does not hold that run's one row", false;
+    const RunRecord& r = rows[0];
+    if (r.steps != steps || r.steps_done < 1 || r.steps_done > steps || (!r.diverged && r.steps_done != steps))
+      return why = cat("records/", id, ".csv says ", r.steps_done, " of ", r.steps, " steps, the grid gives ", steps), false;
+    return legacy = true, true;
+  }
   const RunProof proof = parse_proof(io::read_file(proof_file, kMaxRecordBytes), proof_file);
   if (proof.record_sha256 != io::sha256_hex(io::read_file(record_path, kMaxRecordBytes)))
     return why = "records/" + id + ".csv changed after its run wrote it", false;
@@ -515,13 +581,15 @@ void check_stored_data(const SweepOptions& o, const nlohmann::json& data) {
 }  // namespace
 
 void verify_sweep_folder(const SweepOptions& o) {
+  io::check_path(o.out, "the sweep's folder (out)");
   const nlohmann::json data = data_identity(o, lm::load_text(o.base.data));
   check_stored_data(o, data);
   const std::map<std::string, RunRecord> all = recorded_runs(o.out);
+  const bool proven = folder_has_proofs(o.out);
   for (const RunSpec& spec : expand(o)) {
     std::string why;
     bool legacy = false;
-    if (all.count(spec.id())) run_is_done(o, spec, data, why, legacy);
+    if (all.count(spec.id())) run_is_done(o, spec, data, !proven, why, legacy);
   }
 }
 
@@ -532,6 +600,14 @@ double sweep_unigram_loss(const SweepOptions& o) {
 
 namespace {
 
+std::function<void(const std::string&, const std::string&)>& write_boundary_hook() {
+  static std::function<void(const std::string&, const std::string&)> hook;
+  return hook;
+}
+void written(const std::string& file, const std::string& run_id) {
+  if (const auto& hook = write_boundary_hook()) hook(file, run_id);
+}
+
 void write_runs_csv(const std::string& out, const std::map<std::string, RunRecord>& all) {
   std::vector<RunRecord> rows;
   for (const auto& [id, r] : all) rows.push_back(r);
@@ -539,6 +615,10 @@ void write_runs_csv(const std::string& out, const std::map<std::string, RunRecor
 }
 
 }  // namespace
+
+void set_write_boundary_hook(std::function<void(const std::string&, const std::string&)> hook) {
+  write_boundary_hook() = std::move(hook);
+}
 
 std::vector<RunRecord> run_sweep(const SweepOptions& asked,
                                  const std::function<void(const RunRecord&, bool, int, int)>& on_run,
@@ -549,16 +629,20 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
   };
   SweepTiming time;
   const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
+  io::check_path(asked.out, "the sweep's folder (out)");
   const SweepOptions o = resolve_sweep(asked, every_setting());
   const std::string text = lm::load_text(o.base.data);
   const nlohmann::json data = data_identity(o, text);
   check_stored_data(o, data);
   const std::string grid_path = o.out + "/sweep.json";
+  const bool adopt_unproven = !folder_has_proofs(o.out);  // read before sweep.json is rewritten with the mark
+  if (comm) comm->barrier();                                 // by every rank
   std::error_code ec;
+  std::optional<lm::RunLock> folder_lock;  // one writer per sweep folder (rank 0 writes the shared files)
   if (rank == 0) {
-    io::ensure_writable_directory(o.out);
-    io::ensure_writable_directory(o.out + "/curves");
-    io::ensure_writable_directory(o.out + "/records");
+    folder_lock.emplace(o.out);
+    io::ensure_own_directory(o.out + "/curves");
+    io::ensure_own_directory(o.out + "/records");
     nlohmann::json g = grid_json(o);
     g["data"] = data;
     const std::string grid = g.dump(2) + "\n";
@@ -575,7 +659,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
     const std::string id = specs[i].id();
     std::string why;
     bool legacy = false;
-    if (all.count(id) && !run_is_done(o, specs[i], data, why, legacy)) {
+    if (all.count(id) && !run_is_done(o, specs[i], data, adopt_unproven, why, legacy)) {
       if (rank == 0) std::fprintf(stderr, "%s: %s: training run %s again\n", o.out.c_str(), why.c_str(), id.c_str());
       all.erase(id);
     }
@@ -625,8 +709,11 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
           const std::string curve_file = join(curve_columns(spec.get<int64_t>("layers"), o.base.sharpness_every > 0)) + "\n" + curve;
           const std::string record_file = join(kRunColumns) + "\n" + csv_row(*rec) + "\n";
           io::write_file_atomic(o.out + "/curves/" + spec.id() + ".csv", curve_file);
+          written("curve", spec.id());
           io::write_file_atomic(o.out + "/records/" + spec.id() + ".csv", record_file);
+          written("record", spec.id());
           write_proof(o, spec, data, record_file, curve_file);
+          written("proof", spec.id());
           std::lock_guard<std::mutex> lock(mu);
           all[spec.id()] = *rec;
           if (ranks == 1) write_runs_csv(o.out, all);  // kept current; under MPI rank 0 assembles at the end
@@ -666,7 +753,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
     const auto spec = by_id.find(it->first);
     std::string why;
     bool legacy = false;
-    if (spec == by_id.end() || !run_is_done(o, *spec->second, data, why, legacy)) it = all.erase(it);
+    if (spec == by_id.end() || !run_is_done(o, *spec->second, data, adopt_unproven, why, legacy)) it = all.erase(it);
     else ++it;
   }
   write_runs_csv(o.out, all);

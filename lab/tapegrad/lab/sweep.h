@@ -14,9 +14,16 @@
 //                      trained with, and the SHA-256 of its curve and record. A run counts as done
 //                      only when all three agree; a missing or changed curve or record means it
 //                      trains again, and a run whose settings or data differ from the grid's now
-//                      (an edited sweep.json, another --data) is an error naming both
+//                      (an edited sweep.json, another --data) is an error naming both. A run
+//                      without a proof is trained again: killed between its files, or copied in.
+//                      Only a folder written before proofs existed (sweep.json without
+//                      "run_proofs", no proof in records/) has its runs adopted, once each
+//                      record agrees with the grid, and hashed from then on
 //   sweep.json         the whole grid (grid.h) and the data's identity: `compare_norms --out DIR`
 //                      alone continues it, and values given on a later command add to it
+//
+// Each file is written whole (io::write_file_atomic: fsynced, renamed, the folder fsynced) in that
+// order, so a kill at any instant leaves a run either done (its proof written) or trained again.
 //
 // Under MPI (`mpirun -np N compare_norms ...`), rank r trains runs r, r + N, ... of those not yet
 // recorded; after a barrier rank 0 assembles runs.csv and curves.csv and writes the report.
@@ -128,6 +135,11 @@ std::map<std::string, RunRecord> recorded_runs(const std::string& out);
 // The training settings of one run: the base, the run's axis values, and the lab's bookkeeping.
 lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threads);
 
+// The settings table's warnings (TrainConfig::warnings) of the sweep's runs, each once, with the
+// runs it concerns when not all ("{warmup} 30 is not shorter than {steps} 20 ... (in the runs
+// with dim=32)"); with {key} markers, as SettingError's.
+std::vector<std::string> sweep_warnings(const SweepOptions& o);
+
 // Throws, naming both, if the folder o.out holds runs that trained on other data or with other
 // settings than the grid `o` (resolved) gives them: what run_sweep refuses, checked before any output.
 void verify_sweep_folder(const SweepOptions& o);
@@ -169,6 +181,11 @@ std::string csv_row(const RunRecord& r);
 // thread, when the first of several workers finds no run left to start while another still
 // trains: from then on a core is free, for work the caller does after the sweep (compare_norms
 // starts its plotting interpreter there). Not called when the sweep is stopped.
+// A fault-injection seam for tests (as SQLite's test_control): called after each of a run's files
+// is written ("curve", "record", "proof") with the run's id; a test kills the process there to
+// prove that every boundary leaves the folder consistent. Empty (the default): nothing is called.
+void set_write_boundary_hook(std::function<void(const std::string& file, const std::string& run_id)> hook);
+
 std::vector<RunRecord> run_sweep(const SweepOptions& o,
                                  const std::function<void(const RunRecord&, bool skipped, int done, int total)>& on_run,
                                  const lm::Communicator* comm = nullptr, SweepTiming* timing = nullptr,

@@ -14,10 +14,17 @@
 #include <string_view>
 
 #include "tapegrad/error.h"
+#include "tapegrad/text/lexical.h"
 
 namespace tapegrad::io {
 
 namespace fs = std::filesystem;
+
+void check_path(const std::string& path, const std::string& what) {
+  check(!path.empty(), what, ": the path is empty");
+  check(path.find('\0') == std::string::npos, what, " '", text::shown(path),
+        "': a path cannot hold a NUL byte (the system would read it only up to the NUL)");
+}
 
 namespace {
 // open(2) that accepts only a regular file: anything else — missing, a link (with O_NOFOLLOW), a
@@ -44,6 +51,7 @@ int open_regular(const std::string& path, int flags, const char* verb, struct st
 // Opened without blocking (a FIFO would otherwise wait for a writer forever) and required to be
 // a regular file of at most max_bytes: /dev/zero or a pipe is an error, not an endless read.
 std::string read_file(const std::string& path, int64_t max_bytes) {
+  check_path(path);
   struct stat st {};
   const int fd = open_regular(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, "read", st);
   if (st.st_size > max_bytes) {
@@ -107,6 +115,7 @@ int create_temp(const fs::path& dir, const std::string& name, std::string& tmp, 
 }  // namespace
 
 void write_file_atomic(const std::string& path, std::string_view bytes) {
+  check_path(path);
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   // An output replaces a regular file or nothing: a device, FIFO, socket, folder or link there is
@@ -156,6 +165,7 @@ bool is_temp_name(const std::string& f) {
 }  // namespace
 
 int remove_stale_temp_files(const std::string& dir) {
+  check_path(dir);
   int removed = 0;
   std::error_code ec;
   // Default options: symlinked folders are listed, not entered.
@@ -169,6 +179,7 @@ int remove_stale_temp_files(const std::string& dir) {
 }
 
 void require_directory(const std::string& dir, const std::string& what) {
+  check_path(dir, what);
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
   check(fs::exists(st), what, " '", dir, "' does not exist");
@@ -178,6 +189,7 @@ void require_directory(const std::string& dir, const std::string& what) {
 }
 
 void ensure_writable_directory(const std::string& dir) {
+  check_path(dir);
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     check(fs::is_directory(dir, ec), "output directory '", dir, "' exists and is not a directory");
@@ -192,7 +204,16 @@ void ensure_writable_directory(const std::string& dir) {
   ::unlink(probe.c_str());
 }
 
+void ensure_own_directory(const std::string& dir) {
+  check_path(dir);
+  struct stat st {};
+  check(::lstat(dir.c_str(), &st) != 0 || !S_ISLNK(st.st_mode), "'", dir,
+        "' is a symbolic link: a run folder's own folders are never links (remove it; it is made again)");
+  ensure_writable_directory(dir);
+}
+
 FILE* open_for_append(const std::string& path, bool truncate) {
+  check_path(path);
   struct stat st {};
   const int fd = open_regular(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | (truncate ? O_TRUNC : 0),
                               "write", st);

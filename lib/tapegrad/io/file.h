@@ -15,6 +15,12 @@ namespace tapegrad::io {
 
 inline constexpr int64_t kMaxFileBytes = int64_t{1} << 30;  // 1 GiB: any corpus or checkpoint here
 
+// Throws unless `path` is a usable path: not empty, and no NUL byte (the system would read it up
+// to the NUL: '.../x\0evil' names '.../x'). `what` names where it came from ("--data", "Trainer.save
+// dir"); the message shows the path with control bytes escaped. Every function here checks its
+// paths with it, so no path reaches the system cut.
+void check_path(const std::string& path, const std::string& what = "path");
+
 // The file's bytes. Errors name the file and the reason: missing, a directory, not a regular file
 // (a FIFO or device: never waited on or read without end), larger than max_bytes, unreadable.
 std::string read_file(const std::string& path, int64_t max_bytes = kMaxFileBytes);
@@ -30,6 +36,11 @@ FILE* open_for_append(const std::string& path, bool truncate);
 // Throws unless `dir` exists (creating it and its parents if needed) and a file can be created
 // in it: "output directory 'x' is not writable: Permission denied".
 void ensure_writable_directory(const std::string& dir);
+
+// ensure_writable_directory for a folder a program makes inside its own (a sweep's records/): a
+// symbolic link there is refused, naming it, never followed (writes through it would land in
+// another folder and replace its files).
+void ensure_own_directory(const std::string& dir);
 
 // Throws unless `dir` is an existing directory; `what` names it in the message ("checkpoint
 // directory 'x' does not exist", "... 'x' is a file, not a directory").

@@ -37,4 +37,26 @@ std::string exact_decimal(double v) {
   return b;
 }
 
+std::string shown(std::string_view v, size_t max_bytes) {
+  std::string out;
+  for (size_t i = 0; i < v.size() && i < max_bytes; ++i) {
+    const unsigned char c = static_cast<unsigned char>(v[i]);
+    if (c == '\\') out += "\\\\";
+    else if (c == 0) out += "\\0";
+    else if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (c < 0x20 || c == 0x7f) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (v.size() > max_bytes) out += "...";
+  return out;
+}
+
 }  // namespace tapegrad::text

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace tapegrad::text {
 
@@ -17,5 +18,10 @@ std::string shell_quote(const std::string& word);
 // `v` in the fewest of %g's digits that read back as the same double ("0.001", "3e-05",
 // "0.10000000000000001" only when it must), for numbers handed to other programs as text.
 std::string exact_decimal(double v);
+
+// `v` for an error message: bytes below 0x20 and 0x7f written as escapes (\0, \n, \x1b), a
+// backslash doubled, at most `max_bytes` of it shown (then "..."), so that what a message names
+// is what was given, never a cut string or a terminal control sequence.
+std::string shown(std::string_view v, size_t max_bytes = 200);
 
 }  // namespace tapegrad::text

@@ -103,7 +103,9 @@ nlohmann::json open_checkpoint(const std::string& dir) {
 }  // namespace
 
 void save_checkpoint(Trainer& trainer, const std::string& dir) {
-  io::ensure_writable_directory(dir);
+  // One writer per run folder: a folder another process (or thread) trains into is refused; the
+  // writer that holds it (train_lm's loop) saves through its own lock.
+  const RunLock lock(dir);
   const nn::Decoder<float>* decoder = trainer.decoder();
   io::NamedTensors<float> weights, moments;
   for (auto& [name, t] : trainer.model().state_dict()) weights.emplace_back(name, t->view());

@@ -24,6 +24,8 @@
 
 namespace tapegrad::lm {
 
+// The run's checkpoint in `dir` (created if missing), crash-safe. Takes dir's RunLock for the
+// save: a folder another writer holds is an Error naming it (the thread holding it may save).
 void save_checkpoint(Trainer& trainer, const std::string& dir);
 
 // What may change when a run is resumed: the length of the run, and settings that do not touch

@@ -90,9 +90,22 @@ void apply_recipe(TrainConfig& c, const std::set<std::string>& given, const std:
                   bool other_targets_allowed) {
   if (c.recipe == "none") return;
   if (c.recipe == kEveryPaper) {
-    // Targets are left as they are: each run takes the recipe (at most one) aimed at it.
+    // Targets are left as they are: each run takes the recipes aimed at it, which may not both set
+    // one setting (which paper's value it gets would be an accident of order).
+    std::vector<const Recipe*> applying;
     for (const Recipe* r : recipes_in(c.recipe))
-      if (recipe_targets(*r, c)) apply_settings(*r, c, keep);
+      if (recipe_targets(*r, c)) applying.push_back(r);
+    for (size_t i = 0; i < applying.size(); ++i)
+      for (size_t j = i + 1; j < applying.size(); ++j) {
+        const nlohmann::json a = applying[i]->settings(c.dim), b = applying[j]->settings(c.dim);
+        for (const auto& [key, value] : a.items())
+          if (b.contains(key) && !keep.count(key))
+            throw SettingError(cat("{recipe} ", kEveryPaper, ": ", applying[i]->name, " (for {", applying[i]->target_key,
+                                   "} ", applying[i]->target_value, ") and ", applying[j]->name, " (for {",
+                                   applying[j]->target_key, "} ", applying[j]->target_value, ") both set {", key,
+                                   "} on this run; give {", key, "} a value of its own, or one recipe"));
+      }
+    for (const Recipe* r : applying) apply_settings(*r, c, keep);
     return;
   }
   const Recipe* r = find_recipe(c.recipe);
@@ -109,6 +122,12 @@ void apply_recipe(TrainConfig& c, const std::set<std::string>& given, const std:
                          setting_json(target, c).get<std::string>()));
   }
   apply_settings(*r, c, keep);
+}
+
+TrainConfig configure(TrainConfig c, const std::set<std::string>& given) {
+  apply_recipe(c, given, given);
+  c.validate();
+  return c;
 }
 
 }  // namespace tapegrad::lm

@@ -28,7 +28,8 @@ struct Recipe {
 
 // The recipe setting's value that puts every run on its own paper's recipe: `--recipe papers
 // --placement pre post peri deepnorm` runs peri on peri-ln-paper, deepnorm on deepnorm-paper and
-// the others as given. No two recipes are for the same runs (a test checks), so at most one applies.
+// the others as given. Two recipes that apply to one run and set one setting are refused by name
+// (deepnorm-paper and dyt-paper both scale the embeddings: a DyT run with DeepNorm placement).
 inline constexpr const char* kEveryPaper = "papers";
 
 // Every recipe; "none" and "papers" are not ones (they are values of the setting).
@@ -48,6 +49,11 @@ bool recipe_targets(const Recipe& r, const TrainConfig& c);
 // "papers" sets no target: each run takes the settings of the recipe aimed at it, if any.
 void apply_recipe(TrainConfig& c, const std::set<std::string>& given, const std::set<std::string>& keep,
                   bool other_targets_allowed = false);
+
+// The one way a config is made from settings a user gave (train_lm's flags, Python's TrainConfig
+// keywords): c's recipe applied (flags given win over it), then validate(). `given`: the keys the
+// user set (flag names without dashes).
+TrainConfig configure(TrainConfig c, const std::set<std::string>& given);
 
 // Zhu et al. 2025's initial alpha of the DyT before attention and of the others (the FFN input's,
 // the final one), by model width: their official LLaMA code's default below width 4096, and the

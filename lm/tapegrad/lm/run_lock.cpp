@@ -10,7 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
-#include <set>
+#include <map>
+#include <thread>
 
 #include "tapegrad/error.h"
 #include "tapegrad/io/file.h"
@@ -23,11 +24,16 @@ namespace {
 
 const char* const kLockFile = ".tapegrad.lock";
 
-// Folders this process holds: flock() conflicts between two descriptors of one process too, so
-// held_by_another() must not count our own lock.
+// Folders this process holds, with the thread that holds each and how often it took it: flock()
+// conflicts between two descriptors of one process too, so held_by_another() must not count our
+// own lock, and the holding thread may take it again (train_lm holds its folder and saves into it).
+struct Holder {
+  std::thread::id thread;
+  int depth = 0;
+};
 std::mutex g_mutex;
-std::set<std::string>& held_here() {
-  static std::set<std::string> s;
+std::map<std::string, Holder>& held_here() {
+  static std::map<std::string, Holder> s;
   return s;
 }
 
@@ -45,6 +51,15 @@ RunLock::RunLock(const std::string& dir, bool create) {
   if (!create) io::require_directory(dir, "checkpoint directory");
   io::ensure_writable_directory(dir);
   key_ = key_of(dir);
+  {
+    std::lock_guard lock(g_mutex);
+    if (const auto it = held_here().find(key_); it != held_here().end()) {
+      check(it->second.thread == std::this_thread::get_id(), "'", dir, "' is in use by another thread of this process "
+            "(a sweep, a training run or a save): one writer per run folder; wait for it, or give another directory");
+      ++it->second.depth;  // the holder again: the outer lock keeps the folder
+      return;
+    }
+  }
   const std::string path = lock_path(dir);
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   check(fd_ >= 0, "cannot lock '", dir, "': ", path, ": ", std::strerror(errno));
@@ -67,16 +82,18 @@ RunLock::RunLock(const std::string& dir, bool create) {
   // The folder's one writer now: what killed writers left half-written is garbage.
   io::remove_stale_temp_files(dir);
   std::lock_guard lock(g_mutex);
-  held_here().insert(key_);
+  held_here()[key_] = {std::this_thread::get_id(), 1};
 }
 
 RunLock::~RunLock() {
-  if (fd_ < 0) return;
   {
     std::lock_guard lock(g_mutex);
-    held_here().erase(key_);
+    const auto it = held_here().find(key_);
+    if (it == held_here().end()) return;  // never taken
+    if (--it->second.depth > 0) return;
+    held_here().erase(it);
   }
-  ::close(fd_);  // releases the flock
+  if (fd_ >= 0) ::close(fd_);  // releases the flock
 }
 
 bool RunLock::held_by_another(const std::string& dir) {

@@ -2,7 +2,11 @@
 // lock on DIR/.tapegrad.lock for its whole life; the file names the holder's pid. A second writer
 // is refused with that pid; readers (eval_lm, sample_lm) still read, but never repair or clean a
 // folder a live writer holds. The lock dies with its process, SIGKILL included: no stale locks.
-// Taking the lock removes the temporary files of writers that were killed mid-write.
+// Taking the lock removes the temporary files of writers that were killed mid-write. Within one
+// process the thread that holds a folder may take it again (nested: train_lm holds its folder and
+// save_checkpoint takes it for each save); another thread is refused, as another process is.
+// The library's writers take it themselves (lab::run_sweep, lm::save_checkpoint), so Python and
+// the programs share the rule.
 #pragma once
 
 #include <string>

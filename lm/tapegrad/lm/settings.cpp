@@ -6,6 +6,7 @@
 #include "tapegrad/optim/registry.h"
 #include "tapegrad/optim/schedule.h"
 #include "tapegrad/text/tokenizer.h"
+#include "tapegrad/threads.h"
 
 namespace tapegrad::lm {
 
@@ -158,7 +159,7 @@ std::vector<Setting> make_settings() {
        .sweep = R::kShared, .range = at_least_zero("(0: not measured)"), .at_most = 1024},
       // bookkeeping: changes nothing a run computes
       {.key = "threads", .member = &TrainConfig::threads, .group = G::kBookkeeping, .help = "threads (0: one per core)",
-       .sweep = R::kFree, .range = at_least_zero("(0: one per core)")},
+       .sweep = R::kFree, .range = at_least_zero("(0: one per core)"), .at_most = kMaxThreads},
       {.key = "eval-every", .member = &TrainConfig::eval_every, .group = G::kBookkeeping,
        .help = "steps between evaluations (0: none)", .sweep = R::kLab, .range = at_least_zero(), .at_most = k2_40},
       {.key = "checkpoint-every", .member = &TrainConfig::checkpoint_every, .group = G::kBookkeeping,

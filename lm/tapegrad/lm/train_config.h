@@ -4,6 +4,8 @@
 // reproduces it.
 #pragma once
 
+#include <functional>
+
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -68,9 +70,28 @@ struct TrainConfig {
   // The model knobs (the settings marked in_model): to a DecoderConfig, and back from one.
   nn::DecoderConfig model(int64_t vocab) const;
   void take_model(const nn::DecoderConfig& m);
-  // Throws an Error naming the flag and value for anything out of range or inconsistent.
+  // Throws a SettingError naming the flag and value for anything out of range or inconsistent:
+  // each row's checks, then every relation of severity kError (setting_relations()).
   void validate() const;
+  // The relations of severity kWarning that these settings break, as messages naming each setting
+  // as {key} (render_settings turns them into flags or keywords): train_lm and compare_norms print
+  // them, Python raises them as tapegrad.SettingWarning.
+  std::vector<std::string> warnings() const;
 };
+
+// A rule between settings that no single row of the settings table can state ("heads divides
+// dim", "warmup is shorter than steps"). One table, so that a rewrite cannot drop one silently:
+// validate() and warnings() run it, and a test applies every row's `example` (settings that break
+// it) and requires its message.
+struct SettingRelation {
+  enum class Severity { kError, kWarning };
+  std::string name;
+  Severity severity;
+  nlohmann::json example;  // settings (keys of the table) that break the rule, over the defaults
+  std::function<std::string(const TrainConfig&)> check;  // "" when the rule holds, else the message
+};
+using Severity = SettingRelation::Severity;
+const std::vector<SettingRelation>& setting_relations();
 
 nlohmann::json to_json(const TrainConfig& c);
 // Keys as the flags; unknown keys and wrong types are errors naming the key.
