@@ -27,6 +27,7 @@
 #include "process.h"
 #include "tapegrad/lab/report.h"
 #include "tapegrad/lab/sweep.h"
+#include "tapegrad/lab/sweep_settings.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/communicator.h"
@@ -115,21 +116,10 @@ int main(int argc, char** argv) {
   std::string python;
   bool plot = true;
   AxisFlags axis_flags(app, o);  // every training setting: one value, or several (an axis)
-  app.add_option("--min-lr-ratio", o.min_lr_ratio, "each run decays to lr * ratio")->check(cli::in_range(0.0, 1.0))
-      ->group("Sweep");
-  app.add_option("--divergence-factor", o.divergence_factor,
-                 "a run diverged when, after warmup, its loss exceeds this x its first loss (or is NaN/Inf)")
-      ->check(cli::in_range(1.0, 1e9))->group("Sweep");
-  app.add_option("--divergence-patience", o.divergence_patience,
-                 "... for this many consecutive steps (a jump that comes back sooner is a spike, not a divergence)")
-      ->check(cli::in_range(1, 1e9))->group("Sweep");
-  app.add_option("--spike-factor", o.spike_factor,
-                 "a loss above this x its running mean starts a spike; it counts when the loss comes back")
-      ->check(cli::in_range(1.0, 1e9))->group("Sweep");
-  app.add_option("--evals", o.evals, "evaluations per run (the last at the final step)")->check(cli::non_negative())
-      ->group("Sweep");
-  app.add_option("--jobs", o.jobs, "runs trained at once; each uses cores/jobs threads")->check(cli::positive())
-      ->group("Sweep");
+  std::map<std::string, std::string> sweep_flags;  // the sweep's own settings (lab/sweep_settings.h), as given
+  for (const SweepSetting& s : sweep_settings())
+    app.add_option("--" + s.key, sweep_flags[s.key], s.help)
+        ->default_str(setting_text(sweep_setting_json(s, o)))->type_name("NUMBER")->group("Sweep");
   app.add_option("--out", o.out, "output directory");
   app.add_flag("--plot,!--no-plot", plot, "draw the plots with matplotlib (examples/plot_lab.py)");
   app.add_option("--python", python, "Python interpreter for the plots (default: the first that imports matplotlib)");
@@ -137,6 +127,8 @@ int main(int argc, char** argv) {
   return cli::run_cli(app, argc, argv, [&] {
     const auto t0 = std::chrono::steady_clock::now();
     const std::set<std::string> given = axis_flags.apply();  // checks each value as train_lm would
+    for (const SweepSetting& s : sweep_settings())
+      if (given.count(s.key)) set_sweep_setting(s, o, sweep_flags[s.key], "--");
     std::optional<lm::RunLock> lock;  // one writer per sweep folder (rank 0 writes the shared files)
     if (comm.rank() == 0) lock.emplace(o.out);
     const std::string resumed = fs::exists(o.out + "/sweep.json") ? " (the grid in " + o.out + "/sweep.json, grown by this command)" : "";

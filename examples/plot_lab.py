@@ -115,10 +115,22 @@ def setting_text(v):
 RUN_IDENTITY = [("norm", ""), ("placement", ""), ("lr", "lr"), ("seed", "s"), ("layers", "L"), ("warmup", "w")]
 
 
+def run_settings(run, out):
+    """A run's swept settings from its runs.csv cell ("dim=64;qk-norm=rmsnorm"), each key=value;
+    a cell that is not (a hand-edited file) ends the script with a message naming it."""
+    cell = run.get("settings") or ""
+    items = [kv for kv in cell.split(";") if kv]
+    bad = [kv for kv in items if "=" not in kv or not kv.split("=", 1)[0]]
+    if bad:
+        sys.exit(f"plot_lab.py: {os.path.join(out, 'runs.csv')}: run {run.get('run_id')!r}: its settings cell "
+                 f"{cell[:80]!r} holds {bad[0][:40]!r}, not key=value")
+    return dict(kv.split("=", 1) for kv in items)
+
+
 def make_group_key(runs, out):
     """The label of a run's group: norm/placement plus every other axis that varies, as report.md
     labels it (" L8", " w0", " dim=64"); curve rows are matched to their run by run_id."""
-    settings = {r["run_id"]: dict(kv.split("=", 1) for kv in (r.get("settings") or "").split(";") if kv) for r in runs}
+    settings = {r["run_id"]: run_settings(r, out) for r in runs}
     base, recipe_targets, identity = {}, {}, RUN_IDENTITY
     grid = os.path.join(out, "sweep.json")
     if os.path.exists(grid):

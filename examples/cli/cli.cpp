@@ -183,8 +183,22 @@ void use_json_config(CLI::App& app) {
 
 namespace {
 // An error's text as one terminal line: control bytes (a newline or NUL in a value, escape
-// sequences read from a file) escaped; UTF-8 stays as it is.
-std::string one_line(std::string_view text) { return text::shown(text, text.size()); }
+// sequences read from a file) become \xNN; UTF-8 stays as it is, and so does a backslash (values
+// the message quotes are already text::shown).
+std::string one_line(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", u);
+      out += b;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 }  // namespace
 
 std::unique_ptr<lm::Communicator> start_communicator([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv) {

@@ -8,6 +8,7 @@
 #include "tapegrad/lab/grid.h"
 #include "tapegrad/lab/report.h"
 #include "tapegrad/lab/sweep.h"
+#include "tapegrad/lab/sweep_settings.h"
 #include "tapegrad/lm/settings.h"
 #include "tapegrad/lm/usage_error.h"
 
@@ -75,38 +76,22 @@ void bind_lab(pyb::module_& top) {
         s.options = lab::default_sweep();
         const lab::SweepOptions defaults = s.options;
         s.options.out = out;
-        if (jobs) {
-          check(*jobs >= 1, "lab.sweep: jobs must be >= 1, got ", *jobs);
-          s.options.jobs = *jobs;
-        }
+        if (jobs) lab::set_sweep_setting(*lab::find_sweep_setting("jobs"), s.options, json(*jobs), "lab.sweep: ");
         std::set<std::string> given;
         // As compare_norms' flags: a setting that can be an axis takes one value or several; any other
-        // training setting one value, held in the base; the sweep's own (evals, divergence rules) set it.
+        // training setting one value, held in the base; the sweep's own (lab/sweep_settings.h) set it.
         const auto set = [&](pyb::handle k, std::vector<json> values) {
           const std::string key = setting_key(pyb::str(k));
           given.insert(key);
           if (lab::is_axis(key)) return lab::set_axis(s.options, key, values);
-          static const std::set<std::string> own{"min-lr-ratio", "divergence-factor", "spike-factor", "divergence-patience", "evals"};
+          const lab::SweepSetting* own = lab::find_sweep_setting(key);
           const lm::Setting* setting = lm::find_setting(key);
-          if (!own.count(key) && (!setting || setting->sweep == lm::SweepRole::kLab))
+          if (!own && (!setting || setting->sweep == lm::SweepRole::kLab))
             throw lm::SettingError(cat("lab.sweep: no setting '", std::string(pyb::str(k)), "'",
                                        setting ? " (the lab sets it for each run)" : ""));
           check(values.size() == 1, "lab.sweep: ", std::string(pyb::str(k)), " cannot be an axis of a sweep (one value only)");
-          lab::SweepOptions& o = s.options;
-          const json& v = values[0];
-          // The ranges compare_norms' flags check.
-          const auto number = [&](double low, double high) {
-            check(v.is_number() && v.get<double>() >= low && v.get<double>() <= high, "lab.sweep: ",
-                  std::string(pyb::str(k)), " must be a number in [", low, ", ", high, "], got ", v.is_number() ? cat(v.get<double>()) : v.dump());
-            return v.get<double>();
-          };
-          if (key == "min-lr-ratio") o.min_lr_ratio = number(0, 1);
-          else if (key == "divergence-factor") o.divergence_factor = number(1, 1e9);
-          else if (key == "spike-factor") o.spike_factor = number(1, 1e9);
-          else if (key == "divergence-patience") o.divergence_patience = static_cast<int64_t>(number(1, 1e9));
-          else if (key == "evals") o.evals = static_cast<int64_t>(number(0, 1e9));
-          else
-            lm::set_setting(*setting, o.base, v);
+          if (own) lab::set_sweep_setting(*own, s.options, values[0], "lab.sweep: ");
+          else lm::set_setting(*setting, s.options.base, values[0]);
         };
         for (auto [k, v] : settings) set(k, {setting_value_of(v, "lab.sweep " + std::string(pyb::str(k)))});
         for (auto [k, v] : axes) {

@@ -13,6 +13,7 @@
 #include "tapegrad/lm/usage_error.h"
 #include "tapegrad/lm/recipes.h"
 #include "tapegrad/lm/run.h"
+#include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/sampling.h"
 #include "tapegrad/lm/settings.h"
 #include "tapegrad/lm/trainer.h"
@@ -321,6 +322,8 @@ void bind_lm(pyb::module_& top) {
           [](PyTrainer& p, std::optional<int64_t> until, pyb::object on_step, bool progress, std::optional<std::string> checkpoint_dir) {
             if (checkpoint_dir) io::check_path(*checkpoint_dir, "Trainer.fit checkpoint_dir");
             TrainerCall use(p);
+            std::optional<lm::RunLock> folder;  // the run's folder is this run's, as train_lm's --out
+            if (checkpoint_dir) folder.emplace(*checkpoint_dir);
             lm::RunHooks hooks;
             bool interrupted = false;
             hooks.stop_after = until.value_or(0);

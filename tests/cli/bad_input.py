@@ -181,6 +181,8 @@ def fixtures(tmp, bin_dir):
     f["ckpt_grown"] = grown
     write("unknown_key.json", b'{"stepz": 3}')
     write("bool_as_number.json", b'{"eval-train": 2}')
+    write("nul_key.json", b'{"steps\\u0000x": 3}')
+    write("nul_data.json", b'{"data": "text.txt\\u0000junk"}')
 
     # A records row whose norm is a path: it must never become one (curves/<run_id>.csv).
     evil = os.path.join(tmp, "sweep_evil")
@@ -294,9 +296,19 @@ def cases(f):
          "an on/off flag given another word"),
         (T, ["--config", f["bool_as_number.json"]], 2, "--eval-train: must be true or false, got 2",
          "an on/off setting in a config file given a number"),
-        ("compare_norms", ["--divergence-factor", "nan"], 2, "--divergence-factor: must be a finite number, got nan",
+        (T, ["--config", f["nul_key.json"]], 2, "unknown key 'steps\\0x'", "a NUL byte in a config file's key"),
+        (T, ["--config", f["nul_data.json"]], 2, "text.txt\\0junk': a path cannot hold a NUL byte",
+         "a NUL byte in a path from a config file"),
+        ("compare_norms", ["--evals", "-1"], 2, "--evals must be in [0, 1000000000], got -1", "negative evaluations per run"),
+        ("compare_norms", ["--jobs", "0"], 2, "--jobs must be in [1, 1024], got 0", "no jobs"),
+        ("compare_norms", ["--lr", "1e-3", "0.001"], 2, "--lr 0.001 is given twice (in any spelling, a value of an axis is one run)",
+         "an axis value given twice"),
+        ("compare_norms", ["--recipe", "papers", "--norm", "dyt", "--placement", "deepnorm"], 2,
+         "--recipe papers: dyt-paper (for --norm dyt) and deepnorm-paper (for --placement deepnorm) both set --embed-scale",
+         "two recipes setting one setting on a run"),
+        ("compare_norms", ["--divergence-factor", "nan"], 2, "--divergence-factor must be a finite number, got 'nan'",
          "NaN divergence factor"),
-        ("compare_norms", ["--min-lr-ratio", "nan"], 2, "--min-lr-ratio: must be a finite number, got nan",
+        ("compare_norms", ["--min-lr-ratio", "nan"], 2, "--min-lr-ratio must be a finite number, got 'nan'",
          "NaN min-lr ratio"),
         ("compare_norms", ["--lr", "0"], 2, "--lr must be positive, got 0", "non-positive learning rate in a sweep"),
         ("compare_norms", ["--norm", "groupnorm"], 2, "--norm: groupnorm not in {layernorm,rmsnorm,", "unknown norm in a sweep"),
@@ -310,7 +322,7 @@ def cases(f):
          "a sweep.json whose grid holds a negative lr"),
         ("compare_norms", ["--out", f["sweep_path_grid"]], 1, "sweep.json: axis --qk-norm '../../x': a swept value must be",
          "a sweep.json whose axis value is a path"),
-        ("compare_norms", ["--out", f["sweep_bad_patience"]], 1, "sweep.json: 'divergence-patience' must be in [1, 1e+09], got -3",
+        ("compare_norms", ["--out", f["sweep_bad_patience"]], 1, "sweep.json: divergence-patience must be in [1, 1000000000], got -3",
          "a sweep.json whose judgement setting is out of range"),
         (T, ["--resume", f["ckpt_zero_rng"]], 1, "data.batch_rng: random generator state: all four words are zero",
          "all-zero batch generator state"),

@@ -43,19 +43,19 @@ grep -q "^plots failed (see the messages above)" out || fail "a failing plot scr
 printf '#!/bin/sh\necho "$*" >> %s/calls\nexec %s "$@"\n' "$work" "$py" > logged
 chmod +x logged
 rm -rf D
-run --python "$work/logged" --lr 1e-3 2e-3 --jobs 2
+run --python "$work/logged" --lr 2e-3 --jobs 2
 [[ $(wc -l < calls) == 1 ]] && grep -q -- "plot_lab.py --args-on-stdin$" calls || fail "the plotter was not started once, in the sweep: $(cat calls)"
 grep -q "^plots: .*loss_vs_lr.png" out && ! grep -q "skipped\|failed" out || fail "the started plotter drew no plots: $(cat out)"
 [[ $(find D/plots -name '*.png' -newer calls | wc -l) -ge 6 ]] || fail "the started plotter's plots are missing: $(ls D/plots)"
 rm -rf D
-run --python "$work/no_matplotlib" --lr 1e-3 2e-3 --jobs 2
+run --python "$work/no_matplotlib" --lr 2e-3 --jobs 2
 grep -q "^plots: .*loss_vs_lr.png" out && ! grep -q "skipped\|failed" out || fail "no plots after a started interpreter without matplotlib: $(cat out)"
 rm -rf D
-run --python "$work/broken" --lr 1e-3 2e-3 --jobs 2
+run --python "$work/broken" --lr 2e-3 --jobs 2
 grep -q "^plots failed (see the messages above)" out || fail "a failing started plot script was not reported: $(cat out)"
 # --args-on-stdin by hand: its input closed with nothing sent, or cut off inside an argument, it
 # exits 0 with nothing drawn or printed; each argument ended by a NUL byte, any bytes in it.
-run --lr 1e-3 2e-3 --jobs 2 --no-plot
+run --lr 2e-3 --jobs 2 --no-plot
 rm -rf D/plots
 for input in '' 'D' '--reference-lr\0002e-'; do
   status=0

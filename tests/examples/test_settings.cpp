@@ -1,7 +1,9 @@
 // The settings table (lm/settings.h): every TrainConfig field has exactly one row, and everything
 // derived from the table — JSON both ways, the checkpoint's model/train split, range checks, the
 // flags — agrees with it.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstddef>
 #include <utility>
 
@@ -106,6 +108,85 @@ TEST_CASE("settings: each row's range is checked, naming the flag as the table s
   CHECK(refused([](auto&) {}) == "accepted");
 }
 
+TEST_CASE("settings: every relation of the table refuses or warns on its example, and none is dropped", "[settings]") {
+  // A tripwire: the relations by name. A rewrite that drops one fails here, not silently.
+  std::vector<std::string> names;
+  for (const lm::SettingRelation& r : lm::setting_relations()) names.push_back(r.name);
+  CHECK(names == std::vector<std::string>{"heads-divide-dim", "tokens-per-step", "tokens-per-measurement", "micro-batches",
+                                          "min-lr-below-lr", "full-batch-sharpness-batch", "full-batch-batch-sharpness",
+                                          "batch-sharpness-needs-sharpness", "dyt-alpha-in-float32", "vocab-covers-tokenizer",
+                                          "qk-norm-has-row-kernels", "warmup-within-steps"});
+  CHECK(lm::TrainConfig{}.warnings().empty());
+  for (const lm::SettingRelation& r : lm::setting_relations()) {
+    INFO(r.name);
+    lm::TrainConfig c;
+    for (const auto& [key, value] : r.example.items()) lm::set_setting(*lm::find_setting(key), c, value);
+    const std::string why = r.check(c);
+    REQUIRE(!why.empty());
+    CHECK(r.check(lm::TrainConfig{}).empty());
+    // The message names settings as {key}, so programs print flags and Python keywords.
+    CHECK(why.find('{') != std::string::npos);
+    if (r.severity == lm::Severity::kError) {
+      REQUIRE_THROWS_AS(c.validate(), lm::SettingError);
+      const auto warned = c.warnings();
+      CHECK(std::find(warned.begin(), warned.end(), why) == warned.end());
+    } else {
+      c.validate();  // trains
+      const auto warned = c.warnings();
+      CHECK(std::find(warned.begin(), warned.end(), why) != warned.end());
+    }
+  }
+  lm::TrainConfig c;
+  c.steps = 10, c.warmup = 100;
+  CHECK(lm::render_settings(c.warnings().at(0), "--") ==
+        "--warmup 100 is not shorter than --steps 10: the learning rate never reaches its peak --lr (0.001); lower "
+        "--warmup or raise --steps");
+}
+
+TEST_CASE("settings: every row's range and size bound is checked, on each side, naming the row", "[settings]") {
+  // Enumerated from the table, so a row whose check a rewrite drops fails here.
+  int checked = 0;
+  for (const lm::Setting& s : lm::settings()) {
+    INFO(s.key);
+    std::vector<double> outside;
+    if (s.range) {
+      const lm::SettingRange& r = *s.range;
+      if (std::isfinite(r.low)) outside.push_back(r.low_open ? r.low : r.low - 1);
+      if (std::isfinite(r.high)) outside.push_back(r.high_open ? r.high : r.high + 1);
+    }
+    if (s.at_most) outside.push_back(*s.at_most + 1);
+    for (const double v : outside) {
+      lm::TrainConfig c;
+      const bool whole = lm::setting_json(s, c).is_number_integer();
+      if (whole && v != std::floor(v)) continue;
+      try {
+        lm::set_setting(s, c, whole ? nlohmann::json(static_cast<int64_t>(v)) : nlohmann::json(v));
+      } catch (const Error&) {
+        ++checked;  // the field's own type refuses it (a negative count for an unsigned field)
+        continue;
+      }
+      try {
+        c.validate();
+        FAIL("accepted " << v);
+      } catch (const lm::SettingError& e) {
+        CHECK_THAT(e.flags(), Catch::StartsWith("--" + s.key + " "));
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked >= 40);
+}
+
+TEST_CASE("settings: a path setting with a NUL byte is refused, the byte shown", "[settings]") {
+  lm::TrainConfig c;
+  c.data = std::string("text.txt\0junk", 13);
+  REQUIRE_THROWS_WITH(c.validate(), "data 'text.txt\\0junk': a path cannot hold a NUL byte (the system would read it "
+                                    "only up to the NUL)");
+  REQUIRE_THROWS_WITH(io::read_file(std::string("a\0b", 3)), Catch::Contains("'a\\0b': a path cannot hold a NUL byte"));
+  REQUIRE_THROWS_WITH(io::write_file_atomic(std::string("x\0evil", 6), "y"), Catch::Contains("'x\\0evil'"));
+  REQUIRE_THROWS_WITH(io::ensure_writable_directory(std::string("d\0e", 3)), Catch::Contains("'d\\0e'"));
+}
+
 TEST_CASE("settings: docs/training.md's flag tables are the settings table", "[settings][docs]") {
   const std::string begin = "<!-- flags: generated from the settings table (lm/settings.cpp); the suite checks it -->";
   const std::string end = "<!-- end of flags -->";
@@ -172,7 +253,27 @@ TEST_CASE("recipes: a recipe sets its target and its settings, flags given win, 
                                           : placement == "deepnorm" ? nn::EmbedScale::kFixed : nn::EmbedScale::kNone));
     CHECK(r.dyt_beta == (norm != "dyt"));
   }
-  // No two recipes are for the same runs, so "papers" gives a run at most one.
+  // Two recipes for one run that both set a setting: refused by name, never settled by order
+  // (a DyT run with DeepNorm placement: both scale the embeddings); given a value, it is the user's.
+  lm::TrainConfig both;
+  both.recipe = "papers", both.norm = nn::NormKind::parse("dyt"), both.placement = nn::Placement::parse("deepnorm");
+  REQUIRE_THROWS_WITH(lm::apply_recipe(both, {}, {}),
+                      "recipe papers: dyt-paper (for norm dyt) and deepnorm-paper (for placement deepnorm) both set "
+                      "embed-scale on this run; give embed-scale a value of its own, or one recipe");
+  both.embed_scale_init = 0;
+  lm::apply_recipe(both, {"embed-scale", "embed-scale-init"}, {"embed-scale", "embed-scale-init"});
+  CHECK(both.embed_scale == nn::EmbedScale::kNone);
+  CHECK(!both.final_norm);
+  CHECK(!both.dyt_beta);
+  // configure(): the one way from given settings to a config (train_lm's flags, Python's keywords).
+  lm::TrainConfig g;
+  g.recipe = "dyt-paper";
+  const lm::TrainConfig made = lm::configure(g, {"recipe"});
+  CHECK(made.norm == nn::NormKind::parse("dyt"));
+  CHECK(made.embed_scale == nn::EmbedScale::kLearned);
+  g.norm = nn::NormKind::parse("layernorm");
+  REQUIRE_THROWS_WITH(lm::configure(g, {"recipe", "norm"}), "recipe dyt-paper is for norm dyt, got layernorm");
+  // No two recipes are for the same runs.
   std::set<std::pair<std::string, std::string>> targets;
   for (const lm::Recipe& r : lm::recipes()) CHECK(targets.insert({r.target_key, r.target_value}).second);
   CHECK(lm::recipes_in("papers").size() == lm::recipes().size());

@@ -3,6 +3,8 @@
 #include <sstream>
 #include <filesystem>
 #include <limits>
+#include <optional>
+#include <thread>
 
 #include "tapegrad/lm/corpus.h"
 #include "tapegrad/lm/divergence.h"
@@ -12,6 +14,8 @@
 #include "tapegrad/lab/report.h"
 #include "support.h"
 #include "tapegrad/lab/sweep.h"
+#include "tapegrad/lab/sweep_settings.h"
+#include "tapegrad/lm/run_lock.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/ops/add.h"
@@ -388,6 +392,87 @@ TEST_CASE("lab: swept values are checked, exact and file-name safe, in flags and
   REQUIRE_THROWS_WITH(set_axis(o, "data", {"x.txt"}), "--data cannot be an axis of a sweep");
   CHECK(canonical_value("seed", 3) == nlohmann::json(uint64_t{3}));
   CHECK(canonical_value("lr", 1) == nlohmann::json(1.0));
+  // A value given twice, in any spelling, is one run where two were meant: refused, never dropped.
+  REQUIRE_THROWS_WITH(set_axis(o, "lr", {1e-3, 1e-3}), "--lr 0.001 is given twice (in any spelling, a value of an axis is one run): give each value once");
+  REQUIRE_THROWS_WITH(set_axis(o, "seed", {1, uint64_t{1}}), Catch::StartsWith("--seed 1 is given twice"));
+  REQUIRE_THROWS_WITH(set_axis(o, "norm", {"rmsnorm", "layernorm", "rmsnorm"}), Catch::StartsWith("--norm rmsnorm is given twice"));
+}
+
+TEST_CASE("lab: the sweep's own settings are one table: each range checked on each side, stored and read back", "[lab]") {
+  std::vector<std::string> keys;
+  for (const SweepSetting& s : sweep_settings()) keys.push_back(s.key);
+  CHECK(keys == std::vector<std::string>{"min-lr-ratio", "divergence-factor", "divergence-patience", "spike-factor", "evals", "jobs"});
+  SweepOptions o;
+  for (const SweepSetting& s : sweep_settings()) {
+    INFO(s.key);
+    const bool whole = !std::holds_alternative<double SweepOptions::*>(s.member);
+    const auto number = [&](double v) { return whole ? nlohmann::json(static_cast<int64_t>(v)) : nlohmann::json(v); };
+    REQUIRE_THROWS_WITH(set_sweep_setting(s, o, number(s.low - 1), "--"), Catch::StartsWith(cat("--", s.key, " must be in [")));
+    REQUIRE_THROWS_WITH(set_sweep_setting(s, o, number(s.high * 2), ""), Catch::StartsWith(s.key + " must be in ["));
+    if (whole) REQUIRE_THROWS_WITH(set_sweep_setting(s, o, nlohmann::json(2.5), "--"), "--" + s.key + " must be a whole number, got 2.5");
+    REQUIRE_THROWS_WITH(set_sweep_setting(s, o, nlohmann::json("3"), "--"), Catch::StartsWith("--" + s.key + " must be a"));
+    REQUIRE_THROWS_WITH(set_sweep_setting(s, o, std::string("nan"), "--"), Catch::StartsWith("--" + s.key));
+    REQUIRE_THROWS_WITH(set_sweep_setting(s, o, std::string("0x10"), "--"), Catch::StartsWith("--" + s.key));
+    set_sweep_setting(s, o, std::string(s.key == "min-lr-ratio" ? "0.25" : "7"), "--");
+    CHECK(sweep_setting_json(s, o) == (s.key == "min-lr-ratio" ? nlohmann::json(0.25) : nlohmann::json(7)));
+  }
+  // The shared rows go to sweep.json and come back; jobs is the caller's.
+  SweepOptions back;
+  read_shared_sweep_settings(shared_sweep_settings(o), back, "sweep.json");
+  CHECK(shared_sweep_settings(back) == shared_sweep_settings(o));
+  CHECK(!shared_sweep_settings(o).contains("jobs"));
+  REQUIRE_THROWS_WITH(read_shared_sweep_settings(nlohmann::json{{"evals", -1}}, back, "D/sweep.json"),
+                      "D/sweep.json: evals must be in [0, 1000000000], got -1");
+}
+
+TEST_CASE("lab: the settings table's warnings reach a sweep once, with the runs they concern", "[lab]") {
+  SweepOptions o = tiny_sweep(fresh("warnings").string());
+  set_axis(o, "steps", {8, 2});  // warmup 2: fine at 8 steps, never reaches its peak at 2
+  const std::vector<std::string> w = sweep_warnings(o);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0] == "{warmup} 2 is not shorter than {steps} 2: the learning rate never reaches its peak {lr} (0.001); "
+                "lower {warmup} or raise {steps} (in the runs with steps=2)");
+  // A recipe no run is the target of says so: peri-ln-paper needs a peri placement.
+  set_axis(o, "steps", {8});
+  o.base.recipe = "peri-ln-paper";
+  const std::vector<std::string> r = sweep_warnings(o);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0] == "{recipe} peri-ln-paper (peri-ln-paper for {placement} peri): no run of this sweep is a target, so no run "
+                "is on the recipe");
+  set_axis(o, "placement", {"pre", "peri"});
+  CHECK(sweep_warnings(o).empty());
+}
+
+TEST_CASE("lab: a sweep folder is one writer's, in the library: a second sweep and linked folders are refused", "[lab]") {
+  const fs::path out = fresh("one_writer");
+  SweepOptions o = tiny_sweep(out.string());
+  set_axis(o, "norm", {"none"});
+  o.base.steps = 2, o.base.warmup = 1;
+  {
+    // Another thread of this process holds the folder (a second Python sweep, say): refused.
+    std::optional<lm::RunLock> held;
+    std::thread([&] { held.emplace(out.string()); }).join();
+    REQUIRE_THROWS_WITH(run_sweep(o, [](const RunRecord&, bool, int, int) {}),
+                        Catch::Contains("is in use by another thread of this process"));
+  }
+  {
+    // The thread that holds it (compare_norms' main) runs the sweep inside its own lock.
+    const lm::RunLock held(out.string());
+    CHECK(run_sweep(o, [](const RunRecord&, bool, int, int) {}).size() == 1);
+  }
+  // records/ replaced by a link to another folder: refused, nothing written there.
+  const fs::path elsewhere = fresh("one_writer_elsewhere");
+  fs::create_directories(elsewhere);
+  fs::rename(out / "records", elsewhere / "records");
+  fs::create_directory_symlink(elsewhere / "records", out / "records");
+  REQUIRE_THROWS_WITH(run_sweep(o, [](const RunRecord&, bool, int, int) {}), Catch::Contains("records: a link"));
+  fs::remove(out / "records");
+  fs::rename(elsewhere / "records", out / "records");
+  fs::rename(out / "curves", elsewhere / "curves");
+  fs::create_directory_symlink(elsewhere / "curves", out / "curves");
+  REQUIRE_THROWS_WITH(run_sweep(o, [](const RunRecord&, bool, int, int) {}), Catch::Contains("curves: a link"));
+  fs::remove_all(out);
+  fs::remove_all(elsewhere);
 }
 
 TEST_CASE("lab: a records row whose settings are not a sweep's is refused, naming file and column", "[lab]") {

@@ -10,10 +10,12 @@
 #include "tapegrad/text/lexical.h"
 #include "tapegrad/lab/run_spec.h"
 #include "tapegrad/lab/sweep.h"
+#include "tapegrad/lab/sweep_settings.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/json.h"
 #include "tapegrad/lm/recipes.h"
 #include "tapegrad/lm/settings.h"
+#include "tapegrad/lm/usage_error.h"
 
 namespace tapegrad::lab {
 
@@ -72,35 +74,6 @@ const Axis* find_axis(const SweepOptions& o, const std::string& key) {
   return nullptr;
 }
 
-nlohmann::json sweep_level(const SweepOptions& o) {
-  return {{"min-lr-ratio", o.min_lr_ratio},
-          {"divergence-factor", o.divergence_factor},
-          {"divergence-patience", o.divergence_patience},
-          {"spike-factor", o.spike_factor},
-          {"evals", o.evals}};
-}
-
-void read_sweep_level(const nlohmann::json& j, SweepOptions& o, const std::string& where) {
-  const auto get = [&](const char* key, auto& out) {
-    if (!j.contains(key)) return;  // older folders: the default
-    const auto& v = j[key];
-    using V = std::decay_t<decltype(out)>;
-    const bool ok = std::is_integral_v<V> ? v.is_number_integer() : v.is_number();
-    check(ok, where, ": '", key, "' must be a number, got ", io::json_excerpt(v));
-    out = v.get<V>();
-  };
-  get("min-lr-ratio", o.min_lr_ratio), get("divergence-factor", o.divergence_factor);
-  get("divergence-patience", o.divergence_patience), get("spike-factor", o.spike_factor), get("evals", o.evals);
-  // The ranges compare_norms' flags allow.
-  const auto in = [&](const char* key, double v, double low, double high) {
-    check(v >= low && v <= high, where, ": '", key, "' must be in [", low, ", ", high, "], got ", v);
-  };
-  in("min-lr-ratio", o.min_lr_ratio, 0, 1), in("divergence-factor", o.divergence_factor, 1, 1e9);
-  in("divergence-patience", static_cast<double>(o.divergence_patience), 1, 1e9);
-  in("spike-factor", o.spike_factor, 1, 1e9), in("evals", static_cast<double>(o.evals), 0, 1e9);
-}
-
-
 }  // namespace
 
 std::vector<nlohmann::json> axis_values(const SweepOptions& o, const std::string& key) {
@@ -117,8 +90,9 @@ void set_axis(SweepOptions& o, const std::string& key, const std::vector<nlohman
   for (const auto& v : given) {
     nlohmann::json c = canonical_value(key, v);
     // A repeated value would be one run under two names, or one run where two were meant.
-    check(std::find(values.begin(), values.end(), c) == values.end(), "--", key, " ", setting_text(c),
-          " is given twice (in any spelling, a value of an axis is one run): give each value once");
+    if (std::find(values.begin(), values.end(), c) != values.end())
+      throw lm::UsageError(cat("--", key, " ", setting_text(c),
+                               " is given twice (in any spelling, a value of an axis is one run): give each value once"));
     values.push_back(std::move(c));
   }
   const lm::Setting& s = *lm::find_setting(key);
@@ -145,7 +119,7 @@ void set_axis(SweepOptions& o, const std::string& key, const std::vector<nlohman
 
 std::set<std::string> every_setting() {
   std::set<std::string> keys;
-  const nlohmann::json train = lm::to_json(lm::TrainConfig{}), sweep = sweep_level(SweepOptions{});  // named: items() would dangle
+  const nlohmann::json train = lm::to_json(lm::TrainConfig{}), sweep = shared_sweep_settings(SweepOptions{});  // named: items() would dangle
   for (const auto& [key, value] : train.items()) keys.insert(key);
   for (const auto& [key, value] : sweep.items()) keys.insert(key);
   return keys;
@@ -275,7 +249,7 @@ std::string reproduce_command(const SweepOptions& o, const SweepOptions& default
     if (value.is_boolean() && !is_axis(key)) cmd += (value.get<bool>() ? " --" : " --no-") + key;
     else cmd += " --" + key + " " + shell_quote(setting_text(value));
   }
-  const nlohmann::json sweep = sweep_level(o), sweep_was = sweep_level(defaults);
+  const nlohmann::json sweep = shared_sweep_settings(o), sweep_was = shared_sweep_settings(defaults);
   for (const auto& [key, value] : sweep.items())
     if (value != sweep_was[key]) cmd += " --" + key + " " + shell_quote(setting_text(value));
   return cmd + " --out " + shell_quote(o.out);
@@ -289,7 +263,7 @@ nlohmann::json grid_json(const SweepOptions& o) {
   for (const auto& [key, values] : listed_axes(o)) axes[key] = values;
   nlohmann::json identity = nlohmann::json::array();  // the run schema, for readers of the folder (the plots)
   for (const IdentityPart& p : run_identity()) identity.push_back({p.key, p.prefix});
-  nlohmann::json grid = {{"format", 2}, {"train", train}, {"axes", axes}, {"sweep", sweep_level(o)}, {"identity", identity}};
+  nlohmann::json grid = {{"format", 2}, {"train", train}, {"axes", axes}, {"sweep", shared_sweep_settings(o)}, {"identity", identity}};
   // Every run this folder records carries its proof (sweep.h): a run without one is unproven.
   grid["run_proofs"] = true;
   // Which runs each recipe of the grid is for (lm/recipes.h), so that readers of the folder (the
@@ -320,9 +294,9 @@ SweepOptions read_grid(const std::string& path, const SweepOptions& like, const 
     if (v2) check(j.contains(part) && j[part].is_object(), path, ": '", part, "' must be an object");
   // Format 1 held the training settings and the sweep-level ones side by side.
   nlohmann::json train = v2 ? j["train"] : j;
-  read_sweep_level(v2 ? j["sweep"] : j, g, path);
-  for (const char* key : {"min-lr-ratio", "divergence-factor", "divergence-patience", "spike-factor", "evals"})
-    if (!v2) train.erase(key);
+  read_shared_sweep_settings(v2 ? j["sweep"] : j, g, path);
+  if (!v2)
+    for (const auto& [key, value] : shared_sweep_settings(g).items()) train.erase(key);
   nlohmann::json full = lm::to_json(lm::TrainConfig{});  // settings newer than the file were at their defaults
   for (const auto& [key, value] : train.items()) {
     check(full.contains(key), path, ": unknown setting '", key.substr(0, 64), "'");
@@ -383,7 +357,7 @@ SweepOptions resolve_sweep(const SweepOptions& o, const std::set<std::string>& g
   const nlohmann::json stored_train = lm::to_json(g.base), asked_train = lm::to_json(o.base);
   for (const auto& key : fixed_train())
     if (given.count(key)) refuse_change(key, stored_train[key], asked_train[key]);
-  const nlohmann::json stored_sweep = sweep_level(g), asked_sweep = sweep_level(o);
+  const nlohmann::json stored_sweep = shared_sweep_settings(g), asked_sweep = shared_sweep_settings(o);
   for (const auto& [key, value] : stored_sweep.items())
     if (given.count(key)) refuse_change(key, value, asked_sweep[key]);
   // Axes grow: the stored values, then this command's new ones (a setting given one value that
