@@ -304,7 +304,7 @@ def cases(f):
         ("compare_norms", ["--lr", "1e-3", "0.001"], 2, "--lr 0.001 is given twice (in any spelling, a value of an axis is one run)",
          "an axis value given twice"),
         ("compare_norms", ["--recipe", "papers", "--norm", "dyt", "--placement", "deepnorm"], 2,
-         "--recipe papers: dyt-paper (for --norm dyt) and deepnorm-paper (for --placement deepnorm) both set --embed-scale",
+         "--recipe papers: dyt-paper-transfer (for --norm dyt) and deepnorm-paper (for --placement deepnorm) both set --embed-scale",
          "two recipes setting one setting on a run"),
         ("compare_norms", ["--divergence-factor", "nan"], 2, "--divergence-factor must be a finite number, got 'nan'",
          "NaN divergence factor"),

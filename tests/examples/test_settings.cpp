@@ -258,7 +258,7 @@ TEST_CASE("recipes: a recipe sets its target and its settings, flags given win, 
   lm::TrainConfig both;
   both.recipe = "papers", both.norm = nn::NormKind::parse("dyt"), both.placement = nn::Placement::parse("deepnorm");
   REQUIRE_THROWS_WITH(lm::apply_recipe(both, {}, {}),
-                      "recipe papers: dyt-paper (for norm dyt) and deepnorm-paper (for placement deepnorm) both set "
+                      "recipe papers: dyt-paper-transfer (for norm dyt) and deepnorm-paper (for placement deepnorm) both set "
                       "embed-scale on this run; give embed-scale a value of its own, or one recipe");
   both.embed_scale_init = 0;
   lm::apply_recipe(both, {"embed-scale", "embed-scale-init"}, {"embed-scale", "embed-scale-init"});
@@ -273,10 +273,24 @@ TEST_CASE("recipes: a recipe sets its target and its settings, flags given win, 
   CHECK(made.embed_scale == nn::EmbedScale::kLearned);
   g.norm = nn::NormKind::parse("layernorm");
   REQUIRE_THROWS_WITH(lm::configure(g, {"recipe", "norm"}), "recipe dyt-paper is for norm dyt, got layernorm");
-  // No two recipes are for the same runs.
+  // "papers" takes one recipe per target: the transfer of DyT's, not its literal values.
   std::set<std::pair<std::string, std::string>> targets;
-  for (const lm::Recipe& r : lm::recipes()) CHECK(targets.insert({r.target_key, r.target_value}).second);
-  CHECK(lm::recipes_in("papers").size() == lm::recipes().size());
+  for (const lm::Recipe* r : lm::recipes_in("papers")) CHECK(targets.insert({r->target_key, r->target_value}).second);
+  CHECK(lm::recipes_in("papers").size() == lm::recipes().size() - 1);
+  CHECK(lm::recipes_in("dyt-paper").size() == 1);
+  // The transfer: the scale on what enters the first block, at the input magnitude the paper's
+  // formula gives at its width (1 / (alpha0 x 0.02) = 50 for alpha0 1), an untied head.
+  lm::TrainConfig t;
+  t.recipe = "dyt-paper-transfer";
+  t = lm::configure(t, {"recipe"});
+  CHECK(t.norm == nn::NormKind::parse("dyt"));
+  CHECK(t.embed_scale_positions);
+  CHECK(t.embed_scale_rule == "unit-input");
+  CHECK(!t.tie_head);
+  CHECK(t.beta2 == 0.95);
+  CHECK(t.model(65).embed_scale_value() == Approx(50.0).epsilon(1e-12));
+  t.dim = 256;  // the rule does not depend on width: the input magnitude does not
+  CHECK(t.model(65).embed_scale_value() == Approx(50.0).epsilon(1e-12));
   CHECK(lm::recipes_in("none").empty());
   // The width table: the official code's default below 4096, its README's LLaMA 2 settings above.
   CHECK((lm::dyt_paper_alpha(128) == std::pair{1.0, 1.0}));

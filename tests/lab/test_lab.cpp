@@ -425,6 +425,27 @@ TEST_CASE("lab: the sweep's own settings are one table: each range checked on ea
                       "D/sweep.json: evals must be in [0, 1000000000], got -1");
 }
 
+TEST_CASE("lab: a setting the user named wins over a recipe, at its default value too, and the folder keeps it", "[lab][recipes]") {
+  const fs::path out = fresh("given");
+  SweepOptions o = tiny_sweep(out.string());
+  set_axis(o, "norm", {"dyt"});
+  o.base.recipe = "dyt-paper-transfer";
+  const RunSpec spec = expand(o).at(0);
+  CHECK(!run_config(o, spec, 1).tie_head);  // the recipe unties the head
+  const SweepOptions named = resolve_sweep(o, {"tie-head", "out", "jobs"});  // --tie-head (its default, true)
+  CHECK(named.given == std::set<std::string>{"tie-head"});
+  CHECK(run_config(named, spec, 1).tie_head);
+  CHECK(!run_config(named, spec, 1).dyt_beta);  // the recipe's other settings still apply
+  // sweep.json keeps it: the folder continued alone still ties the head.
+  fs::create_directories(out);
+  io::write_file_atomic((out / "sweep.json").string(), grid_json(named).dump(2));
+  const SweepOptions again = resolve_sweep(o, {});
+  CHECK(again.given == std::set<std::string>{"tie-head"});
+  CHECK(run_config(again, spec, 1).tie_head);
+  CHECK_THAT(reproduce_command(named, default_sweep()), Catch::Contains("--tie-head true"));
+  fs::remove_all(out);
+}
+
 TEST_CASE("lab: the settings table's warnings reach a sweep once, with the runs they concern", "[lab]") {
   SweepOptions o = tiny_sweep(fresh("warnings").string());
   set_axis(o, "steps", {8, 2});  // warmup 2: fine at 8 steps, never reaches its peak at 2

@@ -93,6 +93,8 @@ TEST_CASE("gradcheck: decoder with the recipes' embedding treatments", "[nn][gra
   DecoderConfig c = tiny(NormKind::parse("dyt"), Placement::parse("pre"));
   c.embed_scale = EmbedScale::kLearned, c.embed_scale_init = 1.7, c.dyt_alpha_attn = 1.3, c.dyt_beta = false;
   gradcheck_decoder(c, "decoder dyt, learned embedding scale, no beta");
+  c.embed_scale_positions = true, c.embed_scale_init = 0, c.embed_scale_rule = "unit-input", c.tie_head = false;
+  gradcheck_decoder(c, "decoder dyt, learned scale on token + position (unit-input), untied head");
   c = tiny(NormKind::parse("layernorm"), Placement::parse("peri"));
   c.embed_norm = true;
   gradcheck_decoder(c, "decoder peri, embedding norm");
@@ -126,9 +128,39 @@ TEST_CASE("decoder: the recipes' pieces are where their papers put them", "[nn]"
   Decoder<double> plain(tiny(NormKind::none(), Placement::parse("pre")), 5), scaled(fixed, 5);  // same seed: same weights
   const Var<double> a = plain.forward(tape, ids, 1, 2).logits, b = scaled.forward(tape, ids, 1, 2).logits;
   CHECK(a.value()[0] != b.value()[0]);  // the scale reaches the logits
+  // With embed_scale_positions the scale multiplies what enters the first block: x = s (tok + pos),
+  // whose RMS is s times that of tok + pos. Without it, x = s tok + pos.
+  DecoderConfig on_inputs = fixed;
+  on_inputs.embed_scale_positions = true;
+  Decoder<double> scaled_inputs(on_inputs, 5);
+  DecoderProbe p_plain, p_tokens, p_inputs;
+  plain.forward(tape, ids, 1, 2, {}, &p_plain);
+  scaled.forward(tape, ids, 1, 2, {}, &p_tokens);
+  scaled_inputs.forward(tape, ids, 1, 2, {}, &p_inputs);
+  CHECK(p_inputs.blocks[0].residual_rms == Approx(3.0 * p_plain.blocks[0].residual_rms).epsilon(1e-12));
+  double ss = 0;  // RMS of 3 tok + pos, by hand
+  for (int t = 0; t < 2; ++t)
+    for (int64_t k = 0; k < fixed.dim; ++k) {
+      const double v = 3.0 * scaled.wte().weight().value()[ids[static_cast<size_t>(t)] * fixed.dim + k] +
+                       scaled.wpe().weight().value()[t * fixed.dim + k];
+      ss += v * v;
+    }
+  CHECK(p_tokens.blocks[0].residual_rms == Approx(std::sqrt(ss / (2.0 * static_cast<double>(fixed.dim)))).epsilon(1e-12));
+  // unit-input: s0 = 1 / (alpha0 x init_std), alpha0 the first DyT's (1 for other norms).
+  DecoderConfig rule = c;
+  rule.embed_scale_rule = "unit-input";
+  CHECK(rule.embed_scale_value() == Approx(1.0 / (0.75 * 0.02)).epsilon(1e-12));
+  rule.norm = NormKind::parse("rmsnorm");
+  CHECK(rule.embed_scale_value() == Approx(50.0).epsilon(1e-12));
+  rule.embed_scale_init = 2.5;
+  CHECK(rule.embed_scale_value() == 2.5);
+  rule.embed_scale_rule = "huge";
+  REQUIRE_THROWS_WITH(rule.validate(), "config: embed_scale_rule must be sqrt-dim or unit-input, got 'huge'");
   // Older checkpoints' configs, without the recipes' fields, load as the model they described.
   nlohmann::json j = to_json(tiny(NormKind::parse("layernorm"), Placement::parse("pre")));
-  for (const char* key : {"dyt_alpha_attn", "dyt_beta", "embed_scale", "embed_scale_init", "embed_norm"}) j.erase(key);
+  for (const char* key : {"dyt_alpha_attn", "dyt_beta", "embed_scale", "embed_scale_init", "embed_norm",
+                          "embed_scale_positions", "embed_scale_rule"})
+    j.erase(key);
   const DecoderConfig old = decoder_config_from_json(j);
   CHECK(old == tiny(NormKind::parse("layernorm"), Placement::parse("pre")));
   j["embed_scale"] = "huge";

@@ -193,7 +193,7 @@ def test_a_recipe_is_applied_as_train_lm_applies_it():
     assert tg.lm.TrainConfig(recipe="dyt-paper", dyt_beta=True).dyt_beta  # a keyword given wins
     with pytest.raises(tg.SettingError, match="recipe dyt-paper is for norm dyt, got layernorm"):
         tg.lm.TrainConfig(recipe="dyt-paper", norm="layernorm")
-    with pytest.raises(tg.SettingError, match="dyt-paper .* and deepnorm-paper .* both set embed-scale"):
+    with pytest.raises(tg.SettingError, match="dyt-paper-transfer .* and deepnorm-paper .* both set embed-scale"):
         tg.lm.TrainConfig(recipe="papers", norm="dyt", placement="deepnorm")
     t = tg.lm.Trainer(tg.lm.TrainConfig(**{**SMALL, "recipe": "dyt-paper"}))
     assert "DyT" in repr(t.model.get_submodule("blocks.0.norm1"))

@@ -244,7 +244,8 @@ std::string reproduce_command(const SweepOptions& o, const SweepOptions& default
   }
   const nlohmann::json train = lm::to_json(o.base), was = lm::to_json(defaults.base);
   for (const auto& [key, value] : train.items()) {
-    if (listed.count(key) || contains(bookkeeping(), key) || value == was[key]) continue;
+    // A setting the user named stays in the command at its default too: a recipe must not take it.
+    if (listed.count(key) || contains(bookkeeping(), key) || (value == was[key] && !o.given.count(key))) continue;
     // A bool that cannot be an axis is a flag (--eval-train / --no-eval-train); an axis takes its value.
     if (value.is_boolean() && !is_axis(key)) cmd += (value.get<bool>() ? " --" : " --no-") + key;
     else cmd += " --" + key + " " + shell_quote(setting_text(value));
@@ -264,6 +265,7 @@ nlohmann::json grid_json(const SweepOptions& o) {
   nlohmann::json identity = nlohmann::json::array();  // the run schema, for readers of the folder (the plots)
   for (const IdentityPart& p : run_identity()) identity.push_back({p.key, p.prefix});
   nlohmann::json grid = {{"format", 2}, {"train", train}, {"axes", axes}, {"sweep", shared_sweep_settings(o)}, {"identity", identity}};
+  if (!o.given.empty()) grid["given"] = o.given;  // sorted: a std::set
   // Every run this folder records carries its proof (sweep.h): a run without one is unproven.
   grid["run_proofs"] = true;
   // Which runs each recipe of the grid is for (lm/recipes.h), so that readers of the folder (the
@@ -308,6 +310,15 @@ SweepOptions read_grid(const std::string& path, const SweepOptions& like, const 
     throw Error(cat(path, ": ", e.what()));
   }
   g.base.threads = like.base.threads;
+  g.given.clear();
+  if (j.contains("given")) {  // settings the user named (sweep.h): recipes leave them alone
+    check(j["given"].is_array() && j["given"].size() <= 256, path, ": 'given' must be a list of setting names");
+    for (const auto& key : j["given"]) {
+      check(key.is_string() && lm::find_setting(key.get<std::string>()) != nullptr, path, ": 'given' holds ",
+            io::json_excerpt(key), ", not a training setting");
+      g.given.insert(key.get<std::string>());
+    }
+  }
   if (v2) {
     for (const auto& [key, values] : j["axes"].items()) {
       check(is_axis(key), path, ": '", key.substr(0, 64), "' cannot be an axis");
@@ -342,7 +353,10 @@ SweepOptions read_grid(const std::string& path, const SweepOptions& like, const 
 
 }  // namespace
 
-SweepOptions resolve_sweep(const SweepOptions& o, const std::set<std::string>& given) {
+SweepOptions resolve_sweep(const SweepOptions& asked, const std::set<std::string>& given) {
+  SweepOptions o = asked;  // with the training settings this command names
+  for (const std::string& key : given)
+    if (lm::find_setting(key)) o.given.insert(key);
   const std::string path = o.out + "/sweep.json";
   std::error_code ec;
   if (!fs::exists(path, ec)) return o;
@@ -370,6 +384,7 @@ SweepOptions resolve_sweep(const SweepOptions& o, const std::set<std::string>& g
     set_axis(g, key, values);
   }
   g.jobs = o.jobs;
+  g.given.insert(o.given.begin(), o.given.end());
   return g;
 }
 

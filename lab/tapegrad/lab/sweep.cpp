@@ -192,12 +192,14 @@ lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threa
   c.instrument = true, c.threads = threads, c.checkpoint_every = 0;
   c.eval_every = o.evals > 0 ? std::max<int64_t>(1, c.steps / o.evals) : 0;  // and at the last step (lm::run)
   // A recipe gives the runs of its target its settings, except those the run is named by, those
-  // the sweep varies and those given a value of their own (one that differs from train_lm's
-  // default); runs of other targets keep theirs.
+  // the sweep varies, those the user named (o.given) and those holding a value of their own (one
+  // that differs from train_lm's default: folders from before `given` was recorded); runs of
+  // other targets keep theirs.
   std::set<std::string> swept, keep;
   for (const IdentityPart& p : run_identity()) swept.insert(p.key);
   for (const Axis& a : o.axes) swept.insert(a.key);
   keep = swept;
+  keep.insert(o.given.begin(), o.given.end());
   const nlohmann::json base = lm::to_json(o.base), defaults = lm::to_json(lm::TrainConfig{});
   for (const auto& [key, value] : base.items())
     if (value != defaults[key]) keep.insert(key);

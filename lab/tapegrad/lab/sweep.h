@@ -35,6 +35,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,10 @@ struct SweepOptions {
     c.seed = 1;
     return c;
   }();
+  // Training settings the user named (flags, Python keywords), whatever their value: a recipe
+  // never overrides them, as train_lm's flags given win over its recipe (a value equal to the
+  // default included: `--recipe dyt-paper-transfer --tie-head`). Stored in sweep.json ("given").
+  std::set<std::string> given;
   // The axes in the sweep's order (grid.h: set them with set_axis). Default: every registered norm.
   std::vector<Axis> axes = every_norm_axis();
   double min_lr_ratio = 0.1;     // each run decays to lr * ratio

@@ -13,12 +13,23 @@ std::pair<double, double> dyt_paper_alpha(int64_t dim) {
   return {1.0, 1.0};
 }
 
+// DyT's language-model recipe twice. dyt-paper is its literal values: the formulas of the official
+// LLaMA code evaluated at this width (s0 = sqrt(dim) on the token embedding, alpha0 by width).
+// dyt-paper-transfer keeps what those formulas do at the paper's width instead: there the first
+// DyT sees token embeddings of std 0.02 * sqrt(4096) = 1.28 times alpha0 0.8, a tanh input of ~1
+// (its knee); at width 64 the same formula gives 0.16 and every DyT starts nearly linear, so the
+// transfer sets s0 = 1 / (alpha0 * 0.02) (embed-scale-rule unit-input). It scales what enters the
+// first block (LLaMA has no position table: here positions are added, 1/8 of the signal at init
+// if left unscaled), unties the LM head (LLaMA 2's is its own) and takes the official run's AdamW
+// beta2 0.95 and weight decay 0.1 (the official code decays every parameter; here matrices only).
+// Its alpha0 is one value for every DyT (dyt-alpha-attn 0), 1.0 below width 4096 as the code's
+// default: an axis of --dyt-alpha moves them together, as the paper's section 7 tunes alpha0.
 const std::vector<Recipe>& recipes() {
   static const std::vector<Recipe> list = {
       {.name = "dyt-paper",
-       .help = "DyT as Zhu et al. 2025 train language models (their LLaMA appendix and official code): a learned "
-               "scalar after the token embedding, initialised to sqrt(dim); the DyT before attention and the others "
-               "with their own alpha0, by width (1.0 and 1.0 below 4096); no beta",
+       .help = "DyT as Zhu et al. 2025 train language models, their values literally (LLaMA appendix and official "
+               "code): a learned scalar after the token embedding, initialised to sqrt(dim); the DyT before "
+               "attention and the others with their own alpha0, by width (1.0 and 1.0 below 4096); no beta",
        .target_key = "norm",
        .target_value = "dyt",
        .settings =
@@ -26,6 +37,22 @@ const std::vector<Recipe>& recipes() {
              const auto [attn, other] = dyt_paper_alpha(dim);
              return nlohmann::json{{"embed-scale", "learned"}, {"embed-scale-init", 0.0}, {"dyt-alpha-attn", attn},
                                    {"dyt-alpha", other},       {"dyt-beta", false}};
+           },
+       .in_papers = false},
+      {.name = "dyt-paper-transfer",
+       .help = "DyT's recipe carried to small width by what it does at the paper's width 4096: the learned scale "
+               "on token + position initialised so that the first DyT's input has magnitude 1 (1 / (alpha0 x "
+               "0.02)), alpha0 1.0 for every DyT (below width 4096), no beta, an untied LM head, AdamW beta2 0.95 "
+               "and weight decay 0.1 as the official run",
+       .target_key = "norm",
+       .target_value = "dyt",
+       .settings =
+           [](int64_t) {
+             return nlohmann::json{{"embed-scale", "learned"}, {"embed-scale-init", 0.0},
+                                   {"embed-scale-positions", true}, {"embed-scale-rule", "unit-input"},
+                                   {"dyt-alpha-attn", 0.0},          {"dyt-alpha", 1.0},
+                                   {"dyt-beta", false},              {"tie-head", false},
+                                   {"beta2", 0.95},                  {"weight-decay", 0.1}};
            }},
       {.name = "peri-ln-paper",
        .help = "Peri-LN as Kim et al. 2025 describe it: besides the norms around every sub-layer, a norm on the "
@@ -55,7 +82,7 @@ const Recipe* find_recipe(const std::string& name) {
 std::vector<const Recipe*> recipes_in(const std::string& setting) {
   std::vector<const Recipe*> in;
   for (const Recipe& r : recipes())
-    if (setting == kEveryPaper || setting == r.name) in.push_back(&r);
+    if ((setting == kEveryPaper && r.in_papers) || setting == r.name) in.push_back(&r);
   return in;
 }
 

@@ -24,11 +24,15 @@ struct Recipe {
   std::string target_key, target_value;  // the runs it is for
   // The settings it gives such a run (keys of the settings table), for a model of width `dim`.
   std::function<nlohmann::json(int64_t dim)> settings;
+  // Whether "papers" applies it: one recipe per target (a paper's literal values and their
+  // transfer to small width are two recipes for one target; "papers" takes the transfer).
+  bool in_papers = true;
 };
 
 // The recipe setting's value that puts every run on its own paper's recipe: `--recipe papers
 // --placement pre post peri deepnorm` runs peri on peri-ln-paper, deepnorm on deepnorm-paper and
-// the others as given. Two recipes that apply to one run and set one setting are refused by name
+// the others as given (dyt runs on dyt-paper-transfer). Two recipes that apply to one run and set
+// one setting are refused by name
 // (deepnorm-paper and dyt-paper both scale the embeddings: a DyT run with DeepNorm placement).
 inline constexpr const char* kEveryPaper = "papers";
 

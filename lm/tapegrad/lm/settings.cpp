@@ -82,8 +82,17 @@ std::vector<Setting> make_settings() {
                "parameter: DyT's LLM recipe)",
        .in_model = true},
       {.key = "embed-scale-init", .member = &TrainConfig::embed_scale_init, .group = G::kModel,
-       .help = "the embedding scale, or its initial value when learned (0: sqrt(dim))", .in_model = true,
-       .range = SettingRange{0, 1e6, false, false, "(0: sqrt(dim))"}},
+       .help = "the embedding scale, or its initial value when learned (0: by --embed-scale-rule)", .in_model = true,
+       .range = SettingRange{0, 1e6, false, false, "(0: by --embed-scale-rule)"}},
+      {.key = "embed-scale-positions", .member = &TrainConfig::embed_scale_positions, .group = G::kModel,
+       .help = "the embedding scale multiplies token + position, what enters the first block (off: the token "
+               "embedding alone, as the DyT paper's LLaMA, which has no position table)",
+       .in_model = true, .negatable = true},
+      {.key = "embed-scale-rule", .member = &TrainConfig::embed_scale_rule, .group = G::kModel,
+       .help = "the initial embedding scale when --embed-scale-init is 0: sqrt-dim (the DyT paper's and DeepNet's "
+               "formula) or unit-input (1 / (alpha0 x 0.02): the first norm's input at the magnitude that formula "
+               "gives at the DyT paper's width 4096)",
+       .in_model = true, .choices = nn::embed_scale_rules()},
       {.key = "embed-norm", .member = &TrainConfig::embed_norm, .group = G::kModel,
        .help = "a norm (of --norm's kind) on the embeddings before the first block (Peri-LN's setup)",
        .in_model = true, .negatable = true},

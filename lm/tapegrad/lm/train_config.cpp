@@ -22,6 +22,7 @@ nn::DecoderConfig TrainConfig::model(int64_t vocab) const {
   m.tie_head = tie_head, m.bias = bias, m.z_loss = z_loss, m.dyt_alpha = dyt_alpha;
   m.dyt_alpha_attn = dyt_alpha_attn, m.dyt_beta = dyt_beta, m.embed_scale = embed_scale;
   m.embed_scale_init = embed_scale_init, m.embed_norm = embed_norm, m.final_norm = final_norm;
+  m.embed_scale_positions = embed_scale_positions, m.embed_scale_rule = embed_scale_rule;
   return m;
 }
 
@@ -31,6 +32,7 @@ void TrainConfig::take_model(const nn::DecoderConfig& m) {
   tie_head = m.tie_head, bias = m.bias, z_loss = m.z_loss, dyt_alpha = m.dyt_alpha;
   dyt_alpha_attn = m.dyt_alpha_attn, dyt_beta = m.dyt_beta, embed_scale = m.embed_scale;
   embed_scale_init = m.embed_scale_init, embed_norm = m.embed_norm, final_norm = m.final_norm;
+  embed_scale_positions = m.embed_scale_positions, embed_scale_rule = m.embed_scale_rule;
 }
 
 namespace {

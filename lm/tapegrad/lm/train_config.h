@@ -32,7 +32,9 @@ struct TrainConfig {
   double dyt_alpha_attn = 0;  // ... of the DyT before attention; 0: dyt_alpha
   bool dyt_beta = true;
   nn::EmbedScale embed_scale = nn::EmbedScale::kNone;
-  double embed_scale_init = 0;  // 0: sqrt(dim)
+  double embed_scale_init = 0;  // 0: by embed_scale_rule
+  bool embed_scale_positions = false;  // the scale on token + position, not the tokens alone
+  std::string embed_scale_rule = "sqrt-dim";  // the initial scale when embed_scale_init is 0 (nn/decoder_config.h)
   bool embed_norm = false;
   bool final_norm = true;
   std::string recipe = "none";  // a published recipe (recipes.h): sets the settings above as its paper does

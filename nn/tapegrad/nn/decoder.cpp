@@ -36,7 +36,7 @@ Decoder<T>::Decoder(DecoderConfig c, uint64_t seed) : config_(c) {
 
 template <typename T>
 double Decoder<T>::embed_scale_value() const {
-  return config_.embed_scale_init > 0 ? config_.embed_scale_init : std::sqrt(static_cast<double>(config_.dim));
+  return config_.embed_scale_value();
 }
 
 template <typename T>
@@ -63,10 +63,16 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
         " token ids");
   if (probe) probe->blocks.resize(blocks_.size());  // no allocation once sized
 
+  // The embedding scale s (learned or fixed) on the tokens alone, x = s tok + pos, or on what enters
+  // the first block, x = s (tok + pos) (embed_scale_positions).
+  const auto scaled = [&](Var<T> v) {
+    if (embed_scale_) return (*embed_scale_)(v);
+    return config_.embed_scale == EmbedScale::kFixed ? scale(v, embed_scale_value()) : v;
+  };
   Var<T> tokens = wte_->forward(tape, ids, {B, Tn});
-  if (embed_scale_) tokens = (*embed_scale_)(tokens);
-  else if (config_.embed_scale == EmbedScale::kFixed) tokens = scale(tokens, embed_scale_value());
+  if (!config_.embed_scale_positions) tokens = scaled(tokens);
   Var<T> x = add(tokens, wpe_->forward(tape, std::span<const int32_t>(positions_.data() + past, static_cast<size_t>(Tn)), {Tn}));
+  if (config_.embed_scale_positions) x = scaled(x);
   if (embed_norm_) x = (*embed_norm_)(x);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     CausalSelfAttention<T>& attn = blocks_[i]->attn();
@@ -106,7 +112,8 @@ std::string Decoder<T>::options_repr() const {
   return cat("vocab=", c.vocab_size, ", context=", c.context, ", layers=", c.n_layer, ", heads=", c.n_head,
              ", dim=", c.dim, ", norm=", to_string(c.norm), ", placement=", to_string(c.placement),
              ", mlp=", to_string(c.mlp), ", tie_head=", c.tie_head ? "true" : "false",
-             c.embed_scale == EmbedScale::kNone ? "" : cat(", embed_scale=", to_string(c.embed_scale), "(", embed_scale_value(), ")"),
+             c.embed_scale == EmbedScale::kNone ? "" : cat(", embed_scale=", to_string(c.embed_scale), "(", embed_scale_value(), ")",
+                                                           c.embed_scale_positions ? " on token+position" : ""),
              c.embed_norm ? ", embed_norm=true" : "", c.final_norm ? "" : ", final_norm=false");
 }
 

@@ -84,7 +84,7 @@ class Decoder : public LanguageModel<T> {
   std::string options_repr() const override;
 
  private:
-  double embed_scale_value() const;  // embed_scale_init, or sqrt(dim) when it is 0
+  double embed_scale_value() const;  // DecoderConfig::embed_scale_value
 
   DecoderConfig config_;
   Embedding<T>* wte_;

@@ -1,5 +1,6 @@
 #include "tapegrad/nn/decoder_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -18,6 +19,16 @@ std::string to_string(EmbedScale s) {
 }
 
 std::vector<std::string> embed_scale_names() { return {"none", "fixed", "learned"}; }
+std::vector<std::string> embed_scale_rules() { return {"sqrt-dim", "unit-input"}; }
+
+double DecoderConfig::embed_scale_value() const {
+  if (embed_scale_init > 0) return embed_scale_init;
+  if (embed_scale_rule == "unit-input") {
+    const double alpha0 = norm.name() != "dyt" ? 1.0 : dyt_alpha_attn > 0 ? dyt_alpha_attn : dyt_alpha;
+    return 1.0 / (alpha0 * init_std);
+  }
+  return std::sqrt(static_cast<double>(dim));
+}
 
 EmbedScale parse_embed_scale(const std::string& name) {
   for (const EmbedScale s : {EmbedScale::kNone, EmbedScale::kFixed, EmbedScale::kLearned})
@@ -45,7 +56,10 @@ void DecoderConfig::validate() const {
                                  static_cast<float>(dyt_alpha_attn) >= std::numeric_limits<float>::min()),
         "config: dyt_alpha_attn must be 0 (dyt_alpha) or in (0, 100], got ", dyt_alpha_attn);
   check(std::isfinite(embed_scale_init) && embed_scale_init >= 0 && embed_scale_init <= 1e6,
-        "config: embed_scale_init must be in [0, 1e6] (0: sqrt(dim)), got ", embed_scale_init);
+        "config: embed_scale_init must be in [0, 1e6] (0: by embed_scale_rule), got ", embed_scale_init);
+  const auto rules = embed_scale_rules();
+  check(std::find(rules.begin(), rules.end(), embed_scale_rule) != rules.end(),
+        "config: embed_scale_rule must be sqrt-dim or unit-input, got '", embed_scale_rule.substr(0, 64), "'");
   // Sizes from files are bounded before anything is allocated: every product of them downstream
   // (parameter counts, activations) then stays far inside 64 bits.
   const auto at_most = [](const char* field, int64_t v, int64_t max) {
@@ -72,7 +86,8 @@ nlohmann::json to_json(const DecoderConfig& c) {
           {"norm_eps", c.norm_eps},     {"init_std", c.init_std},     {"qk_norm", to_string(c.qk_norm)},
           {"z_loss", c.z_loss},         {"dyt_alpha", c.dyt_alpha},   {"dyt_alpha_attn", c.dyt_alpha_attn},
           {"dyt_beta", c.dyt_beta},     {"embed_scale", to_string(c.embed_scale)},
-          {"embed_scale_init", c.embed_scale_init}, {"embed_norm", c.embed_norm}};
+          {"embed_scale_init", c.embed_scale_init}, {"embed_norm", c.embed_norm},
+          {"embed_scale_positions", c.embed_scale_positions}, {"embed_scale_rule", c.embed_scale_rule}};
 }
 
 namespace {
@@ -110,6 +125,8 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
   if (j.contains("embed_scale")) read(j, "embed_scale", s), c.embed_scale = parse_embed_scale(s);
   read(j, "embed_scale_init", c.embed_scale_init);
   read(j, "embed_norm", c.embed_norm);
+  read(j, "embed_scale_positions", c.embed_scale_positions);
+  read(j, "embed_scale_rule", c.embed_scale_rule);
   c.validate();
   return c;
 }
@@ -120,7 +137,8 @@ DecoderConfig decoder_config_from_json(const nlohmann::json& j) {
   check(j.is_object(), "config: expected a JSON object, got ", j.type_name());
   const nlohmann::json fields = to_json(DecoderConfig{});  // named: items() would dangle on a temporary
   const std::set<std::string> added_later = {"qk_norm",         "z_loss",      "dyt_alpha",  "dyt_alpha_attn", "dyt_beta",
-                                             "embed_scale",     "embed_scale_init", "embed_norm"};
+                                             "embed_scale",     "embed_scale_init", "embed_norm",
+                                             "embed_scale_positions", "embed_scale_rule"};
   for (const auto& [key, value] : fields.items())
     check(j.contains(key) || added_later.count(key), "config: missing field '", key, "'");
   return apply(DecoderConfig{}, j);

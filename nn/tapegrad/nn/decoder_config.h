@@ -16,6 +16,7 @@ enum class EmbedScale { kNone, kFixed, kLearned };
 std::string to_string(EmbedScale s);
 EmbedScale parse_embed_scale(const std::string& name);  // "none" | "fixed" | "learned"; throws otherwise
 std::vector<std::string> embed_scale_names();
+std::vector<std::string> embed_scale_rules();  // "sqrt-dim", "unit-input" (DecoderConfig::embed_scale_rule)
 
 struct DecoderConfig {
   int64_t vocab_size = 65;
@@ -41,11 +42,24 @@ struct DecoderConfig {
   double dyt_alpha_attn = 0;  // the initial alpha of the DyT before attention (norm1); 0: dyt_alpha
   bool dyt_beta = true;       // DyT's additive beta (Zhu et al.'s LLM recipe has none)
   EmbedScale embed_scale = EmbedScale::kNone;
-  double embed_scale_init = 0;  // the fixed scale, or the learned one's initial value; 0: sqrt(dim)
+  double embed_scale_init = 0;  // the fixed scale, or the learned one's initial value; 0: by embed_scale_rule
+  // Where the scale applies: the token embedding alone (false: the DyT paper's LLaMA, which has no
+  // position table, and DeepNet's) or what enters the first block, token + position (true).
+  bool embed_scale_positions = false;
+  // The initial scale when embed_scale_init is 0 (embed_scale_value):
+  //   "sqrt-dim":   sqrt(dim), the formula of the DyT paper's LLaMA code and of DeepNet;
+  //   "unit-input": 1 / (alpha0 * init_std), alpha0 the first DyT's (1 for other norms): the
+  //                 first norm's input alpha0 * s0 * init_std is 1, the magnitude the sqrt(dim)
+  //                 formula gives at the DyT paper's width (0.8 * 64 * 0.02 = 1.02 at d = 4096),
+  //                 where at width 64 it gives 0.16 and every tanh starts nearly linear.
+  std::string embed_scale_rule = "sqrt-dim";
   bool embed_norm = false;      // a norm (of `norm`'s kind) on the embeddings (Peri-LN's setup)
 
   // Throws an Error naming the first invalid field and its value.
   void validate() const;
+  // The embedding scale (fixed), or its initial value (learned): embed_scale_init, else by
+  // embed_scale_rule.
+  double embed_scale_value() const;
   BlockOptions block_options() const;
   bool operator==(const DecoderConfig&) const = default;
 };
