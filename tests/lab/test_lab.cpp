@@ -555,11 +555,55 @@ TEST_CASE("lab: readings compare along any axis, and claim speed only outside th
   CHECK_THAT(text, Catch::Contains("A RMSNorm step took 0.90x the time of a LayerNorm step (paired over 6 runs, 95 % interval"));
   CHECK_THAT(text, Catch::Contains("): faster, outside the run-to-run spread."));
   CHECK_THAT(text, Catch::Contains("step (paired over 6 runs, 95 % interval 0.99–1.01): no measurable difference."));
-  CHECK_THAT(text, Catch::Contains("- **dim 32 / 64 (pre placement, LayerNorm)**: diverged 0/6 / 0/6; best validation loss 2.001 / 1.501"));
+  CHECK_THAT(text, Catch::Contains("- **dim 32 / 64 (pre placement, LayerNorm)**: diverged 0/6 / 0/6; best validation loss "
+                                   "2.001 ± 0.000 (n=3) / 1.501 ± 0.000 (n=3)"));
   CHECK_THAT(text, Catch::Contains("Lowest loss: dim 64."));
+  CHECK_THAT(text, Catch::Contains("LR sensitivity over the 2 rates 0.001...0.01 "));
   // Fewer than three pairs never make a claim.
   const Summary two = summarize({runs[0], runs[1], runs[4], runs[5]});
   CHECK_FALSE(compare_speed(two.groups[1], two.groups[0]).measurable);
+}
+
+TEST_CASE("lab: 'lower' needs a difference beyond twice its standard error, best vs best and paired at one lr", "[lab]") {
+  auto rec = [](const std::string& norm, double lr, uint64_t seed, double val) {
+    RunRecord r;
+    r.spec = spec(norm, "pre", lr, seed, 4, 30);
+    r.initial_loss = 4.2, r.final_val_loss = r.min_val_loss = val, r.step_ms = 1;
+    return r;
+  };
+  // RMSNorm 0.02 above LayerNorm with seed spread 0.1: within it. DyT 0.5 above with the same spread: beyond.
+  std::vector<RunRecord> runs;
+  const double wiggle[] = {-0.1, 0.0, 0.1};
+  for (uint64_t seed : {1, 2, 3})
+    for (double lr : {1e-3, 1e-2}) {
+      const double w = wiggle[seed - 1];
+      runs.push_back(rec("layernorm", lr, seed, 2.0 + w + lr));
+      runs.push_back(rec("rmsnorm", lr, seed, 2.02 + w + lr));
+      runs.push_back(rec("dyt", lr, seed, 2.5 - w + lr));
+    }
+  const Summary s = summarize(runs, 3.0);
+  const Group &ln = s.groups[0], &rms = s.groups[1], &dyt = s.groups[2];
+  REQUIRE(ln.label == "layernorm/pre");
+  CHECK(best_loss_text(ln) == "2.001 ± 0.100 (n=3)");
+  const LossComparison close = compare_losses(rms, ln);
+  CHECK_THAT(close.difference, Catch::Matchers::WithinAbs(0.02, 1e-12));
+  CHECK_THAT(close.se, Catch::Matchers::WithinAbs(std::sqrt(2 * 0.01 / 3), 1e-12));
+  CHECK_FALSE(close.beyond_spread);
+  // Paired over seeds the same 0.02 is exact (every seed moved alike): beyond its spread of 0.
+  CHECK(close.pairs == 3);
+  CHECK_THAT(close.matched_difference, Catch::Matchers::WithinAbs(0.02, 1e-12));
+  const LossComparison far = compare_losses(dyt, ln);
+  CHECK(far.beyond_spread);
+  CHECK_THAT(far.difference, Catch::Matchers::WithinAbs(0.5, 1e-12));
+  const std::string text = reading(s);
+  CHECK_THAT(text, Catch::Contains("RMSNorm vs LayerNorm (pre placement)**: best validation loss 2.021 ± 0.100 (n=3) (lr 0.001) "
+                                   "vs 2.001 ± 0.100 (n=3) (lr 0.001): within the seeds' spread (difference 0.020, 2 se 0.163)"));
+  CHECK_THAT(text, Catch::Contains("DyT vs LayerNorm (pre placement)**: best validation loss 2.501 ± 0.100 (n=3) (lr 0.001) vs "
+                                   "2.001 ± 0.100 (n=3) (lr 0.001): LayerNorm lower by 0.500 (2 se 0.163)"));
+  // One seed: no spread, no verdict.
+  const Summary one = summarize({runs[0], runs[1]}, 3.0);
+  CHECK_FALSE(compare_losses(one.groups[1], one.groups[0]).beyond_spread);
+  CHECK_THAT(reading(one), Catch::Contains("no verdict (one seed: no spread)"));
 }
 
 TEST_CASE("lab: LR sensitivity on a hand-made table", "[lab]") {

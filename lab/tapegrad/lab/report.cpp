@@ -27,6 +27,13 @@ std::string f(const char* fmt, double v) {
   return b;
 }
 std::string lr_str(double lr) { return f("%g", lr); }
+// The lr grid an LR-sensitivity figure is over: "the 5 rates 0.001...0.1". Wortsman et al.'s
+// figure uses 7 rates, 3e-4...3e-1: a sensitivity over another grid is another number.
+std::string grid_text(const std::vector<double>& lrs) {
+  if (lrs.empty()) return "no rates";
+  return cat("the ", lrs.size(), lrs.size() == 1 ? " rate " : " rates ", lr_str(lrs.front()),
+             lrs.size() > 1 ? "..." + lr_str(lrs.back()) : std::string());
+}
 
 double median(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
@@ -141,6 +148,8 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
       init += r->initial_loss;
       if (std::isfinite(r->step_ms)) ms += r->step_ms, ++timed;
       if (std::isfinite(r->step_ms) && !r->diverged) g.run_step_ms[{r->spec.get<double>("lr"), r->spec.get<uint64_t>("seed")}] = r->step_ms;
+      if (std::isfinite(r->final_val_loss) && !r->diverged)
+        g.run_val_loss[{r->spec.get<double>("lr"), r->spec.get<uint64_t>("seed")}] = r->final_val_loss;
       ++g.runs;
       g.diverged += r->diverged;
       g.spikes += r->spikes;
@@ -177,12 +186,12 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
         m /= static_cast<double>(ok.size());
         for (double x : ok) v += (x - m) * (x - m);
         c.mean = m;
-        c.std = ok.size() > 1 ? std::sqrt(v / static_cast<double>(ok.size() - 1)) : 0.0;
+        c.std = ok.size() > 1 ? std::sqrt(v / static_cast<double>(ok.size() - 1)) : kNaN;
       }
       if (c.diverged == 0) {
         if (c.mean < g.trained_below && c.collapsed == 0 && c.attention_blowups == 0 && c.log_z_drifts == 0)
           g.largest_stable_lr = std::max(g.largest_stable_lr, lr);
-        if (!(c.mean >= g.best_loss)) g.best_loss = c.mean, g.best_lr = lr;
+        if (!(c.mean >= g.best_loss)) g.best_loss = c.mean, g.best_lr = lr, g.best_std = c.std, g.best_n = c.runs;
       }
       capped.push_back(c.capped);
       g.collapsed += c.collapsed, g.attention_blowups += c.attention_blowups, g.log_z_drifts += c.log_z_drifts;
@@ -196,6 +205,7 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
   // Reference LR: the largest LR stable in every group.
   std::set<double> lrs;
   for (const auto& r : runs) lrs.insert(r.spec.get<double>("lr"));
+  s.lrs.assign(lrs.begin(), lrs.end());
   s.reference_lr = lrs.empty() ? 0 : *lrs.begin();
   for (double lr : lrs) {
     bool all_stable = true;
@@ -215,6 +225,40 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
     g.ref_peak_output_logit = median(out);
   }
   return s;
+}
+
+LossComparison compare_losses(const Group& a, const Group& b) {
+  LossComparison c;
+  if (!std::isfinite(a.best_loss) || !std::isfinite(b.best_loss)) return c;
+  c.difference = a.best_loss - b.best_loss;
+  if (a.best_n >= 2 && b.best_n >= 2 && std::isfinite(a.best_std) && std::isfinite(b.best_std)) {
+    c.se = std::sqrt(a.best_std * a.best_std / a.best_n + b.best_std * b.best_std / b.best_n);
+    c.beyond_spread = std::fabs(c.difference) > 2 * c.se;
+  }
+  c.matched_lr = b.best_lr;
+  std::vector<double> d;
+  for (const auto& [key, loss] : b.run_val_loss)
+    if (key.first == b.best_lr)
+      if (const auto it = a.run_val_loss.find(key); it != a.run_val_loss.end()) d.push_back(it->second - loss);
+  c.pairs = static_cast<int>(d.size());
+  if (c.pairs >= 1) {
+    double m = 0, v = 0;
+    for (double x : d) m += x;
+    m /= c.pairs;
+    for (double x : d) v += (x - m) * (x - m);
+    c.matched_difference = m;
+    if (c.pairs >= 2) {
+      c.matched_se = std::sqrt(v / (c.pairs - 1) / c.pairs);
+      c.matched_beyond_spread = std::fabs(m) > 2 * c.matched_se;
+    }
+  }
+  return c;
+}
+
+std::string best_loss_text(const Group& g) {
+  if (!std::isfinite(g.best_loss)) return "–";
+  return f("%.3f", g.best_loss) + (std::isfinite(g.best_std) ? " ± " + f("%.3f", g.best_std) : "") + " (n=" +
+         std::to_string(g.best_n) + ")";
 }
 
 SpeedComparison compare_speed(const Group& a, const Group& b) {
@@ -305,9 +349,10 @@ std::string axis_reading(const Summary& s, const std::string& axis) {
     };
     out += "- **" + axis + " " + list([&](const Group& h) { return h.value(axis, s.base); }) + " (" + where_text(s, g, axis) +
            ")**: diverged " + list([](const Group& h) { return std::to_string(h.diverged) + "/" + std::to_string(h.runs); }) +
-           "; best validation loss " + list([](const Group& h) { return text_or(h.best_loss, "%.3f"); }) +
+           "; best validation loss " + list([](const Group& h) { return best_loss_text(h); }) +
            "; largest lr that trained " + list([](const Group& h) { return h.largest_stable_lr > 0 ? lr_str(h.largest_stable_lr) : std::string("none"); }) +
-           "; LR sensitivity " + list([](const Group& h) { return h.trained ? f("%.3f", h.lr_sensitivity) : std::string("n/a (never trained)"); }) +
+           "; LR sensitivity over " + grid_text(s.lrs) + " " +
+           list([](const Group& h) { return h.trained ? f("%.3f", h.lr_sensitivity) : std::string("n/a (never trained)"); }) +
            "; spikes " + list([](const Group& h) { return std::to_string(h.spikes); }) +
            "; collapsed " + list([](const Group& h) { return std::to_string(h.collapsed) + "/" + std::to_string(h.runs); }) +
            "; attention logit past 1e4 " +
@@ -328,7 +373,18 @@ std::string axis_reading(const Summary& s, const std::string& axis) {
       if (std::isfinite(h->best_loss) && h->trained && (!best || h->best_loss < best->best_loss)) best = h;
       if (h->trained && (!robust || h->lr_sensitivity < robust->lr_sensitivity)) robust = h;
     }
-    if (best) out += " Lowest loss: " + axis + " " + best->value(axis, s.base) + ".";
+    if (best) {
+      // Lowest only beyond the spread (compare_losses): otherwise name those it cannot be told from.
+      std::vector<std::string> tied;
+      for (const Group* h : family)
+        if (h != best && h->trained && !compare_losses(*h, *best).beyond_spread) tied.push_back(h->value(axis, s.base));
+      out += " Lowest loss: " + axis + " " + best->value(axis, s.base);
+      if (!tied.empty()) {
+        out += ", within the seeds' spread of " + axis;
+        for (size_t i = 0; i < tied.size(); ++i) out += (i ? ", " : " ") + tied[i];
+      }
+      out += ".";
+    }
     if (robust) out += " Least sensitive to the lr (of those that trained): " + axis + " " + robust->value(axis, s.base) + ".";
     std::vector<std::string> never;
     for (const Group* h : family)
@@ -368,16 +424,20 @@ std::string reading(const Summary& s) {
     const auto label = [](const Group* g) { return nn::norm_label(g->value("norm")); };
     for (const Group* g : normed) {
       if (g == best || !best || !std::isfinite(g->best_loss)) continue;
-      const double d = g->best_loss - best->best_loss;
-      double noise = 0;
-      for (const Group* h : {g, best})
-        for (const auto& c : h->cells)
-          if (c.lr == h->best_lr && std::isfinite(c.std)) noise = std::max(noise, c.std);
-      const std::string verdict = d <= std::max(noise, 0.01) ? "the same within seed noise"
-                                                              : label(best) + " lower by " + f("%.3f", d);
-      out += "- **" + label(g) + " vs " + label(best) + " (" + where + ")**: best validation loss " +
-             f("%.3f", g->best_loss) + " (lr " + lr_str(g->best_lr) + ") vs " + f("%.3f", best->best_loss) + " (lr " +
-             lr_str(best->best_lr) + "): " + verdict + ". ";
+      // The lab's rule (compare_losses): lower only beyond twice the difference's standard error.
+      const LossComparison c = compare_losses(*g, *best);
+      const std::string verdict =
+          !std::isfinite(c.se) ? "no verdict (one seed: no spread)"
+          : c.beyond_spread    ? label(best) + " lower by " + f("%.3f", c.difference) + " (2 se " + f("%.3f", 2 * c.se) + ")"
+                               : "within the seeds' spread (difference " + f("%.3f", c.difference) + ", 2 se " + f("%.3f", 2 * c.se) + ")";
+      std::string matched;
+      if (c.pairs >= 2 && g->best_lr != best->best_lr)
+        matched = " At lr " + lr_str(c.matched_lr) + ", paired over " + std::to_string(c.pairs) + " seeds: " + label(g) + " " +
+                  (c.matched_difference >= 0 ? "+" : "") + f("%.3f", c.matched_difference) + " ± " + f("%.3f", c.matched_se) +
+                  " se" + (c.matched_beyond_spread ? "" : " (within the spread)") + ".";
+      out += "- **" + label(g) + " vs " + label(best) + " (" + where + ")**: best validation loss " + best_loss_text(*g) +
+             " (lr " + lr_str(g->best_lr) + ") vs " + best_loss_text(*best) + " (lr " + lr_str(best->best_lr) + "): " +
+             verdict + "." + matched + " ";
       if (!g->trained) out += label(g) + " never trained here (best above " + f("%.3f", g->trained_below) + "). ";
       out += speed_text(s, *g, *best, label(g), label(best)) + "\n";
     }
@@ -390,7 +450,7 @@ std::string reading(const Summary& s) {
         out += "The largest learning rate at which it trained was " + (none->largest_stable_lr > 0 ? lr_str(none->largest_stable_lr) : std::string("none of the grid")) +
                ", against " + lr_str(best->largest_stable_lr) + " with " + label(best) + ". ";
       if (best && none->trained && best->trained && std::isfinite(none->lr_sensitivity) && std::isfinite(best->lr_sensitivity))
-        out += "Its LR sensitivity (Wortsman et al.) was " + f("%.3f", none->lr_sensitivity) + " against " +
+        out += "Its LR sensitivity (Wortsman et al.'s measure, over " + grid_text(s.lrs) + ") was " + f("%.3f", none->lr_sensitivity) + " against " +
                f("%.3f", best->lr_sensitivity) + " with " + label(best) +
                (none->lr_sensitivity > best->lr_sensitivity * 1.2 ? ": its final loss depends much more on the learning rate."
                                                                   : ": no clearer dependence on the learning rate at this scale.");
@@ -508,14 +568,15 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   lr_table("Peak output (LM-head) logit by learning rate", "%.1f", &LrCell::peak_output_logit);
   lr_table("Lowest mean log Z by learning rate", "%.2f", &LrCell::min_log_z_mean, "lowest mean log Z over its steps");
   md += "\n## Summary per configuration\n\n"
-        "| configuration | best lr | best val loss | largest lr that trained | LR sensitivity | diverged | step (ms) | "
+        "| configuration | best lr | best val loss (± std over seeds, n) | largest lr that trained | LR sensitivity (" +
+        grid_text(s.lrs) + ") | diverged | step (ms) | "
         "peak residual RMS | peak attention logit | peak output logit | lowest mean log Z | spikes | collapsed | "
         "attention logit > 1e4 | log Z < " + f("%g", kLogZFloor) + " |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& g : s.groups) {
     md += "| " + g.label + " | " +
           (std::isfinite(g.best_loss) ? lr_str(g.best_lr) : "–") + " | " +
-          (std::isfinite(g.best_loss) ? f("%.3f", g.best_loss) : "–") + " | " +
+          best_loss_text(g) + " | " +
           (g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr) : "none") + " | " + sensitivity_text(g) + " | " +
           std::to_string(g.diverged) + "/" + std::to_string(g.runs) + " | " + f("%.1f", g.step_ms) + " | " +
           f("%.2f", g.ref_peak_residual_rms) + " | " + f("%.1f", g.ref_peak_attention_logit) + " | " +
@@ -587,19 +648,22 @@ std::string console_summary(const Summary& s) {
   size_t width = 20;
   for (const auto& g : s.groups) width = std::max(width, g.label.size());
   std::string out = std::string("configuration") + std::string(width - 13, ' ') +
-                    "  best lr  best val  stable lr  LR sens.  diverged  step ms  peak resid RMS\n";
+                    "  best lr  best val ± std  stable lr  LR sens.  diverged  step ms  peak resid RMS\n";
   for (const auto& g : s.groups) {
     char b[256];
-    std::snprintf(b, sizeof b, "%-*s  %7s  %8s  %9s  %8s  %4d/%-3d  %7.1f  %14.2f\n", static_cast<int>(width),
+    const std::string best = !std::isfinite(g.best_loss) ? "-"
+                             : f("%.3f", g.best_loss) + (std::isfinite(g.best_std) ? " ± " + f("%.3f", g.best_std) : "");
+    std::snprintf(b, sizeof b, "%-*s  %7s  %14s  %9s  %8s  %4d/%-3d  %7.1f  %14.2f\n", static_cast<int>(width),
                   g.label.c_str(),
                   std::isfinite(g.best_loss) ? lr_str(g.best_lr).c_str() : "-",
-                  std::isfinite(g.best_loss) ? f("%.3f", g.best_loss).c_str() : "-",
+                  best.c_str(),
                   g.largest_stable_lr > 0 ? lr_str(g.largest_stable_lr).c_str() : "none",
                   g.trained ? f("%.3f", g.lr_sensitivity).c_str() : "n/a", g.diverged,
                   g.runs, g.step_ms, g.ref_peak_residual_rms);
     out += b;
   }
-  return out + "\n" + reading(s);
+  return out + "LR sensitivity over " + grid_text(s.lrs) + " (Wortsman et al. 2023 use the 7 rates 3e-4...3e-1); " +
+         "best val: the mean final validation loss over the seeds at the best lr.\n\n" + reading(s);
 }
 
 }  // namespace tapegrad::lab

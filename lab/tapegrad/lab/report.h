@@ -60,6 +60,8 @@ struct Group {
   std::vector<LrCell> cells;  // ascending lr
   double initial_loss = 0;    // mean loss at step 1
   double best_loss = 0, best_lr = 0;  // lowest mean final val loss among LRs where no seed diverged
+  double best_std = 0;                // ... its standard deviation over the seeds (NaN for one seed)
+  int best_n = 0;                     // ... and how many seeds it is the mean of
   double largest_stable_lr = 0;       // largest LR that trained: no seed diverged, collapsed, blew up
                                       // its attention logits or drifted its log Z, and the mean final val loss is below
                                       // the trained threshold (0 if none)
@@ -72,6 +74,7 @@ struct Group {
   int64_t spikes = 0;                 // recovered loss spikes, summed over the group's runs
   double step_ms = 0;                 // mean over runs
   std::map<std::pair<double, uint64_t>, double> run_step_ms;  // (lr, seed) -> step_ms, runs that did not diverge
+  std::map<std::pair<double, uint64_t>, double> run_val_loss;  // (lr, seed) -> final val loss, runs that did not diverge
   double ref_peak_residual_rms = 0, ref_peak_attention_logit = 0, ref_final_residual_rms = 0;  // at the reference LR
   double ref_peak_output_logit = 0;   // largest LM-head logit, median over seeds at the reference LR
   double min_log_z_mean = 0;          // the lowest mean log Z of any of its runs (NaN: not recorded)
@@ -88,6 +91,24 @@ struct SpeedComparison {
 };
 SpeedComparison compare_speed(const Group& a, const Group& b);
 
+// Whether one configuration's loss is lower than another's — the lab's rule for "lower" and
+// "higher": a difference counts only when it exceeds twice its standard error. Best against best:
+// d = best(a) - best(b), se = sqrt(sa^2/na + sb^2/nb) over the seeds at each best lr. At the same
+// learning rate (b's best), paired over the seeds both ran (a seed is the same initialisation and
+// batches for every configuration): d = mean of the per-seed differences, se = their std / sqrt(n).
+// With fewer than two seeds there is no spread, and no verdict.
+struct LossComparison {
+  double difference = std::numeric_limits<double>::quiet_NaN(), se = std::numeric_limits<double>::quiet_NaN();
+  bool beyond_spread = false;
+  double matched_lr = std::numeric_limits<double>::quiet_NaN();
+  double matched_difference = std::numeric_limits<double>::quiet_NaN(), matched_se = std::numeric_limits<double>::quiet_NaN();
+  int pairs = 0;
+  bool matched_beyond_spread = false;
+};
+LossComparison compare_losses(const Group& a, const Group& b);
+// "1.939 ± 0.012 (n=3)": a group's best loss with its seed spread.
+std::string best_loss_text(const Group& g);
+
 // LR sensitivity (Wortsman et al. 2023, "Small-scale proxies for large-scale Transformer
 // training instabilities"): E over the LR grid of [min(loss(lr), initial loss) - min over the
 // grid of loss], with loss(lr) the final loss (a diverged run counts as the initial loss).
@@ -96,6 +117,7 @@ double lr_sensitivity(const std::vector<double>& capped);
 
 struct Summary {
   std::vector<Group> groups;
+  std::vector<double> lrs;  // the lr grid every LR-sensitivity figure is over (ascending)
   double reference_lr = 0;  // where curves and scale drift are compared (see summarize)
   std::vector<std::string> varied;          // axes other than lr and seed with several values, label order
   std::map<std::string, std::string> base;  // the base value of every other axis (Group::value)
