@@ -179,7 +179,7 @@ pyb::dict step_dict(const lm::StepReport& r) {
 void bind_lm(pyb::module_& top) {
   pyb::module_ m = top.def_submodule("lm", "The training layer: TrainConfig, Trainer, checkpoints, sampling.");
 
-  pyb::class_<TrainConfig>(m, "TrainConfig",
+  pyb::class_<TrainConfig>(m, "TrainConfig", pyb::dynamic_attr(),
                            "Every training setting (the settings table: docs/training.md), set by keyword:\n"
                            "TrainConfig(norm='rmsnorm', dim=64, lr=3e-3). Names are the flags' with '_' for '-'.")
       .def(pyb::init([](pyb::kwargs kwargs) {
@@ -194,8 +194,17 @@ void bind_lm(pyb::module_& top) {
         if (!s) throw pyb::attribute_error(cat("TrainConfig has no setting '", name, "'"));
         return to_python(lm::setting_json(*s, c));
       })
-      .def("__setattr__", [](TrainConfig& c, const std::string& name, pyb::object v) {
+      .def("__setattr__", [](pyb::object self, const std::string& name, pyb::object v) {
+        // A Trainer's config is a copy of the run's settings, marked read-only: assigning to it
+        // would change nothing the run does, so it is refused instead of ignored.
+        const pyb::dict attrs = self.attr("__dict__");
+        if (attrs.contains("_read_only"))
+          throw pyb::attribute_error(cat("TrainConfig: this is ", std::string(pyb::str(attrs["_read_only"])),
+                                         ", read-only: assigning ", name, " would change nothing. Make a new config "
+                                         "(config.replace(", name, "=...)) and a new Trainer"));
+        TrainConfig& c = self.cast<TrainConfig&>();
         lm::set_setting(setting_named(name), c, setting_value_of(v, "TrainConfig " + name));
+        warn_settings(c);
       })
       .def("replace", [](const TrainConfig& c, pyb::kwargs kwargs) {
         TrainConfig copy = c;
@@ -388,7 +397,12 @@ void bind_lm(pyb::module_& top) {
       .def("decode", [](PyTrainer& p, const std::vector<int32_t>& ids) { TrainerCall use(p); return p.trainer->tokenizer().decode(ids); })
       .def_property_readonly("step", [](PyTrainer& p) { TrainerCall use(p); return p.trainer->step(); })
       .def_property_readonly("lr", [](PyTrainer& p) { TrainerCall use(p); return p.trainer->lr(); }, "The rate the next step uses.")
-      .def_property_readonly("config", [](PyTrainer& p) { TrainerCall use(p); return p.trainer->config(); }, "A copy of the run's settings.")
+      .def_property_readonly("config", [](PyTrainer& p) {
+        TrainerCall use(p);
+        pyb::object copy = pyb::cast(p.trainer->config());
+        copy.attr("__dict__")["_read_only"] = "a copy of a Trainer's settings";
+        return copy;
+      }, "The run's settings: a read-only copy (config.replace(...) makes a new one).")
       .def_property_readonly("vocab_size", [](PyTrainer& p) { TrainerCall use(p); return p.trainer->tokenizer().vocab_size(); })
       .def_property_readonly("model", [](PyTrainer& p) { return &p.trainer->model(); }, pyb::return_value_policy::reference_internal);
 }

@@ -2,6 +2,8 @@
 // registry, gradient clipping. As in torch, an optimizer holds its learning rate (opt.lr, which a
 // schedule may set each step) and step() takes no argument; the C++ optimizers take the rate per
 // step, so the wrapper carries it.
+#include <mutex>
+
 #include "bind.h"
 #include "tapegrad/optim/adamw.h"
 #include "tapegrad/optim/clip.h"
@@ -19,6 +21,8 @@ struct PyOptimizer {
   std::unique_ptr<Optimizer<float>> opt;
   double lr = 1e-3;
   pyb::list params;  // keeps the parameters (and so their modules) alive
+  // step() runs without the GIL: two threads stepping one optimizer take turns, each step whole.
+  std::unique_ptr<std::mutex> busy = std::make_unique<std::mutex>();
 };
 
 // The parameters of a list (or any iterable) of tapegrad.Parameter, kept alive by `keep`.
@@ -49,9 +53,14 @@ void bind_optim(pyb::module_& top) {
         const double rate = lr.value_or(o.lr);
         check_lr(rate, "Optimizer.step");
         pyb::gil_scoped_release release;
+        const std::lock_guard<std::mutex> turn(*o.busy);
         o.opt->step(rate);
       }, pyb::arg("lr") = pyb::none())
-      .def("zero_grad", [](PyOptimizer& o) { o.opt->zero_grad(); })
+      .def("zero_grad", [](PyOptimizer& o) {
+        pyb::gil_scoped_release release;
+        const std::lock_guard<std::mutex> turn(*o.busy);
+        o.opt->zero_grad();
+      })
       .def_property_readonly("params", [](const PyOptimizer& o) { return o.params; });
 
   m.def(

@@ -272,3 +272,13 @@ def test_a_garbage_settings_cell_is_named_not_a_traceback(tmp_dir):
     assert done.returncode != 0
     assert "its settings cell 'dim32' holds 'dim32', not key=value" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_assigning_to_a_trainers_config_is_refused_not_ignored():
+    t = trainer()
+    with pytest.raises(AttributeError, match="read-only: assigning lr would change nothing"):
+        t.config.lr = 0.5
+    assert t.config.lr == SMALL.get("lr", 1e-3)
+    c = t.config.replace(lr=0.5)  # a new config is free to change
+    c.lr = 0.25
+    assert c.lr == 0.25
