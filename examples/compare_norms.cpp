@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
   return cli::run_cli(app, argc, argv, [&] {
     const auto t0 = std::chrono::steady_clock::now();
     const std::set<std::string> given = axis_flags.apply();  // checks each value as train_lm would
+    name_given(o, given);  // a recipe leaves what the command names alone
     for (const SweepSetting& s : sweep_settings())
       if (given.count(s.key)) set_sweep_setting(s, o, sweep_flags[s.key], "--");
     std::optional<lm::RunLock> lock;  // one writer per sweep folder (rank 0 writes the shared files)

@@ -104,6 +104,7 @@ void bind_lab(pyb::module_& top) {
           check(!values.empty(), what, ": no values");
           set(k, values);
         }
+        lab::name_given(s.options, given);
         s.options = lab::resolve_sweep(s.options, given);
         lab::verify_sweep_folder(s.options);
         lab::SweepTiming timing;

@@ -432,8 +432,13 @@ TEST_CASE("lab: a setting the user named wins over a recipe, at its default valu
   o.base.recipe = "dyt-paper-transfer";
   const RunSpec spec = expand(o).at(0);
   CHECK(!run_config(o, spec, 1).tie_head);  // the recipe unties the head
-  const SweepOptions named = resolve_sweep(o, {"tie-head", "out", "jobs"});  // --tie-head (its default, true)
+  SweepOptions named = o;
+  name_given(named, {"tie-head", "out", "jobs"});  // --tie-head (its default, true)
   CHECK(named.given == std::set<std::string>{"tie-head"});
+  named = resolve_sweep(named, {"tie-head"});
+  CHECK(named.given == std::set<std::string>{"tie-head"});
+  // The sweep itself resolves with every setting named: that names nothing new.
+  CHECK(resolve_sweep(o, every_setting()).given.empty());
   CHECK(run_config(named, spec, 1).tie_head);
   CHECK(!run_config(named, spec, 1).dyt_beta);  // the recipe's other settings still apply
   // sweep.json keeps it: the folder continued alone still ties the head.
@@ -443,6 +448,27 @@ TEST_CASE("lab: a setting the user named wins over a recipe, at its default valu
   CHECK(again.given == std::set<std::string>{"tie-head"});
   CHECK(run_config(again, spec, 1).tie_head);
   CHECK_THAT(reproduce_command(named, default_sweep()), Catch::Contains("--tie-head true"));
+  // Through the whole sweep (which resolves with every setting named): the recipe reaches the
+  // runs of its target, and leaves the named setting alone.
+  fs::remove_all(out);
+  o.base.steps = 2, o.base.warmup = 1;
+  named.base.steps = 2, named.base.warmup = 1;
+  const auto proof_config = [&] {
+    for (const auto& entry : fs::directory_iterator(out / "records"))
+      if (entry.path().extension() == ".json")
+        return nlohmann::json::parse(io::read_file(entry.path().string()))["config"];
+    return nlohmann::json();
+  };
+  run_sweep(o, [](const RunRecord&, bool, int, int) {});
+  nlohmann::json c = proof_config();
+  CHECK(c["embed-scale"] == "learned");
+  CHECK(c["embed-scale-positions"] == true);
+  CHECK(c["tie-head"] == false);
+  fs::remove_all(out);
+  run_sweep(named, [](const RunRecord&, bool, int, int) {});
+  c = proof_config();
+  CHECK(c["embed-scale"] == "learned");
+  CHECK(c["tie-head"] == true);
   fs::remove_all(out);
 }
 

@@ -353,10 +353,7 @@ SweepOptions read_grid(const std::string& path, const SweepOptions& like, const 
 
 }  // namespace
 
-SweepOptions resolve_sweep(const SweepOptions& asked, const std::set<std::string>& given) {
-  SweepOptions o = asked;  // with the training settings this command names
-  for (const std::string& key : given)
-    if (lm::find_setting(key)) o.given.insert(key);
+SweepOptions resolve_sweep(const SweepOptions& o, const std::set<std::string>& given) {
   const std::string path = o.out + "/sweep.json";
   std::error_code ec;
   if (!fs::exists(path, ec)) return o;

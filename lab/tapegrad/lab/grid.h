@@ -85,6 +85,7 @@ nlohmann::json grid_json(const SweepOptions& o);
 // not an axis becomes one: its stored value, then the new ones); settings not named keep the
 // stored values. Throws, naming the folder, the flag and both values, if a setting that cannot be
 // an axis differs from the stored one. Without a stored grid, returns `o`.
+// The settings the user named (o.given: a recipe leaves them alone) are the stored ones and o's.
 SweepOptions resolve_sweep(const SweepOptions& o, const std::set<std::string>& given);
 
 }  // namespace tapegrad::lab

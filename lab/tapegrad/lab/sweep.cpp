@@ -795,6 +795,11 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
   return sweep;
 }
 
+void name_given(SweepOptions& o, const std::set<std::string>& named) {
+  for (const std::string& key : named)
+    if (lm::find_setting(key)) o.given.insert(key);
+}
+
 SweepOptions default_sweep(int local_ranks) {
   SweepOptions o;
   o.base.dim = 64;

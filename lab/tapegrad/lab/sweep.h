@@ -114,7 +114,8 @@ struct SweepOptions {
   }();
   // Training settings the user named (flags, Python keywords), whatever their value: a recipe
   // never overrides them, as train_lm's flags given win over its recipe (a value equal to the
-  // default included: `--recipe dyt-paper-transfer --tie-head`). Stored in sweep.json ("given").
+  // default included: `--recipe dyt-paper-transfer --tie-head true`). The front end that parses
+  // the user's words fills it (name_given); stored in sweep.json ("given").
   std::set<std::string> given;
   // The axes in the sweep's order (grid.h: set them with set_axis). Default: every registered norm.
   std::vector<Axis> axes = every_norm_axis();
@@ -126,6 +127,10 @@ struct SweepOptions {
   int jobs = 1;                  // runs at once; each gets max(1, cores / jobs) threads
   std::string out;
 };
+// Records in o.given the training settings among `named` (flag names: the sweep's own and other
+// words are skipped), so that a recipe leaves them alone.
+void name_given(SweepOptions& o, const std::set<std::string>& named);
+
 // The lab's defaults, compare_norms' and tapegrad.lab's: short runs of an L4 H4 C64 T64 model at
 // batch 8, five learning rates from 1e-3 (every norm trains) to 1e-1 (where the normalised models
 // give out too), two seeds, every registered norm, each on its authors' recipe (DyT on its
