@@ -19,6 +19,16 @@ for _ in $(seq 200); do [[ -f run/checkpoint.json ]] && break; sleep 0.05; done
 
 if "$bin_dir/train_lm" "${tiny[@]}" --steps 5 --out run > second.log 2>&1; then fail "a second writer was allowed"; fi
 grep -q "'run' is in use by another tapegrad process (pid $writer)" second.log || { cat second.log; fail "unclear refusal"; }
+# The library's writers take the lock themselves: Python's Trainer.save into the live run's folder
+# is refused as a second train_lm is.
+py_pkg="$(cd "$bin_dir/../python" 2>/dev/null && pwd || true)"
+if [[ -n "$py_pkg" && -f "$py_pkg/tapegrad/__init__.py" ]]; then
+  if PYTHONPATH="$py_pkg" /usr/bin/python3 -c "
+import tapegrad as tg
+t = tg.lm.Trainer(tg.lm.TrainConfig(layers=1, heads=2, dim=16, ctx=16, batch=2, steps=2, warmup=1))
+t.save('run')" > pysave.log 2>&1; then fail "Trainer.save into a live run's folder was allowed"; fi
+  grep -q "'run' is in use by another tapegrad process (pid $writer)" pysave.log || { cat pysave.log; fail "unclear refusal of Trainer.save"; }
+fi
 
 reads=0 tries=0  # a read may miss a commit (and fail); it must never break one
 while kill -0 "$writer" 2>/dev/null && ((tries < 200)); do
@@ -38,5 +48,12 @@ if "$bin_dir/compare_norms" --norm none --lr 1e-3 --steps 5 --no-plot --out swee
   fail "a second sweep on the same folder was allowed"
 fi
 grep -q "'sweep' is in use by another tapegrad process (pid $sweeper)" sweep2.log || { cat sweep2.log; fail "unclear sweep refusal"; }
+if [[ -n "$py_pkg" && -f "$py_pkg/tapegrad/__init__.py" ]]; then  # and a Python sweep into it
+  if PYTHONPATH="$py_pkg" /usr/bin/python3 -c "
+import tapegrad as tg
+tg.lab.sweep('sweep', axes={'norm': ['none'], 'lr': [1e-3], 'seed': [1]}, plots=False, steps=5, warmup=1)" > pysweep.log 2>&1
+  then fail "a Python sweep into a live sweep's folder was allowed"; fi
+  grep -q "'sweep' is in use by another tapegrad process (pid $sweeper)" pysweep.log || { cat pysweep.log; fail "unclear refusal of lab.sweep"; }
+fi
 wait "$sweeper" || { cat sweep.log; fail "the first sweep failed"; }
 echo "OK: one writer per folder ($reads of $tries reads succeeded during the run)"
