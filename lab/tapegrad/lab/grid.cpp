@@ -9,7 +9,7 @@
 
 #include "tapegrad/text/lexical.h"
 #include "tapegrad/lab/run_spec.h"
-#include "tapegrad/lab/sweep.h"
+#include "tapegrad/lab/records.h"
 #include "tapegrad/lab/sweep_settings.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/json.h"
@@ -50,12 +50,6 @@ const std::vector<std::string>& axis_keys() {
 
 bool is_axis(const std::string& key) { return contains(axis_keys(), key); }
 
-std::vector<Axis> every_norm_axis() {
-  Axis norm{"norm", {}};
-  for (const std::string& name : nn::norm_names()) norm.values.emplace_back(name);
-  if (norm.values.size() < 2) return {};
-  return {norm};
-}
 
 namespace {
 
@@ -383,6 +377,70 @@ SweepOptions resolve_sweep(const SweepOptions& o, const std::set<std::string>& g
   g.jobs = o.jobs;
   g.given.insert(o.given.begin(), o.given.end());
   return g;
+}
+
+std::vector<RunSpec> expand(const SweepOptions& o) {
+  // Counted before anything is allocated: axes from a file (or a long command line) multiply.
+  constexpr uint64_t kMaxRuns = 100000;
+  uint64_t n = 1;
+  std::string shape;
+  for (const Axis& a : o.axes) {
+    shape += cat(shape.empty() ? "" : " x ", a.values.size(), " ", a.key);
+    n = a.values.empty() ? 0 : (n > kMaxRuns / a.values.size() ? kMaxRuns + 1 : n * a.values.size());
+  }
+  check(n <= kMaxRuns, "a sweep of ", shape, " is more than ", kMaxRuns, " runs");
+  // Every run names the identity settings; beyond them, the values that differ from the base.
+  RunSpec first;
+  for (const IdentityPart& p : run_identity()) first.values[p.key] = axis_values(o, p.key)[0];
+  std::vector<RunSpec> specs{first};
+  for (const Axis& a : o.axes) {  // outermost first
+    const nlohmann::json base = lm::setting_json(*lm::find_setting(a.key), o.base);
+    std::vector<RunSpec> next;
+    next.reserve(specs.size() * a.values.size());
+    for (const RunSpec& s : specs)
+      for (const nlohmann::json& v : a.values) {
+        RunSpec t = s;
+        if (identity_part(a.key) || v != base) t.values[a.key] = v;
+        next.push_back(std::move(t));
+      }
+    specs = std::move(next);
+  }
+  std::set<std::string> ids;
+  for (const auto& s : specs) check(ids.insert(s.id()).second, "sweep: run ", s.id(), " appears twice (repeated axis value?)");
+  // Every combination must be a valid training run (e.g. --heads must divide --dim in each).
+  for (const auto& s : specs) {
+    const std::string where = s.settings_text();
+    try {
+      run_config(o, s, 1).validate();
+    } catch (const lm::SettingError& e) {
+      throw lm::SettingError(where.empty() ? e.message() : cat(e.message(), " (in the runs with ", where, ")"));
+    } catch (const lm::UsageError& e) {
+      throw lm::UsageError(where.empty() ? std::string(e.what()) : cat(e.what(), " (in the runs with ", where, ")"));
+    }
+  }
+  return specs;
+}
+
+lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threads) {
+  lm::TrainConfig c = o.base;
+  for (const auto& [key, value] : spec.values) lm::set_setting(*lm::find_setting(key), c, value);
+  c.min_lr = c.lr * o.min_lr_ratio;
+  c.instrument = true, c.threads = threads, c.checkpoint_every = 0;
+  c.eval_every = o.evals > 0 ? std::max<int64_t>(1, c.steps / o.evals) : 0;  // and at the last step (lm::run)
+  // A recipe gives the runs of its target its settings, except those the run is named by, those
+  // the sweep varies, those the user named (o.given) and those holding a value of their own (one
+  // that differs from train_lm's default: folders from before `given` was recorded); runs of
+  // other targets keep theirs.
+  std::set<std::string> swept, keep;
+  for (const IdentityPart& p : run_identity()) swept.insert(p.key);
+  for (const Axis& a : o.axes) swept.insert(a.key);
+  keep = swept;
+  keep.insert(o.given.begin(), o.given.end());
+  const nlohmann::json base = lm::to_json(o.base), defaults = lm::to_json(lm::TrainConfig{});
+  for (const auto& [key, value] : base.items())
+    if (value != defaults[key]) keep.insert(key);
+  lm::apply_recipe(c, swept, keep, /*other_targets_allowed=*/true);
+  return c;
 }
 
 }  // namespace tapegrad::lab

@@ -34,9 +34,11 @@
 #include <string>
 #include <vector>
 
+#include "tapegrad/lab/run_spec.h"
+#include "tapegrad/lab/sweep_options.h"
+
 namespace tapegrad::lab {
 
-struct SweepOptions;
 
 // Every setting that can be an axis, in the sweep's order (outermost first: the settings in
 // train_lm's --help order, then the run identity's by nesting, run_spec.h).
@@ -87,5 +89,12 @@ nlohmann::json grid_json(const SweepOptions& o);
 // an axis differs from the stored one. Without a stored grid, returns `o`.
 // The settings the user named (o.given: a recipe leaves them alone) are the stored ones and o's.
 SweepOptions resolve_sweep(const SweepOptions& o, const std::set<std::string>& given);
+
+// The training settings of one run: the base, the run's axis values, and the lab's bookkeeping.
+lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threads);
+
+// All runs of the sweep, in the sweep's order (grid.h: axis_keys(), outermost first). Every
+// run's settings are validated here (train_lm's rules), so a bad combination fails before training.
+std::vector<RunSpec> expand(const SweepOptions& o);
 
 }  // namespace tapegrad::lab

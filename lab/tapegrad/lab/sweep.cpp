@@ -1,6 +1,7 @@
 #include "tapegrad/lab/sweep.h"
 
 #include "tapegrad/lab/grid.h"
+#include "tapegrad/lab/records.h"
 
 #include <atomic>
 #include <charconv>
@@ -34,121 +35,8 @@ using lm::StepResult;
 using lm::StepStats;
 
 namespace {
-
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string num(double v) {
-  if (std::isnan(v)) return "nan";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.7g", v);
-  return b;
-}
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string field;
-  std::istringstream in(line);
-  while (std::getline(in, field, ',')) out.push_back(field);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + v[i];
-  return s;
-}
-
-// run_id and the run identity's settings (run_spec.h), then these.
-const std::vector<std::string> kCurveFields = {"step", "loss", "lr_now", "grad_norm", "update_ratio",
-                                               "output_logit_mean", "output_logit_max", "final_residual_rms", "val_loss",
-                                               "train_eval_loss", "z_loss", "log_z_mean", "log_z_min"};
-const std::vector<std::string> kLayerFields = {"residual_rms", "norm_out_rms", "attention_logit", "grad_norm", "update_ratio"};
-
 }  // namespace
-
-namespace {
-// "run_id" and the run identity's settings, then `fields`.
-std::vector<std::string> identified(const std::vector<std::string>& fields) {
-  std::vector<std::string> c{"run_id"};
-  for (const IdentityPart& p : run_identity()) c.push_back(p.key);
-  c.insert(c.end(), fields.begin(), fields.end());
-  return c;
-}
-}  // namespace
-
-const std::vector<std::string> kRunColumns = identified({
-    "steps", "steps_done", "initial_loss",
-    "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss", "diverged", "divergence_step",
-    "divergence_cause", "divergence_quantity", "step_ms", "tokens_per_s", "peak_residual_rms", "final_residual_rms",
-    "peak_attention_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit",
-    "min_log_z_mean", "min_log_z", "peak_batch_sharpness_ratio", "settings"});
-
-namespace {
-// runs.csv files written before the sharpness columns existed still read (as not measured).
-constexpr size_t kColumnsBeforeSharpness = 24;
-const std::vector<std::string> kSharpnessFields = {"sharpness",         "sharpness_threshold", "precond_sharpness",
-                                                   "precond_threshold", "batch_sharpness",     "batch_lambda_max"};
-}  // namespace
-
-std::string current_column(const std::string& name) {
-  static const std::map<std::string, std::string> renamed = {
-      {"depth", "layers"}, {"peak_max_logit", "peak_attention_logit"}, {"logit_mean", "output_logit_mean"},
-      {"logit_max", "output_logit_max"}};
-  if (const auto it = renamed.find(name); it != renamed.end()) return it->second;
-  if (name.starts_with("max_logit_")) return "attention_logit_" + name.substr(10);
-  return name;
-}
-
-std::vector<std::string> curve_columns(int64_t max_layers, bool sharpness) {
-  std::vector<std::string> c = identified(kCurveFields);
-  if (sharpness) c.insert(c.end(), kSharpnessFields.begin(), kSharpnessFields.end());
-  for (int64_t i = 0; i < max_layers; ++i)
-    for (const auto& f : kLayerFields) c.push_back(f + "_" + std::to_string(i));
-  return c;
-}
-
-std::vector<RunSpec> expand(const SweepOptions& o) {
-  // Counted before anything is allocated: axes from a file (or a long command line) multiply.
-  constexpr uint64_t kMaxRuns = 100000;
-  uint64_t n = 1;
-  std::string shape;
-  for (const Axis& a : o.axes) {
-    shape += cat(shape.empty() ? "" : " x ", a.values.size(), " ", a.key);
-    n = a.values.empty() ? 0 : (n > kMaxRuns / a.values.size() ? kMaxRuns + 1 : n * a.values.size());
-  }
-  check(n <= kMaxRuns, "a sweep of ", shape, " is more than ", kMaxRuns, " runs");
-  // Every run names the identity settings; beyond them, the values that differ from the base.
-  RunSpec first;
-  for (const IdentityPart& p : run_identity()) first.values[p.key] = axis_values(o, p.key)[0];
-  std::vector<RunSpec> specs{first};
-  for (const Axis& a : o.axes) {  // outermost first
-    const nlohmann::json base = lm::setting_json(*lm::find_setting(a.key), o.base);
-    std::vector<RunSpec> next;
-    next.reserve(specs.size() * a.values.size());
-    for (const RunSpec& s : specs)
-      for (const nlohmann::json& v : a.values) {
-        RunSpec t = s;
-        if (identity_part(a.key) || v != base) t.values[a.key] = v;
-        next.push_back(std::move(t));
-      }
-    specs = std::move(next);
-  }
-  std::set<std::string> ids;
-  for (const auto& s : specs) check(ids.insert(s.id()).second, "sweep: run ", s.id(), " appears twice (repeated axis value?)");
-  // Every combination must be a valid training run (e.g. --heads must divide --dim in each).
-  for (const auto& s : specs) {
-    const std::string where = s.settings_text();
-    try {
-      run_config(o, s, 1).validate();
-    } catch (const lm::SettingError& e) {
-      throw lm::SettingError(where.empty() ? e.message() : cat(e.message(), " (in the runs with ", where, ")"));
-    } catch (const lm::UsageError& e) {
-      throw lm::UsageError(where.empty() ? std::string(e.what()) : cat(e.what(), " (in the runs with ", where, ")"));
-    }
-  }
-  return specs;
-}
 
 std::vector<std::string> sweep_warnings(const SweepOptions& o) {
   const std::vector<RunSpec> specs = expand(o);
@@ -184,38 +72,6 @@ std::vector<std::string> sweep_warnings(const SweepOptions& o) {
   }
   return out;
 }
-
-lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threads) {
-  lm::TrainConfig c = o.base;
-  for (const auto& [key, value] : spec.values) lm::set_setting(*lm::find_setting(key), c, value);
-  c.min_lr = c.lr * o.min_lr_ratio;
-  c.instrument = true, c.threads = threads, c.checkpoint_every = 0;
-  c.eval_every = o.evals > 0 ? std::max<int64_t>(1, c.steps / o.evals) : 0;  // and at the last step (lm::run)
-  // A recipe gives the runs of its target its settings, except those the run is named by, those
-  // the sweep varies, those the user named (o.given) and those holding a value of their own (one
-  // that differs from train_lm's default: folders from before `given` was recorded); runs of
-  // other targets keep theirs.
-  std::set<std::string> swept, keep;
-  for (const IdentityPart& p : run_identity()) swept.insert(p.key);
-  for (const Axis& a : o.axes) swept.insert(a.key);
-  keep = swept;
-  keep.insert(o.given.begin(), o.given.end());
-  const nlohmann::json base = lm::to_json(o.base), defaults = lm::to_json(lm::TrainConfig{});
-  for (const auto& [key, value] : base.items())
-    if (value != defaults[key]) keep.insert(key);
-  lm::apply_recipe(c, swept, keep, /*other_targets_allowed=*/true);
-  return c;
-}
-
-namespace {
-// The first cells of a runs.csv or curve row: run_id and the identity settings, as the id writes
-// them (every digit a learning rate needs), so that reading the row back gives the same id.
-std::string identity_cells(const RunSpec& spec) {
-  std::vector<std::string> cells{spec.id()};
-  for (const IdentityPart& p : run_identity()) cells.push_back(spec.text(p.key));
-  return join(cells);
-}
-}  // namespace
 
 std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
                                  std::shared_ptr<const text::Tokenizer> tokenizer,
@@ -267,10 +123,10 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
       rec.final_val_loss = val, rec.final_train_loss = train;
       rec.min_val_loss = std::min(rec.min_val_loss, val), rec.min_train_loss = std::min(rec.min_train_loss, train);
     }
-    std::vector<std::string> row{prefix,         std::to_string(r.step), num(r.loss),        num(r.lr),
-                                 num(r.grad_norm), num(s.update_ratio),  num(s.output_logit_mean),  num(s.output_logit_max),
-                                 num(s.final_residual_rms), num(val),    num(train),
-                                 num(r.z_loss), num(r.log_z_mean), num(r.log_z_min)};
+    std::vector<std::string> row{prefix,         std::to_string(r.step), csv_number(r.loss),        csv_number(r.lr),
+                                 csv_number(r.grad_norm), csv_number(s.update_ratio),  csv_number(s.output_logit_mean),  csv_number(s.output_logit_max),
+                                 csv_number(s.final_residual_rms), csv_number(val),    csv_number(train),
+                                 csv_number(r.z_loss), csv_number(r.log_z_mean), csv_number(r.log_z_min)};
     if (c.sharpness_every > 0) {
       lm::Sharpness h;
       h.value = h.threshold = h.preconditioned = h.preconditioned_threshold = h.batch_sharpness = h.batch_lambda_max = kNaN;
@@ -283,11 +139,11 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
         if (std::isfinite(batch_ratio) && !(batch_ratio <= rec.peak_batch_sharpness_ratio)) rec.peak_batch_sharpness_ratio = batch_ratio;
       }
       for (double v : {h.value, h.threshold, h.preconditioned, h.preconditioned_threshold, h.batch_sharpness, h.batch_lambda_max})
-        row.push_back(num(v));
+        row.push_back(csv_number(v));
     }
     for (const auto& l : s.layers)
-      for (double v : {l.residual_rms, l.norm_out_rms, l.attention_logit, l.grad_norm, l.update_ratio}) row.push_back(num(v));
-    curve += join(row) + "\n";
+      for (double v : {l.residual_rms, l.norm_out_rms, l.attention_logit, l.grad_norm, l.update_ratio}) row.push_back(csv_number(v));
+    curve += csv_join(row) + "\n";
     time.record_s += seconds_since(h0);
   };
   const lm::RunOutcome outcome = lm::run(trainer, hooks);
@@ -307,150 +163,6 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
   rec.wall_s = seconds_since(t0);
   if (timing) *timing = time;
   return rec;
-}
-
-std::string csv_row(const RunRecord& r) {
-  const RunSpec& s = r.spec;
-  return join({identity_cells(s), std::to_string(r.steps), std::to_string(r.steps_done), num(r.initial_loss),
-               num(r.final_train_loss), num(r.min_train_loss), num(r.final_val_loss), num(r.min_val_loss),
-               r.diverged ? "1" : "0", std::to_string(r.divergence_step), r.divergence_cause, r.divergence_quantity,
-               num(r.step_ms), num(r.tokens_per_s), num(r.peak_residual_rms), num(r.final_residual_rms),
-               num(r.peak_attention_logit), num(r.wall_s), num(r.peak_sharpness_ratio),
-               std::to_string(r.sharpness_cross_step), std::to_string(r.spikes), num(r.peak_output_logit),
-               num(r.min_log_z_mean), num(r.min_log_z), num(r.peak_batch_sharpness_ratio), s.settings_text(";")});
-}
-
-void write_runs(const std::string& path, const std::vector<RunRecord>& runs) {
-  std::string s = join(kRunColumns) + "\n";
-  for (const auto& r : runs) s += csv_row(r) + "\n";
-  io::write_file_atomic(path, s);
-}
-
-namespace {
-// A cell of a records file, or an Error naming the file, line, column and value.
-template <typename V>
-V cell(const std::string& s, const std::string& column, const std::string& where) {
-  if constexpr (std::is_floating_point_v<V>)
-    if (s.empty() || s == "nan") return kNaN;
-  V v{};
-  const auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), v);
-  check(!s.empty() && err == std::errc() && end == s.data() + s.size(), where, ": column '", column, "' must be ",
-        std::is_floating_point_v<V> ? "a number" : "a whole number", std::is_unsigned_v<V> ? " >= 0" : "", ", got '",
-        s.substr(0, 40), "'");
-  return v;
-}
-}  // namespace
-
-std::vector<RunRecord> read_runs(const std::string& path) {
-  if (!fs::exists(path)) return {};
-  return parse_runs(io::read_file(path, path.ends_with("runs.csv") ? kMaxRunsBytes : kMaxRecordBytes), path);
-}
-
-namespace {
-// j[key] as text, or "" when it is absent or not a string (files are read as untrusted).
-std::string text_field(const nlohmann::json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
-}  // namespace
-
-RunProof parse_proof(const std::string& text, const std::string& path) {
-  const nlohmann::json j = io::parse_json(text, path);
-  const auto sha = [&](const char* key) {
-    const std::string h = text_field(j, key);
-    check(h.size() == 64 && h.find_first_not_of("0123456789abcdef") == std::string::npos, path, ": '", key,
-          "' must be a SHA-256 in hex (delete the proof and its run's files to train the run again)");
-    return h;
-  };
-  check(j.is_object() && j.contains("format") && j["format"].is_number_integer() && j["format"] == 1, path,
-        ": not a run proof of format 1 (delete it and its run's files to train the run again)");
-  for (const char* part : {"config", "data"})
-    check(j.contains(part) && j[part].is_object(), path, ": '", part, "' must be an object");
-  RunProof p{j["config"], j["data"], sha("record_sha256"), sha("curve_sha256")};
-  check(text_field(p.data, "sha256").size() == 64, path, ": 'data' must hold the text's sha256");
-  return p;
-}
-
-std::vector<RunRecord> parse_runs(const std::string& text, const std::string& path) {
-  std::istringstream in(text);
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header = split(line);
-  for (std::string& name : header) name = current_column(name);
-  // Columns are found by name: files written by earlier versions lack the later columns (they
-  // read as unmeasured), hold them in another order or under their old names; every name must
-  // be one of kRunColumns.
-  std::map<std::string, size_t> at;
-  for (size_t i = 0; i < header.size(); ++i) {
-    check(std::find(kRunColumns.begin(), kRunColumns.end(), header[i]) != kRunColumns.end(), path, ": unknown column '",
-          header[i].substr(0, 40), "' in the header (columns: ", join(kRunColumns), ")");
-    check(at.emplace(header[i], i).second, path, ": column '", header[i], "' appears twice in the header");
-  }
-  for (size_t i = 0; i < kColumnsBeforeSharpness; ++i)
-    check(at.count(kRunColumns[i]), path, ": the header lacks column '", kRunColumns[i], "' (expected ", join(kRunColumns), ")");
-  std::vector<RunRecord> runs;
-  for (int n = 2; std::getline(in, line); ++n) {
-    if (line.empty()) continue;
-    const auto f = split(line);
-    const std::string where = cat(path, ":", n);
-    check(f.size() == header.size(), where, ": ", f.size(), " fields, expected ", header.size());
-    const auto has = [&](const char* column) { return at.count(column) > 0; };
-    const auto field = [&](const char* column) -> const std::string& { return f[at.at(column)]; };
-    const auto number = [&]<typename V>(const char* column, V& into) {
-      if (has(column)) into = cell<V>(field(column), column, where);
-    };
-    RunRecord r;
-    // Values from a file become file names (curves/<run_id>.csv): each is read as its flag's value
-    // (a registered norm, a whole number of layers, ...), so a row cannot point outside the folder.
-    for (const IdentityPart& p : run_identity()) {
-      try {
-        r.spec.values[p.key] = setting_value(p.key, field(p.key.c_str()));
-      } catch (const Error& e) {
-        throw Error(cat(where, ": column '", p.key, "': ", e.what()));
-      }
-    }
-    number("steps", r.steps), number("steps_done", r.steps_done), number("initial_loss", r.initial_loss);
-    number("final_train_loss", r.final_train_loss), number("min_train_loss", r.min_train_loss);
-    number("final_val_loss", r.final_val_loss), number("min_val_loss", r.min_val_loss);
-    r.diverged = field("diverged") == "1", number("divergence_step", r.divergence_step);
-    r.divergence_cause = field("divergence_cause"), r.divergence_quantity = field("divergence_quantity");
-    number("step_ms", r.step_ms), number("tokens_per_s", r.tokens_per_s);
-    number("peak_residual_rms", r.peak_residual_rms), number("final_residual_rms", r.final_residual_rms);
-    number("peak_attention_logit", r.peak_attention_logit), number("wall_s", r.wall_s);
-    number("peak_sharpness_ratio", r.peak_sharpness_ratio), number("sharpness_cross_step", r.sharpness_cross_step);
-    number("spikes", r.spikes), number("peak_output_logit", r.peak_output_logit);
-    number("min_log_z_mean", r.min_log_z_mean), number("min_log_z", r.min_log_z);
-    number("peak_batch_sharpness_ratio", r.peak_batch_sharpness_ratio);
-    if (has("settings") && !field("settings").empty()) {  // "dim=64;qk-norm=rmsnorm": swept settings, checked as on the command line
-      std::istringstream items(field("settings"));
-      for (std::string item; std::getline(items, item, ';');) {
-        const size_t eq = item.find('=');
-        try {
-          check(eq != std::string::npos, "setting '", item.substr(0, 64), "' is not key=value");
-          const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-          check(is_axis(key) && !identity_part(key), "'", key.substr(0, 64), "' is not a setting a sweep can vary");
-          check(r.spec.values.emplace(key, setting_value(key, value)).second, "setting '", key, "' appears twice");
-        } catch (const Error& e) {
-          throw Error(cat(where, ": column 'settings': ", e.what()));
-        }
-      }
-    }
-    check(r.spec.id() == field("run_id"), where, ": run_id '", field("run_id").substr(0, 80), "' does not match its columns (", r.spec.id(), ")");
-    runs.push_back(std::move(r));
-  }
-  return runs;
-}
-
-std::map<std::string, RunRecord> recorded_runs(const std::string& out) {
-  std::map<std::string, RunRecord> all;
-  for (auto& r : read_runs(out + "/runs.csv")) all[r.spec.id()] = r;
-  std::error_code ec;
-  for (const char* sub : {"/records", "/curves"})
-    check(!fs::is_symlink(out + sub, ec), out, sub, ": a link; a sweep reads and writes only folders of its own (remove the link)");
-  if (fs::is_directory(out + "/records", ec))
-    for (const auto& entry : fs::directory_iterator(out + "/records"))
-      if (entry.path().extension() == ".csv")
-        for (auto& r : read_runs(entry.path().string())) all[r.spec.id()] = r;
-  return all;
 }
 
 namespace {
@@ -708,8 +420,8 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
           if (!rec) break;  // stopped
           const auto w0 = std::chrono::steady_clock::now();
           // The curve, then the record, then the proof of both: a run is done once its proof is written.
-          const std::string curve_file = join(curve_columns(spec.get<int64_t>("layers"), o.base.sharpness_every > 0)) + "\n" + curve;
-          const std::string record_file = join(kRunColumns) + "\n" + csv_row(*rec) + "\n";
+          const std::string curve_file = csv_join(curve_columns(spec.get<int64_t>("layers"), o.base.sharpness_every > 0)) + "\n" + curve;
+          const std::string record_file = csv_join(kRunColumns) + "\n" + csv_row(*rec) + "\n";
           io::write_file_atomic(o.out + "/curves/" + spec.id() + ".csv", curve_file);
           written("curve", spec.id());
           io::write_file_atomic(o.out + "/records/" + spec.id() + ".csv", record_file);
@@ -764,25 +476,25 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
   int64_t max_layers = 0;
   for (const auto& [id, r] : all) max_layers = std::max(max_layers, r.spec.get<int64_t>("layers"));
   const std::vector<std::string> columns = curve_columns(max_layers, o.base.sharpness_every > 0);
-  std::string curves = join(columns) + "\n";
+  std::string curves = csv_join(columns) + "\n";
   for (const auto& [id, r] : all) {
     const std::string path = o.out + "/curves/" + id + ".csv";
     std::istringstream in(io::read_file(path, kMaxCurveBytes));
     std::string line;
     std::getline(in, line);
-    std::vector<std::string> header = split(line);
+    std::vector<std::string> header = csv_split(line);
     for (std::string& name : header) name = current_column(name);
     std::vector<int> source(columns.size(), -1);  // column k of curves.csv is the file's column source[k]
     for (size_t k = 0; k < columns.size(); ++k)
       if (const auto it = std::find(header.begin(), header.end(), columns[k]); it != header.end())
         source[k] = static_cast<int>(it - header.begin());
     for (int n = 2; std::getline(in, line); ++n) {
-      const std::vector<std::string> f = split(line);
+      const std::vector<std::string> f = csv_split(line);
       check(f.size() == header.size(), path, ":", n, ": ", f.size(), " fields, expected ", header.size());
       std::vector<std::string> row(columns.size());
       for (size_t k = 0; k < columns.size(); ++k)
         if (source[k] >= 0) row[k] = f[static_cast<size_t>(source[k])];
-      curves += join(row) + "\n";
+      curves += csv_join(row) + "\n";
     }
   }
   io::write_file_atomic(o.out + "/curves.csv", curves);
@@ -793,29 +505,6 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
   time.gather_s = seconds_since(t_end);
   if (timing) *timing = time;
   return sweep;
-}
-
-void name_given(SweepOptions& o, const std::set<std::string>& named) {
-  for (const std::string& key : named)
-    if (lm::find_setting(key)) o.given.insert(key);
-}
-
-SweepOptions default_sweep(int local_ranks) {
-  SweepOptions o;
-  o.base.dim = 64;
-  o.base.steps = 300;
-  o.base.warmup = 30;
-  o.base.eval_iters = 10;
-  // The report reads the validation loss alone; the training split's estimate would double the
-  // evaluations' cost (the per-step training loss is in curves.csv either way).
-  o.base.eval_train = false;
-  o.base.batch = 8;
-  o.base.recipe = "dyt-paper";  // --recipe none runs DyT with the settings as given
-  set_axis(o, "lr", std::vector<nlohmann::json>{1e-3, 3e-3, 1e-2, 3e-2, 1e-1});
-  set_axis(o, "seed", std::vector<nlohmann::json>{1, 2});
-  o.jobs = std::max(1, num_cores() / std::max(1, local_ranks));
-  o.out = "runs/lab";
-  return o;
 }
 
 }  // namespace tapegrad::lab

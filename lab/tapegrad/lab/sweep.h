@@ -39,7 +39,10 @@
 #include <string>
 #include <vector>
 
+#include "tapegrad/lab/grid.h"
+#include "tapegrad/lab/records.h"
 #include "tapegrad/lab/run_spec.h"
+#include "tapegrad/lab/sweep_options.h"
 #include "tapegrad/lab/timing.h"
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/lm/divergence.h"
@@ -47,103 +50,6 @@
 #include "tapegrad/lm/trainer.h"
 
 namespace tapegrad::lab {
-
-// Largest files the sweep reads back: a record or proof is a line, a curve a line per step (~2 KB);
-// anything larger is refused, naming the file, before it is read.
-inline constexpr int64_t kMaxRecordBytes = int64_t{1} << 20;
-inline constexpr int64_t kMaxRunsBytes = int64_t{256} << 20;
-inline constexpr int64_t kMaxCurveBytes = int64_t{256} << 20;
-inline constexpr int64_t kMaxGridBytes = int64_t{16} << 20;  // sweep.json
-
-// One finished run; a row of runs.csv. Losses of a diverged run that never got evaluated are NaN.
-struct RunRecord {
-  RunSpec spec;
-  int64_t steps = 0, steps_done = 0;
-  double initial_loss = 0;                       // the loss at step 1
-  double final_train_loss = 0, min_train_loss = 0;  // from the evaluations (eval_iters batches)
-  double final_val_loss = 0, min_val_loss = 0;
-  bool diverged = false;
-  int64_t divergence_step = 0;
-  std::string divergence_cause, divergence_quantity;
-  double step_ms = 0, tokens_per_s = 0;          // mean over the steps after the first
-  double peak_residual_rms = 0;                  // max over steps and layers (and the final stream)
-  double final_residual_rms = 0;                 // after the last block, at the last step
-  double peak_attention_logit = 0;                     // max over steps and layers
-  double wall_s = 0;
-  // With --sharpness-every: the largest edge_ratio (sharpness over its threshold, sharpness.h) and
-  // the first measured step where it reached 1 (0: never; NaN / 0 when not measured).
-  double peak_sharpness_ratio = std::numeric_limits<double>::quiet_NaN();
-  int64_t sharpness_cross_step = 0;
-  // With --batch-sharpness: the largest batch sharpness over the plain threshold (2/lr under
-  // plain SGD; NaN when not measured), the edge of mini-batch training (sharpness.h).
-  double peak_batch_sharpness_ratio = std::numeric_limits<double>::quiet_NaN();
-  int64_t spikes = 0;  // loss spikes that recovered (divergence.h)
-  double peak_output_logit = std::numeric_limits<double>::quiet_NaN();  // largest LM-head logit, max over steps
-  // log Z = logsumexp of the LM head's logits (what the z-loss pulls to 0): the lowest over steps of
-  // its mean over the batch's tokens, and of its minimum over them. Output-logit divergence shows
-  // as these drifting very negative (Wortsman et al. 2023); NaN when the record predates them.
-  double min_log_z_mean = std::numeric_limits<double>::quiet_NaN();
-  double min_log_z = std::numeric_limits<double>::quiet_NaN();
-};
-
-extern const std::vector<std::string> kRunColumns;
-// A column as this version names it: files written before a rename (depth, peak_max_logit,
-// logit_mean, logit_max, max_logit_<i>) are read under the new names (layers, peak_attention_logit,
-// output_logit_mean, output_logit_max, attention_logit_<i>).
-std::string current_column(const std::string& name);
-// With `sharpness`, six columns after the run's own: sharpness, sharpness_threshold,
-// precond_sharpness, precond_threshold, batch_sharpness, batch_lambda_max (NaN at steps without
-// a measurement; the batch ones without --batch-sharpness).
-std::vector<std::string> curve_columns(int64_t max_layers, bool sharpness = false);
-
-// A setting the sweep varies, with its values (canonical, grid.h; two or more).
-struct Axis {
-  std::string key;
-  std::vector<nlohmann::json> values;
-  bool operator==(const Axis&) const = default;
-};
-std::vector<Axis> every_norm_axis();  // {"norm": every registered norm}: SweepOptions' default
-
-struct SweepOptions {
-  // Every setting's value where no axis gives several (base.instrument is forced on); the lab
-  // numbers its seeds from 1.
-  lm::TrainConfig base = [] {
-    lm::TrainConfig c;
-    c.seed = 1;
-    return c;
-  }();
-  // Training settings the user named (flags, Python keywords), whatever their value: a recipe
-  // never overrides them, as train_lm's flags given win over its recipe (a value equal to the
-  // default included: `--recipe dyt-paper-transfer --tie-head true`). The front end that parses
-  // the user's words fills it (name_given); stored in sweep.json ("given").
-  std::set<std::string> given;
-  // The axes in the sweep's order (grid.h: set them with set_axis). Default: every registered norm.
-  std::vector<Axis> axes = every_norm_axis();
-  double min_lr_ratio = 0.1;     // each run decays to lr * ratio
-  double divergence_factor = 1.5;
-  int64_t divergence_patience = 10;  // steps above the factor before a run counts as diverged (divergence.h)
-  double spike_factor = 1.3;         // a loss above this x its running mean starts a spike
-  int64_t evals = 4;             // evaluations per run, evenly spaced (the last at the final step)
-  int jobs = 1;                  // runs at once; each gets max(1, cores / jobs) threads
-  std::string out;
-};
-// Records in o.given the training settings among `named` (flag names: the sweep's own and other
-// words are skipped), so that a recipe leaves them alone.
-void name_given(SweepOptions& o, const std::set<std::string>& named);
-
-// The lab's defaults, compare_norms' and tapegrad.lab's: short runs of an L4 H4 C64 T64 model at
-// batch 8, five learning rates from 1e-3 (every norm trains) to 1e-1 (where the normalised models
-// give out too), two seeds, every registered norm, each on its authors' recipe (DyT on its
-// paper's, lm/recipes.h) — ~5 min on 2 cores. Runs at once: the cores over `local_ranks`
-// processes sharing the machine.
-SweepOptions default_sweep(int local_ranks = 1);
-
-// Every run recorded in the folder `out` (runs.csv and records/), by id; an Error names the file
-// and line of a record that does not read.
-std::map<std::string, RunRecord> recorded_runs(const std::string& out);
-
-// The training settings of one run: the base, the run's axis values, and the lab's bookkeeping.
-lm::TrainConfig run_config(const SweepOptions& o, const RunSpec& spec, int threads);
 
 // The settings table's warnings (TrainConfig::warnings) of the sweep's runs, each once, with the
 // runs it concerns when not all ("{warmup} 30 is not shorter than {steps} 20 ... (in the runs
@@ -156,10 +62,6 @@ void verify_sweep_folder(const SweepOptions& o);
 // The unigram loss of the sweep's data (lm::unigram_loss): the bar a run must beat to count as trained.
 double sweep_unigram_loss(const SweepOptions& o);
 
-// All runs of the sweep, in the sweep's order (grid.h: axis_keys(), outermost first). Every
-// run's settings are validated here (train_lm's rules), so a bad combination fails before training.
-std::vector<RunSpec> expand(const SweepOptions& o);
-
 // Trains one run. `curve` receives one CSV line per step (curve_columns order). Returns early,
 // with diverged set, on divergence; `stop` (polled each step) aborts with nullopt. `timing`, if
 // given, receives where the run's time went (timing.h).
@@ -167,19 +69,6 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
                                  std::shared_ptr<const text::Tokenizer> tokenizer,
                                  std::shared_ptr<const lm::TokenData> data, int threads, std::string& curve,
                                  const std::function<bool()>& stop, RunTiming* timing = nullptr);
-
-// runs.csv I/O. read_runs returns {} for a missing file and names the line of a malformed row.
-std::vector<RunRecord> read_runs(const std::string& path);
-// A run's proof (records/<id>.json, see above), read strictly: an Error names `path`.
-struct RunProof {
-  nlohmann::json config, data;
-  std::string record_sha256, curve_sha256;
-};
-RunProof parse_proof(const std::string& text, const std::string& path);
-// The rows of a runs.csv or record file's text; errors name `path` and the line.
-std::vector<RunRecord> parse_runs(const std::string& text, const std::string& path);
-void write_runs(const std::string& path, const std::vector<RunRecord>& runs);
-std::string csv_row(const RunRecord& r);
 
 // Runs every run of the sweep not already recorded; `on_run` reports each finished or skipped
 // run (for progress output). The sweep is o grown by the grid already in o.out

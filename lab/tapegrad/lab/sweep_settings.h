@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "tapegrad/lab/sweep.h"
+#include "tapegrad/lab/sweep_options.h"
 
 namespace tapegrad::lab {
 
