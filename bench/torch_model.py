@@ -141,8 +141,16 @@ class Decoder(nn.Module):
         self.c = c
         self.wte = nn.Embedding(c["vocab_size"], c["dim"])
         self.wpe = nn.Embedding(c["context"], c["dim"])
-        # The recipes' embedding treatment: x = s * wte[token] + wpe[position], then a norm.
-        scale = c.get("embed_scale_init", 0) or math.sqrt(c["dim"])
+        # The recipes' embedding treatment: x = s * wte[token] + wpe[position] (or s * (wte + wpe) with
+        # embed_scale_positions), then a norm. s0: embed_scale_init, else sqrt(dim), or with the
+        # "unit-input" rule 1 / (alpha0 * init_std), alpha0 the first DyT's (1 for other norms).
+        if c.get("embed_scale_rule", "sqrt-dim") == "unit-input":
+            alpha0 = (c.get("dyt_alpha_attn", 0) or c["dyt_alpha"]) if c["norm"] == "dyt" else 1.0
+            rule = 1.0 / (alpha0 * c["init_std"])
+        else:
+            rule = math.sqrt(c["dim"])
+        scale = c.get("embed_scale_init", 0) or rule
+        self.embed_positions = c.get("embed_scale_positions", False)
         self.embed_kind = c.get("embed_scale", "none")
         self.embed_const = scale if self.embed_kind == "fixed" else 1.0
         if self.embed_kind == "learned":
@@ -164,9 +172,13 @@ class Decoder(nn.Module):
 
     def forward(self, ids, targets=None):
         T = ids.size(1)
+        scaled = lambda v: self.embed_scale(v) if self.embed_kind == "learned" else self.embed_const * v
         tokens = self.wte(ids)
-        tokens = self.embed_scale(tokens) if self.embed_kind == "learned" else self.embed_const * tokens
+        if not self.embed_positions:
+            tokens = scaled(tokens)
         x = tokens + self.wpe(torch.arange(T, device=ids.device))
+        if self.embed_positions:
+            x = scaled(x)
         if hasattr(self, "embed_norm"):
             x = self.embed_norm(x)
         for b in self.blocks:
