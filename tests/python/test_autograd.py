@@ -109,3 +109,30 @@ def test_cross_entropy_owns_its_targets():
     onehot = np.eye(3)[[0, 2]]
     np.testing.assert_allclose(loss.item(), -np.log(s[[0, 1], [0, 2]]).mean(), rtol=1e-6)
     np.testing.assert_allclose(p.grad, (s - onehot) / 2, rtol=1e-5, atol=1e-7)
+
+
+def test_numpy_broadcasting_forward_and_backward_against_torch():
+    """x / x.mean(dim=-1, keepdim=True) on (4,8) / (4,1), (2,1,3) * (4,1) and (1,3) - (2,1): numpy's
+    rule, values and gradients (float32) equal to torch's in float64 within float32 rounding."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    for sa, sb, op in [((4, 8), None, "mean"), ((2, 1, 3), (4, 1), "mul"), ((1, 3), (2, 1), "sub")]:
+        xa = (rng.standard_normal(sa) + 2.0).astype(np.float32)
+        xb = (rng.standard_normal(sb) + 2.0).astype(np.float32) if sb else None
+        tape = tg.Tape()
+        pa = tg.Parameter("a", xa)
+        a = tape.param(pa)
+        pb = tg.Parameter("b", xb) if sb else None
+        b = tape.param(pb) if sb else None
+        y = a / a.mean(dim=-1, keepdim=True) if op == "mean" else (a * b if op == "mul" else a - b)
+        up = rng.standard_normal(y.numpy().shape).astype(np.float32)
+        y.backward(up)
+        ta = torch.tensor(xa.astype(np.float64), requires_grad=True)
+        tb = torch.tensor(xb.astype(np.float64), requires_grad=True) if sb else None
+        ty = ta / ta.mean(dim=-1, keepdim=True) if op == "mean" else (ta * tb if op == "mul" else ta - tb)
+        ty.backward(torch.tensor(up.astype(np.float64)))
+        assert y.numpy().shape == tuple(ty.shape)
+        np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(pa.grad, ta.grad.numpy(), rtol=1e-4, atol=1e-5)
+        if sb:
+            np.testing.assert_allclose(pb.grad, tb.grad.numpy(), rtol=1e-4, atol=1e-5)

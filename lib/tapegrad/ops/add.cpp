@@ -1,6 +1,6 @@
 #include "tapegrad/ops/add.h"
 
-#include "tapegrad/ops/broadcast.h"
+#include "tapegrad/ops/broadcast_op.h"
 #include "tapegrad/parallel.h"
 #include "tapegrad/vector_ops.h"
 
@@ -28,10 +28,22 @@ void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols, bool accum
   });
 }
 
+namespace {
+// The element rule for shapes beyond the suffix case (broadcast_op.h).
+template <typename T>
+struct AddRule {
+  static T f(T a, T b) { return a + b; }
+  static T da(T, T , T) { return T(1); }
+  static T db(T , T, T) { return T(1); }
+};
+}  // namespace
+
 template <typename T>
 Var<T> add(Var<T> a, Var<T> b) {
   check(&a.tape() == &b.tape(), "add: operands are on different tapes");
-  const Broadcast bc = broadcast_suffix("add", a.shape(), b.shape());
+  const std::optional<Broadcast> suffix = broadcast_suffix_of(a.shape(), b.shape());
+  if (!suffix) return broadcast_general_op<T, AddRule<T>>("add", a, b);  // numpy's rule beyond the suffix case
+  const Broadcast bc = *suffix;
   Tape<T>& tape = a.tape();
   Var<T> y = tape.make_output("add", bc.out, {a, b});
   const T* big = bc.a_is_small ? b.data() : a.data();

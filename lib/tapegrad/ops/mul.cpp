@@ -1,6 +1,6 @@
 #include "tapegrad/ops/mul.h"
 
-#include "tapegrad/ops/broadcast.h"
+#include "tapegrad/ops/broadcast_op.h"
 #include "tapegrad/parallel.h"
 
 namespace tapegrad {
@@ -9,10 +9,22 @@ namespace tapegrad {
 //   d big[r, c] = dy[r, c] * small[c]
 //   d small[c]  = sum_r dy[r, c] * big[r, c]     (summed in row order, per column: deterministic)
 
+namespace {
+// The element rule for shapes beyond the suffix case (broadcast_op.h).
+template <typename T>
+struct MulRule {
+  static T f(T a, T b) { return a * b; }
+  static T da(T, T b, T) { return b; }
+  static T db(T a, T, T) { return a; }
+};
+}  // namespace
+
 template <typename T>
 Var<T> mul(Var<T> a, Var<T> b) {
   check(&a.tape() == &b.tape(), "mul: operands are on different tapes");
-  const Broadcast bc = broadcast_suffix("mul", a.shape(), b.shape());
+  const std::optional<Broadcast> suffix = broadcast_suffix_of(a.shape(), b.shape());
+  if (!suffix) return broadcast_general_op<T, MulRule<T>>("mul", a, b);  // numpy's rule beyond the suffix case
+  const Broadcast bc = *suffix;
   Tape<T>& tape = a.tape();
   Var<T> y = tape.make_output("mul", bc.out, {a, b});
   const T* big = bc.a_is_small ? b.data() : a.data();

@@ -14,7 +14,8 @@ TEST_CASE("sub and div: element-wise and broadcast, either operand the smaller",
   CHECK_THAT((x / w).value(), AllClose<double>({0.5, 0.5, -3, 2, 1.25, -6}));
   CHECK_THAT((w / x).value(), AllClose<double>({2, 2, -1.0 / 3, 0.5, 0.8, -1.0 / 6}));
   REQUIRE_THROWS_WITH(sub(x, tape.constant(Tensor<double>::zeros({2}))),
-                      "sub: shapes (2,3) and (2) do not broadcast (one must equal the trailing dims of the other)");
+                      "sub: shapes (2,3) and (2) do not broadcast (dim -1 is 3 against 2; each pair of trailing dims "
+                      "must be equal or one of them 1, as in numpy)");
   REQUIRE_THROWS_WITH(div(x, tape.constant(Tensor<double>::zeros({3, 2}))), Catch::StartsWith("div: shapes (2,3) and (3,2)"));
 }
 
