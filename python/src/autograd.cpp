@@ -48,6 +48,33 @@ struct NoGrad {
 
 std::vector<int64_t> dims_of(const Shape& s) { return {s.begin(), s.end()}; }
 
+// `a` as a constant on `like`'s tape (an array beside a Var in an operator).
+template <typename T>
+Var<T> constant_like(const PyVar<T>& like, const pyb::array& a, const char* what) {
+  return like.get().tape().constant(tensor_from<T>(a, what));
+}
+
+// reshape's dims with one -1 replaced by what the element count leaves (numpy's rule).
+std::vector<int64_t> infer_dim(std::vector<int64_t> dims, int64_t numel) {
+  int64_t known = 1;
+  int unknown = -1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != -1) {
+      check(dims[i] >= 0, "Var.reshape: dim ", i, " is ", dims[i], "; dims are >= 0, or one of them -1");
+      known = dims[i] == 0 ? 0 : (known > Shape::kMaxElements / dims[i] ? Shape::kMaxElements + 1 : known * dims[i]);
+      continue;
+    }
+    check(unknown < 0, "Var.reshape: only one dim can be -1");
+    unknown = static_cast<int>(i);
+  }
+  if (unknown >= 0) {
+    check(known > 0 && numel % known == 0, "Var.reshape: ", numel, " elements do not divide into the other dims (their product ",
+          known, ")");
+    dims[static_cast<size_t>(unknown)] = numel / known;
+  }
+  return dims;
+}
+
 template <typename T>
 void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
   using PT = PyTape<T>;
@@ -55,6 +82,8 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
   const std::string dtype = sizeof(T) == 4 ? "float32" : "float64";
 
   pyb::class_<PV> var(m, var_name, ("A value on a tape (" + dtype + "): ops with Python operators, backward().").c_str());
+  // numpy defers to the Var's reflected operators (array - Var is a Var, not an object array).
+  var.attr("__array_ufunc__") = pyb::none();
   const auto unary = [&](const char* name, Var<T> (*f)(Var<T>)) {
     var.def(name, [f](const PV& x) { return wrap(x, f(x.get())); });
   };
@@ -99,6 +128,15 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
           },
           pyb::arg("upstream") = pyb::none())
       .def("__neg__", [](const PV& a) { return wrap(a, -a.get()); })
+      // A numpy array beside a Var is a constant on the Var's tape (numpy's broadcasting applies).
+      .def("__add__", [](const PV& a, const pyb::array& b) { return wrap(a, a.get() + constant_like(a, b, "Var + array")); })
+      .def("__radd__", [](const PV& a, const pyb::array& b) { return wrap(a, constant_like(a, b, "array + Var") + a.get()); })
+      .def("__sub__", [](const PV& a, const pyb::array& b) { return wrap(a, a.get() - constant_like(a, b, "Var - array")); })
+      .def("__rsub__", [](const PV& a, const pyb::array& b) { return wrap(a, constant_like(a, b, "array - Var") - a.get()); })
+      .def("__mul__", [](const PV& a, const pyb::array& b) { return wrap(a, a.get() * constant_like(a, b, "Var * array")); })
+      .def("__rmul__", [](const PV& a, const pyb::array& b) { return wrap(a, constant_like(a, b, "array * Var") * a.get()); })
+      .def("__truediv__", [](const PV& a, const pyb::array& b) { return wrap(a, a.get() / constant_like(a, b, "Var / array")); })
+      .def("__rtruediv__", [](const PV& a, const pyb::array& b) { return wrap(a, constant_like(a, b, "array / Var") / a.get()); })
       .def("__add__", [](const PV& a, const PV& b) { return wrap(a, a.get() + b.get()); })
       .def("__add__", [](const PV& a, double s) { return wrap(a, a.get() + s); })
       .def("__radd__", [](const PV& a, double s) { return wrap(a, s + a.get()); })
@@ -125,8 +163,14 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
           pyb::arg("dim") = pyb::none(), pyb::arg("keepdim") = false)
       .def("max", [](const PV& x, int dim, bool keepdim) { return wrap(x, tapegrad::max(x.get(), dim, keepdim)); },
            pyb::arg("dim"), pyb::arg("keepdim") = false)
-      .def("reshape", [](const PV& x, const std::vector<int64_t>& dims) { return wrap(x, reshape(x.get(), shape_of(dims, "Var.reshape"))); })
+      .def("reshape", [](const PV& x, const std::vector<int64_t>& dims) {
+        return wrap(x, reshape(x.get(), shape_of(infer_dim(dims, x.get().shape().numel()), "Var.reshape")));
+      }, "reshape([4, -1]): one dim may be -1, inferred from the element count (as numpy's).")
       .def("transpose", [](const PV& x, int d0, int d1) { return wrap(x, transpose(x.get(), d0, d1)); })
+      .def_property_readonly("T", [](const PV& x) {
+        const Var<T> v = x.get();
+        return v.shape().rank() < 2 ? x : wrap(x, transpose(v, -2, -1));
+      }, "The last two dims swapped (a value of rank < 2 as it is).")
       .def("__repr__", [var_name](const PV& x) {
         const Var<T> v = x.get();
         std::ostringstream s;

@@ -136,3 +136,23 @@ def test_numpy_broadcasting_forward_and_backward_against_torch():
         np.testing.assert_allclose(pa.grad, ta.grad.numpy(), rtol=1e-4, atol=1e-5)
         if sb:
             np.testing.assert_allclose(pb.grad, tb.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_arrays_beside_vars_reshape_minus_one_and_T():
+    tape = tg.Tape()
+    p = tg.Parameter("p", np.arange(8, dtype=np.float32).reshape(2, 4))
+    x = tape.param(p)
+    col = np.array([[1.0], [2.0]], dtype=np.float32)
+    np.testing.assert_allclose((x + col).numpy(), p.value + col)
+    np.testing.assert_allclose((col - x).numpy(), col - p.value)
+    np.testing.assert_allclose((x * col).numpy(), p.value * col)
+    np.testing.assert_allclose((col / (x + 1.0)).numpy(), col / (p.value + 1.0), rtol=1e-6)
+    assert x.reshape([4, -1]).numpy().shape == (4, 2)
+    assert x.reshape([-1]).numpy().shape == (8,)
+    with pytest.raises(tg.Error, match="only one dim can be -1"):
+        x.reshape([-1, -1])
+    with pytest.raises(tg.Error, match="8 elements do not divide into the other dims"):
+        x.reshape([3, -1])
+    np.testing.assert_allclose(x.T.numpy(), p.value.T)
+    (x.T * np.arange(2, dtype=np.float32)).sum().backward()
+    np.testing.assert_allclose(p.grad, np.tile(np.arange(2, dtype=np.float32).reshape(2, 1), (1, 4)))
