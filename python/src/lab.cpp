@@ -2,6 +2,10 @@
 // defaults compare_norms uses, and its report. The Python side (tapegrad/lab.py) turns the records
 // into dicts or a pandas DataFrame and draws the plots with examples/plot_lab.py.
 #include <chrono>
+#include <thread>
+#include <optional>
+#include <mutex>
+#include <atomic>
 
 #include "bind.h"
 #include "tapegrad/io/file.h"
@@ -109,26 +113,50 @@ void bind_lab(pyb::module_& top) {
         lab::verify_sweep_folder(s.options);
         lab::SweepTiming timing;
         const auto t_sweep = std::chrono::steady_clock::now();
+        // Ctrl-C: Python runs its handler on the main thread only, so that thread polls for it at
+        // every step (the GIL taken for the check) and the other workers see the flag. The
+        // KeyboardInterrupt — from the poll, or raised inside a callback — is kept and raised
+        // once the sweep has stopped, its finished runs recorded (the folder resumes).
+        const std::thread::id main_thread = std::this_thread::get_id();
+        std::atomic<bool> interrupted{false};
+        std::mutex pending_mu;
+        std::optional<pyb::error_already_set> pending;
+        const auto keep_interrupt = [&](pyb::error_already_set& e) {
+          if (!e.matches(PyExc_KeyboardInterrupt)) return false;
+          std::lock_guard<std::mutex> lock(pending_mu);
+          if (!pending) pending.emplace(std::move(e));
+          interrupted = true;
+          return true;
+        };
+        const auto call = [&](const pyb::object& fn, const char* what, auto&&... args) {
+          if (fn.is_none()) return;
+          pyb::gil_scoped_acquire gil;
+          try {  // runs may finish on the lab's worker threads: an error here is reported, not thrown through them
+            fn(std::forward<decltype(args)>(args)...);
+          } catch (pyb::error_already_set& e) {
+            if (!keep_interrupt(e)) e.discard_as_unraisable(what);
+          }
+        };
         {
           pyb::gil_scoped_release release;
           s.runs = lab::run_sweep(s.options, [&](const lab::RunRecord& r, bool skipped, int done, int total) {
-            if (on_run.is_none()) return;
+            call(on_run, "tapegrad.lab.sweep on_run", lab::csv_row(r), skipped, done, total);
+          }, nullptr, &timing, [&] { call(on_tail, "tapegrad.lab.sweep on_tail"); }, [&] {
+            if (interrupted) return true;
+            if (std::this_thread::get_id() != main_thread) return false;
             pyb::gil_scoped_acquire gil;
-            try {  // runs may finish on the lab's worker threads: an error here is reported, not thrown through them
-              on_run(lab::csv_row(r), skipped, done, total);
-            } catch (pyb::error_already_set& e) {
-              e.discard_as_unraisable("tapegrad.lab.sweep on_run");
+            if (PyErr_CheckSignals() != 0) {
+              pyb::error_already_set e;
+              if (!keep_interrupt(e)) {  // another exception from a signal handler: raised the same way
+                std::lock_guard<std::mutex> lock(pending_mu);
+                if (!pending) pending.emplace(std::move(e));
+                interrupted = true;
+              }
             }
-          }, nullptr, &timing, [&] {
-            if (on_tail.is_none()) return;
-            pyb::gil_scoped_acquire gil;
-            try {
-              on_tail();
-            } catch (pyb::error_already_set& e) {
-              e.discard_as_unraisable("tapegrad.lab.sweep on_tail");
-            }
+            return interrupted.load();
           });
         }
+        if (pending) throw *pending;
         s.swept = std::chrono::steady_clock::now();
         timing.prepare_s += std::chrono::duration<double>(t_sweep - s.start).count();
         s.summary = lab::summarize(s.runs, lab::sweep_unigram_loss(s.options), lab::base_values(s.options));

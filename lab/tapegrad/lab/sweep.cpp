@@ -336,7 +336,8 @@ void set_write_boundary_hook(std::function<void(const std::string&, const std::s
 
 std::vector<RunRecord> run_sweep(const SweepOptions& asked,
                                  const std::function<void(const RunRecord&, bool, int, int)>& on_run,
-                                 const lm::Communicator* comm, SweepTiming* timing, const std::function<void()>& on_tail) {
+                                 const lm::Communicator* comm, SweepTiming* timing, const std::function<void()>& on_tail,
+                                 const std::function<bool()>& stop_requested) {
   const auto t_start = std::chrono::steady_clock::now();
   const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -409,7 +410,11 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
     std::atomic<int> training{jobs};  // workers still in their loop
     std::mutex mu;
     std::exception_ptr failure;
-    const auto stop = [] { return lm::stop_signal() != 0; };
+    std::atomic<bool> stopped{false};  // once asked, every worker stops without asking again
+    const auto stop = [&] {
+      if (stopped || lm::stop_signal() != 0 || (stop_requested && stop_requested())) stopped = true;
+      return stopped.load();
+    };
     auto worker = [&] {
       try {
         for (size_t k; (k = next++) < mine.size() && !stop();) {

@@ -85,9 +85,13 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
 // prove that every boundary leaves the folder consistent. Empty (the default): nothing is called.
 void set_write_boundary_hook(std::function<void(const std::string& file, const std::string& run_id)> hook);
 
+// `stop_requested`, if given, is polled at every step of every run (from the workers' threads)
+// beside the process's stop signal (lm::stop_signal): true stops the sweep as a signal does —
+// the runs in flight are dropped, the folder stays resumable (Python's Ctrl-C comes this way).
 std::vector<RunRecord> run_sweep(const SweepOptions& o,
                                  const std::function<void(const RunRecord&, bool skipped, int done, int total)>& on_run,
                                  const lm::Communicator* comm = nullptr, SweepTiming* timing = nullptr,
-                                 const std::function<void()>& on_tail = {});
+                                 const std::function<void()>& on_tail = {},
+                                 const std::function<bool()>& stop_requested = {});
 
 }  // namespace tapegrad::lab
