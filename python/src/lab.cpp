@@ -2,6 +2,8 @@
 // defaults compare_norms uses, and its report. The Python side (tapegrad/lab.py) turns the records
 // into dicts or a pandas DataFrame and draws the plots with examples/plot_lab.py.
 #include <chrono>
+#include <filesystem>
+#include <algorithm>
 #include <thread>
 #include <optional>
 #include <mutex>
@@ -53,6 +55,24 @@ void bind_lab(pyb::module_& top) {
         for (const auto& r : s.runs) rows.push_back(lab::csv_row(r));
         return rows;
       }, "Each run's row of runs.csv (columns: run_columns).")
+      .def_property_readonly("swept_settings", [](const Sweep& s) {
+        // Per run (as rows), every axis beyond the run identity with the run's value: runs.csv's
+        // settings cell names only the values that differ from the base.
+        pyb::list out;
+        for (const auto& r : s.runs) {
+          pyb::dict d;
+          for (const lab::Axis& a : s.options.axes) {
+            if (lab::identity_part(a.key)) continue;
+            const auto it = r.spec.values.find(a.key);
+            const json v = it != r.spec.values.end() ? it->second : lm::setting_json(*lm::find_setting(a.key), s.options.base);
+            std::string name = a.key;
+            std::replace(name.begin(), name.end(), '-', '_');
+            d[pyb::str(name)] = lab::setting_text(v);
+          }
+          out.append(d);
+        }
+        return out;
+      }, "Each run's value of every swept setting beyond the run identity (text), in rows' order.")
       .def_property_readonly("reference_lr", [](const Sweep& s) { return s.summary.reference_lr; })
       .def_property_readonly("grid", [](const Sweep& s) { return s.context.grid; })
       .def("console_summary", [](const Sweep& s) { return lab::console_summary(s.summary); })
@@ -73,7 +93,7 @@ void bind_lab(pyb::module_& top) {
   m.def(
       "sweep",
       [](const std::string& out, const pyb::dict& axes, const pyb::dict& settings, std::optional<int> jobs,
-         pyb::object on_run, pyb::object on_tail) {
+         pyb::object on_run, pyb::object on_tail, bool grow) {
         check(!out.empty(), "lab.sweep: out must name a folder");
         Sweep s;
         s.start = std::chrono::steady_clock::now();
@@ -109,6 +129,32 @@ void bind_lab(pyb::module_& top) {
           set(k, values);
         }
         lab::name_given(s.options, given);
+        // A folder grows only when asked: a setting given a value the folder's grid lacks would
+        // otherwise become an axis and multiply its runs (compare_norms grows by design: its
+        // continuation is `--out DIR` alone, and a value given is a value added).
+        if (!grow && std::filesystem::exists(s.options.out + "/sweep.json")) {
+          const lab::SweepOptions stored = lab::resolve_sweep(s.options, {});
+          std::string added;
+          for (const std::string& key : lab::axis_keys()) {
+            if (!given.count(key)) continue;
+            const auto was = lab::axis_values(stored, key);
+            std::string values;
+            for (const json& v : lab::axis_values(s.options, key))
+              if (std::find(was.begin(), was.end(), v) == was.end()) values += (values.empty() ? "" : " ") + lab::setting_text(v);
+            if (values.empty()) continue;
+            std::string had;
+            for (const json& v : was) had += (had.empty() ? "" : " ") + lab::setting_text(v);
+            std::string name = key;
+            std::replace(name.begin(), name.end(), '-', '_');
+            added += cat(added.empty() ? "" : ", ", name, " ", values, " (it has ", had, ")");
+          }
+          if (!added.empty()) {
+            const size_t runs = lab::expand(lab::resolve_sweep(s.options, given)).size();
+            throw lm::SettingError(cat("lab.sweep: ", s.options.out, " holds a grid this call would grow: ", added,
+                                       ". Pass grow=True to add them as axes (", runs, " runs in all), or give another "
+                                       "out folder"));
+          }
+        }
         s.options = lab::resolve_sweep(s.options, given);
         lab::verify_sweep_folder(s.options);
         lab::SweepTiming timing;
@@ -166,7 +212,7 @@ void bind_lab(pyb::module_& top) {
         return s;
       },
       pyb::arg("out"), pyb::arg("axes"), pyb::arg("settings"), pyb::arg("jobs") = pyb::none(), pyb::arg("on_run") = pyb::none(),
-      pyb::arg("on_tail") = pyb::none());
+      pyb::arg("on_tail") = pyb::none(), pyb::arg("grow") = false);
 }
 
 }  // namespace tapegrad::py

@@ -9,7 +9,9 @@
 
 Settings not given take the lab's defaults (compare_norms'); axes not given too (every registered
 norm, five learning rates, two seeds) — give an axis one value to hold it. The sweep's folder is
-resumable and growable as compare_norms' is: the same call continues it, new values add runs.
+resumable: the same call continues it. Values the folder's grid lacks are refused, naming them,
+unless grow=True adds them as axes (compare_norms grows on any new value). Every swept setting is
+a key of each record (result.records[0]["dim"]).
 """
 import csv
 import io
@@ -56,6 +58,8 @@ class SweepResult:
         self.grid = sweep.grid
         self.reference_lr = sweep.reference_lr
         self.records = _rows(sweep.rows, list(_lab.run_columns))
+        for record, swept in zip(self.records, sweep.swept_settings):  # every swept setting its own key
+            record.update({k: _number(v) for k, v in swept.items()})
         self.report = report
         self.plots_note = plots_note
         self.summary = sweep.console_summary()
@@ -107,10 +111,12 @@ def _plot(out, reference_lr, python, started=None):
     return "" if status == 0 else "plots failed (see the messages above)"
 
 
-def sweep(out, axes=None, jobs=None, plots=True, python=None, on_run=None, **settings):
+def sweep(out, axes=None, jobs=None, plots=True, python=None, on_run=None, grow=False, **settings):
     """Trains every run of the grid not yet in `out`, then writes runs.csv, curves.csv, report.md and
     plots. axes: {setting: [values]}; settings: one value each (names as TrainConfig's).
-    on_run(record, skipped, done, total) sees each run as it finishes."""
+    on_run(record, skipped, done, total) sees each run as it finishes. A folder that holds a grid
+    is continued as it is: values it lacks are refused, naming them, unless grow=True adds them
+    as axes (its runs multiply)."""
     columns = list(_lab.run_columns)
 
     def report_run(row, skipped, done, total):
@@ -124,7 +130,7 @@ def sweep(out, axes=None, jobs=None, plots=True, python=None, on_run=None, **set
             plotter.append(_start_plotter(python))
 
     try:
-        engine = _lab.sweep(out, dict(axes or {}), settings, jobs, report_run, start_plotting)
+        engine = _lab.sweep(out, dict(axes or {}), settings, jobs, report_run, start_plotting, grow)
     except BaseException:
         for p in filter(None, plotter):  # nothing sent: it exits without drawing
             p.communicate(b"")

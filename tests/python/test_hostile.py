@@ -282,3 +282,17 @@ def test_assigning_to_a_trainers_config_is_refused_not_ignored():
     c = t.config.replace(lr=0.5)  # a new config is free to change
     c.lr = 0.25
     assert c.lr == 0.25
+
+
+def test_a_sweep_folder_grows_only_when_asked_and_records_name_every_swept_setting(tmp_dir):
+    out = os.path.join(tmp_dir, "grow")
+    small = dict(layers=1, heads=2, ctx=16, batch=2, eval_iters=1, threads=1)
+    axes = {"norm": ["none"], "lr": [1e-3], "seed": [1]}
+    r = tg.lab.sweep(out, axes=axes, plots=False, dim=16, steps=6, warmup=2, **small)
+    assert len(r.records) == 1
+    with pytest.raises(tg.SettingError, match=r"would grow: dim 32 \(it has 16\), steps 4 \(it has 6\), warmup 1 "
+                                              r"\(it has 2\)\. Pass grow=True to add them as axes \(8 runs in all\)"):
+        tg.lab.sweep(out, axes=axes, plots=False, dim=32, steps=4, warmup=1, **small)
+    assert len(tg.lab.sweep(out, axes=axes, plots=False, dim=16, steps=6, warmup=2, **small).records) == 1  # as it was
+    r = tg.lab.sweep(out, axes={**axes, "dim": [16, 32]}, plots=False, grow=True, steps=6, warmup=2, **small)
+    assert sorted(rec["dim"] for rec in r.records) == [16, 32]  # its own key, the base's value included
