@@ -32,4 +32,4 @@ for norm in sorted({c["norm"] for c in curves}):
 
 # %% The verdict and where the report and plots are.
 print("\n" + result.summary)
-print("report:", result.report, "|", result.plots_note or f"plots in {out}/plots")
+print("report:", result.report_path, "|", result.plots_note or f"plots in {out}/plots")

@@ -203,7 +203,11 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
            "with tape.no_grad(): ops record no backward nodes (evaluation).")
       .def("retain_grad", [](std::shared_ptr<PT> t, bool on) { t->get().retain_intermediate_grads(on); }, pyb::arg("on") = true)
       .def("manual_seed", [](std::shared_ptr<PT> t, uint64_t seed) { t->get().manual_seed(seed); })
-      .def_property_readonly("num_nodes", [](std::shared_ptr<PT> t) { return t->get().num_nodes(); });
+      .def_property_readonly("num_nodes", [](std::shared_ptr<PT> t) { return t->get().num_nodes(); })
+      .def("__repr__", [tape_name](std::shared_ptr<PT> t) {
+        if (!t->owned && t->lent == nullptr) return cat("tapegrad.", tape_name, "(gone: lent for a call that ended)");
+        return cat("tapegrad.", tape_name, "(", t->get().num_nodes(), " nodes)");
+      });
 }
 
 }  // namespace

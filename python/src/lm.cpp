@@ -404,7 +404,14 @@ void bind_lm(pyb::module_& top) {
         return copy;
       }, "The run's settings: a read-only copy (config.replace(...) makes a new one).")
       .def_property_readonly("vocab_size", [](PyTrainer& p) { TrainerCall use(p); return p.trainer->tokenizer().vocab_size(); })
-      .def_property_readonly("model", [](PyTrainer& p) { return &p.trainer->model(); }, pyb::return_value_policy::reference_internal);
+      .def_property_readonly("model", [](PyTrainer& p) { return &p.trainer->model(); }, pyb::return_value_policy::reference_internal)
+      .def("__repr__", [](PyTrainer& p) {
+        TrainerCall use(p);
+        const lm::TrainConfig& c = p.trainer->config();
+        return cat("Trainer(step ", p.trainer->step(), " of ", c.steps, ", ", p.trainer->model().type_name(), " ",
+                   p.trainer->model().num_parameters(), " parameters, norm=", c.norm.name(), ", lr ", p.trainer->lr(),
+                   " now, ", c.optimizer, ", vocab ", p.trainer->tokenizer().vocab_size(), ")");
+      });
 }
 
 }  // namespace tapegrad::py

@@ -21,6 +21,7 @@ struct PyOptimizer {
   std::unique_ptr<Optimizer<float>> opt;
   double lr = 1e-3;
   pyb::list params;  // keeps the parameters (and so their modules) alive
+  std::string name;  // "AdamW", "SGD": for repr
   // step() runs without the GIL: two threads stepping one optimizer take turns, each step whole.
   std::unique_ptr<std::mutex> busy = std::make_unique<std::mutex>();
 };
@@ -61,14 +62,17 @@ void bind_optim(pyb::module_& top) {
         const std::lock_guard<std::mutex> turn(*o.busy);
         o.opt->zero_grad();
       })
-      .def_property_readonly("params", [](const PyOptimizer& o) { return o.params; });
+      .def_property_readonly("params", [](const PyOptimizer& o) { return o.params; })
+      .def("__repr__", [](const PyOptimizer& o) {
+        return cat(o.name, "(", pyb::len(o.params), " parameters, lr=", o.lr, ", ", o.opt->steps(), " steps taken)");
+      });
 
   m.def(
       "AdamW",
       [](const pyb::iterable& params, double lr, std::pair<double, double> betas, double eps, double weight_decay) {
         check_lr(lr, "AdamW");
         PyOptimizer o;
-        o.lr = lr;
+        o.lr = lr, o.name = "AdamW";
         AdamWOptions opts;
         opts.beta1 = betas.first;
         opts.beta2 = betas.second;
@@ -85,7 +89,7 @@ void bind_optim(pyb::module_& top) {
       [](const pyb::iterable& params, double lr, double momentum, double weight_decay) {
         check_lr(lr, "SGD");
         PyOptimizer o;
-        o.lr = lr;
+        o.lr = lr, o.name = "SGD";
         SGDOptions opts;
         opts.momentum = momentum;
         opts.weight_decay = weight_decay;

@@ -5,7 +5,7 @@
     result.records        # one dict per run (the columns of runs.csv)
     result.dataframe()    # the same as a pandas DataFrame, when pandas is installed
     result.curves()       # every step of every run (curves.csv), records or a DataFrame
-    result.report         # path of report.md; plots in result.out/plots when matplotlib is there
+    result.report         # report.md's text (result.report_path: the file); plots in result.out/plots
 
 Settings not given take the lab's defaults (compare_norms'); axes not given too (every registered
 norm, five learning rates, two seeds) — give an axis one value to hold it. The sweep's folder is
@@ -60,7 +60,9 @@ class SweepResult:
         self.records = _rows(sweep.rows, list(_lab.run_columns))
         for record, swept in zip(self.records, sweep.swept_settings):  # every swept setting its own key
             record.update({k: _number(v) for k, v in swept.items()})
-        self.report = report
+        self.report_path = report
+        with open(report, encoding="utf-8") as f:
+            self.report = f.read()  # report.md's text (report_path names the file)
         self.plots_note = plots_note
         self.summary = sweep.console_summary()
         self.timing = sweep.timing  # seconds by part (lab/timing.h); step_share: pure steps / wall

@@ -296,3 +296,13 @@ def test_a_sweep_folder_grows_only_when_asked_and_records_name_every_swept_setti
     assert len(tg.lab.sweep(out, axes=axes, plots=False, dim=16, steps=6, warmup=2, **small).records) == 1  # as it was
     r = tg.lab.sweep(out, axes={**axes, "dim": [16, 32]}, plots=False, grow=True, steps=6, warmup=2, **small)
     assert sorted(rec["dim"] for rec in r.records) == [16, 32]  # its own key, the base's value included
+
+
+def test_notebook_reprs_say_what_the_object_is():
+    t = trainer(steps=20)
+    assert repr(t).startswith("Trainer(step 0 of 20, Decoder ") and "norm=layernorm" in repr(t)
+    tape = tg.Tape()
+    assert repr(tape) == "tapegrad.Tape(0 nodes)"
+    p = tg.Parameter("w", np.ones(3, np.float32))
+    assert repr(tg.optim.AdamW([p])) == "AdamW(1 parameters, lr=0.001, 0 steps taken)"
+    assert repr(tg.optim.SGD([p], lr=0.5)).startswith("SGD(1 parameters, lr=0.5")

@@ -21,9 +21,10 @@ def test_a_sweep_and_its_report(tmp_dir):
         assert r["steps"] == 16 and r["diverged"] in (0, False) and r["final_val_loss"] < r["initial_loss"]
     curves = result.curves()
     assert len(curves) == 2 * 16 and {"run_id", "step", "loss"} <= set(curves[0]) | {"run_id"}
-    with open(result.report, encoding="utf-8") as f:
+    with open(result.report_path, encoding="utf-8") as f:
         report = f.read()
     assert "tapegrad.lab.sweep(" in report and "rmsnorm" in report
+    assert result.report == report  # the text; report_path names the file
     assert os.path.exists(os.path.join(tmp_dir, "plots", "loss_curves.png")), result.plots_note
     t = result.timing
     assert t["trained"] == 2 and 0 < t["step_share"] <= 1 and t["eval_s"] > 0 and t["report_s"] > 0
@@ -58,7 +59,7 @@ def test_every_plot_is_drawn_and_captioned(tmp_dir):
     sweep that has the data for all of them: two learning rates, two norms, sharpness probes."""
     result = tg.lab.sweep(tmp_dir, axes={"norm": ["layernorm", "rmsnorm"], "lr": [1e-3, 3e-3], "seed": [1]},
                           jobs=1, sharpness_every=8, sharpness_iters=4, **SETTINGS)
-    with open(result.report, encoding="utf-8") as f:
+    with open(result.report_path, encoding="utf-8") as f:
         report = f.read()
     names = ["loss_vs_lr", "loss_curves", "residual_rms", "attention_logit", "grad_norm", "log_z_vs_lr", "log_z",
              "sharpness"]
