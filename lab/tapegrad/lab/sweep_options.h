@@ -49,7 +49,7 @@ void name_given(SweepOptions& o, const std::set<std::string>& named);
 // The lab's defaults, compare_norms' and tapegrad.lab's: short runs of an L4 H4 C64 T64 model at
 // batch 8, five learning rates from 1e-3 (every norm trains) to 1e-1 (where the normalised models
 // give out too), two seeds, every registered norm, each on its authors' recipe (DyT on its
-// paper's, lm/recipes.h) — ~5 min on 2 cores. Runs at once: the cores over `local_ranks`
+// paper's, carried to this width: dyt-paper-transfer, lm/recipes.h) — ~1.5 min on 2 cores. Runs at once: the cores over `local_ranks`
 // processes sharing the machine.
 SweepOptions default_sweep(int local_ranks = 1);
 
