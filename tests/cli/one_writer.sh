@@ -51,7 +51,8 @@ grep -q "'sweep' is in use by another tapegrad process (pid $sweeper)" sweep2.lo
 if [[ -n "$py_pkg" && -f "$py_pkg/tapegrad/__init__.py" ]]; then  # and a Python sweep into it
   if PYTHONPATH="$py_pkg" /usr/bin/python3 -c "
 import tapegrad as tg
-tg.lab.sweep('sweep', axes={'norm': ['none'], 'lr': [1e-3], 'seed': [1]}, plots=False, steps=5, warmup=1)" > pysweep.log 2>&1
+tg.lab.sweep('sweep', axes={'norm': ['none'], 'lr': [1e-3], 'seed': [1]}, plots=False, steps=300, eval_iters=1, layers=1,
+             heads=2, dim=16, ctx=16, batch=2)" > pysweep.log 2>&1
   then fail "a Python sweep into a live sweep's folder was allowed"; fi
   grep -q "'sweep' is in use by another tapegrad process (pid $sweeper)" pysweep.log || { cat pysweep.log; fail "unclear refusal of lab.sweep"; }
 fi
