@@ -37,33 +37,33 @@ Var<T> broadcast_general_op(const char* op, Var<T> a, Var<T> b) {
     for (int64_t k = k0; k < k1; ++k) yd[k] = Rule::f(ad[broadcast_offset(s, k, s.a_stride)], bd[broadcast_offset(s, k, s.b_stride)]);
   });
   tape.record(op, {a, b}, y, [sp, ad, bd, yd](const T* dy, T* const* din) {
-    const BroadcastStrides& s = *sp;
+    const BroadcastStrides& st = *sp;
     for (int side = 0; side < 2; ++side) {
       T* d = din[side];
       if (d == nullptr) continue;
       const bool for_a = side == 0;
-      const auto& dims = for_a ? s.a_dims : s.b_dims;
+      const auto& dims = for_a ? st.a_dims : st.b_dims;
       const auto term = [&](int64_t k) {
-        const T av = ad[broadcast_offset(s, k, s.a_stride)], bv = bd[broadcast_offset(s, k, s.b_stride)];
+        const T av = ad[broadcast_offset(st, k, st.a_stride)], bv = bd[broadcast_offset(st, k, st.b_stride)];
         return dy[k] * (for_a ? Rule::da(av, bv, yd[k]) : Rule::db(av, bv, yd[k]));
       };
       // The operand's elements, and for each the output positions that read it: its own index
       // fixes the dims it spans; the dims it repeats in (size 1 there) run over the output's.
       int64_t own = 1, repeats = 1;
       std::array<int64_t, Shape::kMaxRank> own_stride{};
-      for (int dim = s.rank - 1; dim >= 0; --dim) own_stride[dim] = own, own *= dims[dim];
-      for (int dim = 0; dim < s.rank; ++dim)
-        if (dims[dim] == 1) repeats *= s.out.begin()[dim];
+      for (int dim = st.rank - 1; dim >= 0; --dim) own_stride[dim] = own, own *= dims[dim];
+      for (int dim = 0; dim < st.rank; ++dim)
+        if (dims[dim] == 1) repeats *= st.out.begin()[dim];
       parallel_for(own, repeats, [&](int64_t j0, int64_t j1) {
         for (int64_t j = j0; j < j1; ++j) {
           int64_t base = 0;  // the output offset of (its index, 0 along every repeated dim)
-          for (int dim = 0; dim < s.rank; ++dim)
-            if (dims[dim] != 1) base += (j / own_stride[dim] % dims[dim]) * s.out_stride[dim];
+          for (int dim = 0; dim < st.rank; ++dim)
+            if (dims[dim] != 1) base += (j / own_stride[dim] % dims[dim]) * st.out_stride[dim];
           T sum = 0;
           for (int64_t r = 0; r < repeats; ++r) {
             int64_t k = base, rest = r;  // r as a row-major index over the repeated dims
-            for (int dim = s.rank - 1; dim >= 0; --dim)
-              if (dims[dim] == 1) k += (rest % s.out.begin()[dim]) * s.out_stride[dim], rest /= s.out.begin()[dim];
+            for (int dim = st.rank - 1; dim >= 0; --dim)
+              if (dims[dim] == 1) k += (rest % st.out.begin()[dim]) * st.out_stride[dim], rest /= st.out.begin()[dim];
             sum += term(k);
           }
           d[j] += sum;
