@@ -54,6 +54,42 @@ Var<T> constant_like(const PyVar<T>& like, const pyb::array& a, const char* what
   return like.get().tape().constant(tensor_from<T>(a, what));
 }
 
+// x[i], x[a:b], x[i, a:b, ...]: basic indexing, a copy with its gradient (numpy's meaning for an
+// int — the dim goes — and for a slice of step 1; a negative index counts from the end).
+template <typename T>
+Var<T> index(Var<T> x, const pyb::object& key) {
+  std::vector<pyb::object> parts;
+  if (pyb::isinstance<pyb::tuple>(key)) for (pyb::handle h : key) parts.push_back(pyb::reinterpret_borrow<pyb::object>(h));
+  else parts.push_back(key);
+  check(static_cast<int>(parts.size()) <= x.shape().rank(), "Var[...]: ", parts.size(), " indices for a value of rank ",
+        x.shape().rank());
+  std::vector<int64_t> kept;  // the result's dims: every dim but those an int indexed
+  for (int d = 0; d < x.shape().rank(); ++d) {
+    const int64_t n = x.shape().begin()[d];
+    if (d >= static_cast<int>(parts.size())) {
+      kept.push_back(n);
+      continue;
+    }
+    const pyb::object& p = parts[static_cast<size_t>(d)];
+    if (pyb::isinstance<pyb::slice>(p)) {
+      Py_ssize_t start = 0, stop = 0, step = 0, length = 0;
+      if (PySlice_GetIndicesEx(p.ptr(), static_cast<Py_ssize_t>(n), &start, &stop, &step, &length) != 0)
+        throw pyb::error_already_set();
+      check(step == 1, "Var[...]: dim ", d, ": slices of step ", step, " are not supported (step 1 only)");
+      x = slice(x, d, start, start + length);
+      kept.push_back(length);
+    } else if (pyb::isinstance<pyb::int_>(p)) {
+      int64_t i = p.cast<int64_t>();
+      check(i >= -n && i < n, "Var[...]: index ", i, " is out of range for dim ", d, " of size ", n);
+      if (i < 0) i += n;
+      x = slice(x, d, i, i + 1);
+    } else {
+      throw pyb::type_error(cat("Var[...]: indices are ints and slices, got ", std::string(pyb::str(pyb::type::of(p).attr("__name__")))));
+    }
+  }
+  return kept.size() == static_cast<size_t>(x.shape().rank()) ? x : reshape(x, Shape::from_range(kept.begin(), kept.end()));
+}
+
 // reshape's dims with one -1 replaced by what the element count leaves (numpy's rule).
 std::vector<int64_t> infer_dim(std::vector<int64_t> dims, int64_t numel) {
   int64_t known = 1;
@@ -92,6 +128,8 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
   unary("tanh", &tapegrad::tanh<T>);
   unary("sigmoid", &tapegrad::sigmoid<T>);
   unary("relu", &tapegrad::relu<T>);
+  unary("abs", &tapegrad::abs<T>);
+  unary("__abs__", &tapegrad::abs<T>);
   unary("square", &tapegrad::square<T>);
   unary("sqrt", &tapegrad::sqrt<T>);
   unary("gelu", &tapegrad::gelu<T>);
@@ -167,6 +205,8 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
         return wrap(x, reshape(x.get(), shape_of(infer_dim(dims, x.get().shape().numel()), "Var.reshape")));
       }, "reshape([4, -1]): one dim may be -1, inferred from the element count (as numpy's).")
       .def("transpose", [](const PV& x, int d0, int d1) { return wrap(x, transpose(x.get(), d0, d1)); })
+      .def("__getitem__", [](const PV& x, const pyb::object& key) { return wrap(x, index(x.get(), key)); },
+           "x[0], x[1:3], x[:, -1]: ints drop their dim, slices of step 1 keep it; the gradient flows back.")
       .def_property_readonly("T", [](const PV& x) {
         const Var<T> v = x.get();
         return v.shape().rank() < 2 ? x : wrap(x, transpose(v, -2, -1));

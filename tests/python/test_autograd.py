@@ -156,3 +156,25 @@ def test_arrays_beside_vars_reshape_minus_one_and_T():
     np.testing.assert_allclose(x.T.numpy(), p.value.T)
     (x.T * np.arange(2, dtype=np.float32)).sum().backward()
     np.testing.assert_allclose(p.grad, np.tile(np.arange(2, dtype=np.float32).reshape(2, 1), (1, 4)))
+
+
+def test_abs_and_basic_indexing_with_gradients():
+    tape = tg.Tape()
+    v = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    p = tg.Parameter("p", v)
+    x = tape.param(p)
+    np.testing.assert_allclose(abs(x).numpy(), np.abs(v))
+    np.testing.assert_allclose(x[0].numpy(), v[0])
+    np.testing.assert_allclose(x[1:3].numpy(), v[1:3])
+    np.testing.assert_allclose(x[:, -1].numpy(), v[:, -1])
+    np.testing.assert_allclose(x[-1, 1:3].numpy(), v[-1, 1:3])
+    (x[1:3, 0] * np.array([2.0, 3.0], dtype=np.float32)).sum().backward()
+    want = np.zeros_like(v)
+    want[1, 0], want[2, 0] = 2, 3
+    np.testing.assert_allclose(p.grad, want)
+    with pytest.raises(tg.Error, match="index 3 is out of range for dim 0 of size 3"):
+        x[3]
+    with pytest.raises(tg.Error, match="step 1 only"):
+        x[::2]
+    with pytest.raises(TypeError):
+        x["a"]

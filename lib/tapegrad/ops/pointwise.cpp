@@ -15,6 +15,7 @@ namespace tapegrad {
 //   tanh       y = tanh x         dx = (1 - y^2) dy
 //   sigmoid    y = 1 / (1 + e^-x) dx = y (1 - y) dy
 //   relu       y = max(x, 0)      dx = [x > 0] dy
+//   abs        y = |x|            dx = sign(x) dy   (sign(0) = 0)
 //   square     y = x^2            dx = 2 x dy
 //   sqrt       y = x^(1/2)        dx = dy / (2 y)
 //   pow        y = x^p            dx = p x^(p-1) dy
@@ -91,6 +92,15 @@ Var<T> relu(Var<T> x) {
 }
 
 template <typename T>
+Var<T> abs(Var<T> x) {
+  return pointwise(
+      "abs", x, [](T* y, const T* v, int64_t n) { for (int64_t i = 0; i < n; ++i) y[i] = std::abs(v[i]); },
+      [](T* dx, const T* v, const T*, const T* dy, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) dx[i] += v[i] > T(0) ? dy[i] : v[i] < T(0) ? -dy[i] : T(0);
+      });
+}
+
+template <typename T>
 Var<T> square(Var<T> x) {
   return pointwise(
       "square", x, [](T* y, const T* v, int64_t n) { for (int64_t i = 0; i < n; ++i) y[i] = v[i] * v[i]; },
@@ -133,6 +143,7 @@ Var<T> add_scalar(Var<T> x, double s) {
   template Var<T> tanh(Var<T>);                  \
   template Var<T> sigmoid(Var<T>);               \
   template Var<T> relu(Var<T>);                  \
+  template Var<T> abs(Var<T>);                   \
   template Var<T> square(Var<T>);                \
   template Var<T> sqrt(Var<T>);                  \
   template Var<T> pow(Var<T>, double);           \

@@ -1,5 +1,5 @@
 // Pointwise functions y = f(x), element by element, of any shape:
-//   neg(x)  exp(x)  log(x)  tanh(x)  sigmoid(x)  relu(x)  square(x)  sqrt(x)  pow(x, p)
+//   neg(x)  exp(x)  log(x)  tanh(x)  sigmoid(x)  relu(x)  abs(x)  square(x)  sqrt(x)  pow(x, p)
 //   add_scalar(x, s)
 // and the operators that make expressions read like math: -x, x + s, s + x, x - s, s - x,
 // x * s, x / s, s / x (Var with Var: add.h, mul.h, sub.h, div.h).
@@ -24,6 +24,9 @@ Var<T> sigmoid(Var<T> x);
 // max(x, 0); its derivative at 0 is taken as 0, as PyTorch does.
 template <typename T>
 Var<T> relu(Var<T> x);
+// |x|; its derivative at 0 is taken as 0 (sign(0) = 0), as PyTorch does.
+template <typename T>
+Var<T> abs(Var<T> x);
 template <typename T>
 Var<T> square(Var<T> x);
 template <typename T>

@@ -47,6 +47,13 @@ TEST_CASE("pointwise: forward values", "[op]") {
   Tape<double> t2;
   t2.backward(relu(t2.param(z)), Tensor<double>::full({2}, 1).view());
   CHECK_THAT(z.grad().view(), AllClose<double>({0, 1}));
+  // abs: |x|, and its derivative sign(x) with sign(0) = 0, as PyTorch's.
+  Parameter<double> w("w", Tensor<double>::from({-2, 0, 3}, {3}));
+  Tape<double> t3;
+  const Var<double> aw = abs(t3.param(w));
+  CHECK_THAT(aw.value(), AllClose<double>({2, 0, 3}));
+  t3.backward(aw, Tensor<double>::from({0.5, 7, -1}, {3}).view());
+  CHECK_THAT(w.grad().view(), AllClose<double>({-0.5, 0, -1}));
 }
 
 TEST_CASE("gradcheck: neg", "[op][gradcheck]") { require_unary_gradcheck("neg", neg<double>, randn({3, 4}, 1)); }
@@ -57,6 +64,7 @@ TEST_CASE("gradcheck: sigmoid", "[op][gradcheck]") {
   require_unary_gradcheck("sigmoid", sigmoid<double>, randn({3, 4}, 5, 3.0));
 }
 TEST_CASE("gradcheck: relu", "[op][gradcheck]") { require_unary_gradcheck("relu", relu<double>, randn({3, 4}, 6)); }
+TEST_CASE("gradcheck: abs", "[op][gradcheck]") { require_unary_gradcheck("abs", abs<double>, randn({3, 4}, 9)); }
 TEST_CASE("gradcheck: square", "[op][gradcheck]") {
   require_unary_gradcheck("square", square<double>, randn({3, 4}, 7));
 }
