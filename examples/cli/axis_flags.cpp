@@ -26,7 +26,8 @@ std::string canonical(const lm::TrainConfig& base, const std::string& key, const
   lm::TrainConfig c = base;
   CLI::App one;
   cli::add_train_flags(one, c);
-  cli::require_decimal_integers(one);
+  cli::require_decimal_integers(one);  // the program's own rules (run_cli): "010" and "yes" are refused
+  cli::require_boolean_words(one);
   std::vector<std::string> args = boolean ? std::vector<std::string>{"--" + key + "=" + text}
                                           : std::vector<std::string>{"--" + key, text};
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector

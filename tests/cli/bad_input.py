@@ -299,6 +299,8 @@ def cases(f):
         (T, ["--config", f["nul_key.json"]], 2, "unknown key 'steps\\0x'", "a NUL byte in a config file's key"),
         (T, ["--config", f["nul_data.json"]], 2, "text.txt\\0junk': a path cannot hold a NUL byte",
          "a NUL byte in a path from a config file"),
+        ("compare_norms", ["--embed-scale-positions", "2"], 2, "--embed-scale-positions: must be true or false, got 2",
+         "a swept on/off setting given a number"),
         ("compare_norms", ["--evals", "-1"], 2, "--evals must be in [0, 1000000000], got -1", "negative evaluations per run"),
         ("compare_norms", ["--jobs", "0"], 2, "--jobs must be in [1, 1024], got 0", "no jobs"),
         ("compare_norms", ["--lr", "1e-3", "0.001"], 2, "--lr 0.001 is given twice (in any spelling, a value of an axis is one run)",
