@@ -22,12 +22,13 @@ using PV = PyVar<float>;
 
 thread_local std::shared_ptr<PyTape<float>> recording;
 
-// A Python callable owned by C++ (a module's hook list), released under the GIL wherever the
-// last owner drops it.
-std::shared_ptr<pyb::object> hold(pyb::function fn) {
-  return {new pyb::object(std::move(fn)), [](pyb::object* o) {
+// A Python object owned by C++ (a callable or a weak reference in a module's hook list),
+// released under the GIL wherever the last owner drops it.
+template <typename O>
+std::shared_ptr<O> hold(O o) {
+  return {new O(std::move(o)), [](O* p) {
             pyb::gil_scoped_acquire gil;
-            delete o;
+            delete p;
           }};
 }
 
@@ -38,15 +39,6 @@ pyb::object module_arg(const pyb::weakref& registered_on, U& module) {
   pyb::object self = registered_on();
   if (!self.is_none() && &self.cast<U&>() == &module) return self;
   return pyb::cast(&module, pyb::return_value_policy::reference);
-}
-
-// A weak reference to `self`, owned by C++ like hold()'s callables (a strong one would be a cycle
-// through C++ that Python's collector cannot see: module -> hook -> self -> owner -> module).
-std::shared_ptr<pyb::weakref> hold_weak(const pyb::object& self) {
-  return {new pyb::weakref(self), [](pyb::weakref* w) {
-            pyb::gil_scoped_acquire gil;
-            delete w;
-          }};
 }
 
 void refuse_result(const pyb::object& result, const char* what) {
@@ -85,7 +77,8 @@ void bind_hooks(pyb::module_& m) {
       "register_forward_hook",
       [](pyb::object self, pyb::function hook) {
         const auto fn = hold(std::move(hook));
-        const auto on = hold_weak(self);
+        // weak: a strong reference would be a cycle through C++ (module -> hook -> self -> owner -> module)
+        const auto on = hold(pyb::weakref(self));
         const int64_t id = self.cast<U&>().register_forward_hook([fn, on](U& module, Var<float> x, Var<float> y) {
           pyb::gil_scoped_acquire gil;
           LentTapes<float> lent;
@@ -101,7 +94,8 @@ void bind_hooks(pyb::module_& m) {
       "register_full_backward_pre_hook",
       [](pyb::object self, pyb::function hook) {
         const auto fn = hold(std::move(hook));
-        const auto on = hold_weak(self);
+        // weak: a strong reference would be a cycle through C++ (module -> hook -> self -> owner -> module)
+        const auto on = hold(pyb::weakref(self));
         const int64_t id = self.cast<U&>().register_backward_hook([fn, on](U& module, TensorView<const float> g) {
           pyb::gil_scoped_acquire gil;
           const pyb::object module_obj = module_arg(*on, module);
