@@ -48,13 +48,21 @@ if "$bin_dir/compare_norms" --norm none --lr 1e-3 --steps 5 --no-plot --out swee
   fail "a second sweep on the same folder was allowed"
 fi
 grep -q "'sweep' is in use by another tapegrad process (pid $sweeper)" sweep2.log || { cat sweep2.log; fail "unclear sweep refusal"; }
-if [[ -n "$py_pkg" && -f "$py_pkg/tapegrad/__init__.py" ]]; then  # and a Python sweep into it
+wait "$sweeper" || { cat sweep.log; fail "the first sweep failed"; }
+if [[ -n "$py_pkg" && -f "$py_pkg/tapegrad/__init__.py" ]]; then
+  # A Python sweep into a live sweep's folder (the same grid, so the refusal is the lock's): the
+  # live sweep runs until killed, so it is alive whatever the machine's load.
+  "$bin_dir/compare_norms" --norm none --lr 1e-3 --seed 1 --steps 100000000 --eval-iters 1 --layers 1 --heads 2 --dim 16 \
+    --ctx 16 --batch 2 --jobs 1 --no-plot --out long > long.log 2>&1 &
+  long=$!
+  for _ in $(seq 200); do [[ -f long/sweep.json ]] && break; sleep 0.05; done
   if PYTHONPATH="$py_pkg" /usr/bin/python3 -c "
 import tapegrad as tg
-tg.lab.sweep('sweep', axes={'norm': ['none'], 'lr': [1e-3], 'seed': [1]}, plots=False, steps=300, eval_iters=1, layers=1,
-             heads=2, dim=16, ctx=16, batch=2)" > pysweep.log 2>&1
-  then fail "a Python sweep into a live sweep's folder was allowed"; fi
-  grep -q "'sweep' is in use by another tapegrad process (pid $sweeper)" pysweep.log || { cat pysweep.log; fail "unclear refusal of lab.sweep"; }
+tg.lab.sweep('long', axes={'norm': ['none'], 'lr': [1e-3], 'seed': [1]}, plots=False, steps=100000000, eval_iters=1,
+             layers=1, heads=2, dim=16, ctx=16, batch=2)" > pysweep.log 2>&1
+  then kill "$long"; wait "$long" 2>/dev/null || true; fail "a Python sweep into a live sweep's folder was allowed"; fi
+  kill "$long" 2>/dev/null || true
+  wait "$long" 2>/dev/null || true  # it stops and writes its folder before the trap removes it
+  grep -q "'long' is in use by another tapegrad process (pid $long)" pysweep.log || { cat pysweep.log; fail "unclear refusal of lab.sweep"; }
 fi
-wait "$sweeper" || { cat sweep.log; fail "the first sweep failed"; }
 echo "OK: one writer per folder ($reads of $tries reads succeeded during the run)"
