@@ -74,8 +74,17 @@ def make_norm(kind, dim, eps, c=None):
         raise SystemExit(f"torch_model.py: no PyTorch counterpart for norm '{kind}' (known: {', '.join(NORMS)}); "
                          "add one to NORMS")
     if kind == "dyt" and c is not None and not c.get("dyt_beta", True):
-        return NORMS[kind](dim, eps, False)
-    return NORMS[kind](dim, eps)
+        norm = NORMS[kind](dim, eps, False)
+    else:
+        norm = NORMS[kind](dim, eps)
+    if c is not None and c.get("norm_precision", "fp32") == "bf16":
+        # tapegrad's --norm-precision bf16 under autocast: the norm's input and output are bf16
+        # tensors (the casts' backward rounds the gradient crossing them), its math float32.
+        def bf16(t):
+            return t.to(torch.bfloat16).to(t.dtype) if torch.is_autocast_cpu_enabled() else t
+        norm.register_forward_pre_hook(lambda m, args: (bf16(args[0]),))
+        norm.register_forward_hook(lambda m, args, out: bf16(out))
+    return norm
 
 
 class Attention(nn.Module):

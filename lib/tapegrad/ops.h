@@ -21,3 +21,4 @@
 #include "tapegrad/ops/slice.h"
 #include "tapegrad/ops/softmax.h"
 #include "tapegrad/ops/sub.h"
+#include "tapegrad/ops/to_bf16.h"

@@ -1,5 +1,7 @@
 #include "tapegrad/ops/matmul.h"
 
+#include "tapegrad/gemm_bf16.h"
+
 namespace tapegrad {
 
 // Derivation. For one matrix product C = op(A) op(B), C_mn = sum_k op(A)_mk op(B)_kn, so
@@ -22,11 +24,12 @@ struct MatmulDims {
   int64_t lda, ldb;              // row strides of A and B as stored
   int64_t stride_a, stride_b;    // elements between batch entries; 0 = shared matrix
   Trans ta, tb;
+  Precision p;                   // the operands' precision (autocast, precision.h)
 };
 
 template <typename T>
 void matmul_forward(T* c, const T* a, const T* b, const MatmulDims& d) {
-  gemm_batched<T>(d.batch, d.ta, d.tb, d.M, d.N, d.K, T(1), a, d.lda, d.stride_a, b, d.ldb, d.stride_b,
+  gemm_batched_at<T>(d.p, d.batch, d.ta, d.tb, d.M, d.N, d.K, T(1), a, d.lda, d.stride_a, b, d.ldb, d.stride_b,
                   T(0), c, d.N, d.M * d.N);
 }
 
@@ -39,15 +42,15 @@ void matmul_backward(T* da, T* db, const T* a, const T* b, const T* dc, const Ma
         const T* bi = b + i * d.stride_b;
         const T* dci = dc + i * stride_c;
         if (d.ta == Trans::kNo)
-          gemm<T>(Trans::kNo, flip(d.tb), d.M, d.K, d.N, T(1), dci, d.N, bi, d.ldb, T(1), da, d.lda);
+          gemm_at<T>(d.p, Trans::kNo, flip(d.tb), d.M, d.K, d.N, T(1), dci, d.N, bi, d.ldb, T(1), da, d.lda);
         else
-          gemm<T>(d.tb, Trans::kYes, d.K, d.M, d.N, T(1), bi, d.ldb, dci, d.N, T(1), da, d.lda);
+          gemm_at<T>(d.p, d.tb, Trans::kYes, d.K, d.M, d.N, T(1), bi, d.ldb, dci, d.N, T(1), da, d.lda);
       }
     } else if (d.ta == Trans::kNo) {
-      gemm_batched<T>(d.batch, Trans::kNo, flip(d.tb), d.M, d.K, d.N, T(1), dc, d.N, stride_c, b, d.ldb,
+      gemm_batched_at<T>(d.p, d.batch, Trans::kNo, flip(d.tb), d.M, d.K, d.N, T(1), dc, d.N, stride_c, b, d.ldb,
                       d.stride_b, T(1), da, d.lda, d.stride_a);
     } else {
-      gemm_batched<T>(d.batch, d.tb, Trans::kYes, d.K, d.M, d.N, T(1), b, d.ldb, d.stride_b, dc, d.N,
+      gemm_batched_at<T>(d.p, d.batch, d.tb, Trans::kYes, d.K, d.M, d.N, T(1), b, d.ldb, d.stride_b, dc, d.N,
                       stride_c, T(1), da, d.lda, d.stride_a);
     }
   }
@@ -57,15 +60,15 @@ void matmul_backward(T* da, T* db, const T* a, const T* b, const T* dc, const Ma
         const T* ai = a + i * d.stride_a;
         const T* dci = dc + i * stride_c;
         if (d.tb == Trans::kNo)
-          gemm<T>(flip(d.ta), Trans::kNo, d.K, d.N, d.M, T(1), ai, d.lda, dci, d.N, T(1), db, d.ldb);
+          gemm_at<T>(d.p, flip(d.ta), Trans::kNo, d.K, d.N, d.M, T(1), ai, d.lda, dci, d.N, T(1), db, d.ldb);
         else
-          gemm<T>(Trans::kYes, d.ta, d.N, d.K, d.M, T(1), dci, d.N, ai, d.lda, T(1), db, d.ldb);
+          gemm_at<T>(d.p, Trans::kYes, d.ta, d.N, d.K, d.M, T(1), dci, d.N, ai, d.lda, T(1), db, d.ldb);
       }
     } else if (d.tb == Trans::kNo) {
-      gemm_batched<T>(d.batch, flip(d.ta), Trans::kNo, d.K, d.N, d.M, T(1), a, d.lda, d.stride_a, dc, d.N,
+      gemm_batched_at<T>(d.p, d.batch, flip(d.ta), Trans::kNo, d.K, d.N, d.M, T(1), a, d.lda, d.stride_a, dc, d.N,
                       stride_c, T(1), db, d.ldb, d.stride_b);
     } else {
-      gemm_batched<T>(d.batch, Trans::kYes, d.ta, d.N, d.K, d.M, T(1), dc, d.N, stride_c, a, d.lda,
+      gemm_batched_at<T>(d.p, d.batch, Trans::kYes, d.ta, d.N, d.K, d.M, T(1), dc, d.N, stride_c, a, d.lda,
                       d.stride_a, T(1), db, d.ldb, d.stride_b);
     }
   }
@@ -95,7 +98,7 @@ Var<T> matmul(Var<T> a, Var<T> b, Trans ta, Trans tb) {
   if (K != Kb) fail("inner dims ", K, " != ", Kb);
 
   MatmulDims d{};
-  d.M = M, d.N = N, d.K = K, d.ta = ta, d.tb = tb;
+  d.M = M, d.N = N, d.K = K, d.ta = ta, d.tb = tb, d.p = autocast_state().gemm;
   d.lda = sa[-1], d.ldb = sb[-1];
   Shape out;
   if (sb.rank() == 2 && ta == Trans::kNo) {

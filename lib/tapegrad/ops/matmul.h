@@ -3,6 +3,7 @@
 //   Shapes after op: A (..., M, K), B (..., K, N) -> C (..., M, N).
 //   Batch dims must match, or one side is a plain matrix shared by every batch entry — the
 //   common case x (B, T, C) @ W^T (C_out, C) becomes one GEMM with B*T rows.
+// Under Autocast (precision.h) the products take bf16 operands, recorded with the op for backward.
 #pragma once
 
 #include "tapegrad/gemm.h"

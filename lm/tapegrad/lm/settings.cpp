@@ -5,6 +5,7 @@
 #include "tapegrad/lm/recipes.h"
 #include "tapegrad/optim/registry.h"
 #include "tapegrad/optim/schedule.h"
+#include "tapegrad/precision.h"
 #include "tapegrad/text/tokenizer.h"
 #include "tapegrad/threads.h"
 
@@ -99,6 +100,14 @@ std::vector<Setting> make_settings() {
       {.key = "final-norm", .member = &TrainConfig::final_norm, .group = G::kModel,
        .help = "a norm before the LM head (DeepNet's post-norm stack has none)", .in_model = true,
        .negatable = true},
+      {.key = "precision", .member = &TrainConfig::precision, .group = G::kModel,
+       .help = "mixed precision: fp32, or bf16 (the linear layers' and LM head's GEMMs on bfloat16 operands with "
+               "float32 sums, as torch.autocast; weights, gradients, norms, softmax, loss and optimizer in float32)",
+       .in_model = true, .choices = precision_names()},
+      {.key = "norm-precision", .member = &TrainConfig::norm_precision, .group = G::kModel,
+       .help = "fp32, or bf16: every norm's input and output rounded to bfloat16 (statistics summed in float32), as "
+               "a bf16 implementation computes them (fp32: float32, as LLaMA and T5 keep their norms)",
+       .in_model = true, .choices = precision_names()},
       // optimisation
       {.key = "optimizer", .member = &TrainConfig::optimizer, .group = G::kOptimisation,
        .help = "the update rule (a registered optimizer):\n" + optimizer_registry().help(),

@@ -265,7 +265,9 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   T* y = tape.template scratch<T>(rows * d.C);
   const T* bq = has_bias ? b_qkv.data() : nullptr;
   const T* bp = has_bias ? b_proj.data() : nullptr;
-  linear_forward(qkv, x.data(), w_qkv.data(), bq, rows, d.C, 3 * d.C);
+  // The projections' GEMMs at the autocast precision; the core (q k^T, p v) stays float32.
+  const Precision p = autocast_state().gemm;
+  linear_forward(qkv, x.data(), w_qkv.data(), bq, rows, d.C, 3 * d.C, p);
   // QK-norm: q, k are normalised in place inside qkv; the raw values stay for backward.
   QKNormCache<T>* qk_cache = nullptr;
   if (has_qk_norm) {
@@ -293,13 +295,13 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   }
   const T mx = attention_core_forward(att, y, qkv, d, tape.template scratch<T>(attention_core_scratch<T>(d, false)));
   if (max_logit) *max_logit = mx;
-  linear_forward(out.data(), y, w_proj.data(), bp, rows, d.C, d.C);
+  linear_forward(out.data(), y, w_proj.data(), bp, rows, d.C, d.C, p);
   if (!out.requires_grad()) return out;
 
   // Backward's own buffers are the tape's workspace: every layer's backward reuses them, warm.
   tape.record("causal_self_attention", inputs, out,
               [&tape, d, rows, has_bias, xd = x.data(), wq = w_qkv.data(), wp = w_proj.data(), qkv, att, y,
-               qk_cache](const T* dout, T* const* din) {
+               qk_cache, p](const T* dout, T* const* din) {
                 T* dy = tape.template workspace<T>(rows * d.C);
                 T* dqkv = tape.template workspace<T>(rows * 3 * d.C);
                 T* core = tape.template workspace<T>(attention_core_scratch<T>(d, true));  // a tile per thread number
@@ -307,13 +309,13 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
                 // unwritten (inputs 0-4; the q/k norms' weights, after them, are added to).
                 const auto fresh = [&](int i) { return has_bias || i < 3 ? tape.din_fresh(i) : false; };
                 linear_backward(dy, din[2], has_bias ? din[4] : nullptr, dout, y, wp, rows, d.C, d.C,
-                                {.dx = false, .dw = !fresh(2), .db = !fresh(4)});
+                                {.dx = false, .dw = !fresh(2), .db = !fresh(4)}, p);
                 attention_core_backward(dqkv, core, dy, qkv, att, d);
                 if (qk_cache)
                   qk_norm_cache_backward(*qk_cache, dqkv, din, rows, d.C, d.HS(), tape.template workspace<T>(2 * rows * d.C),
                                          tape.template workspace<T>(norm_backward_scratch(d.HS())));
                 linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dqkv, xd, wq, rows, d.C, 3 * d.C,
-                                {.dx = !fresh(0), .dw = !fresh(1), .db = !fresh(3)});
+                                {.dx = !fresh(0), .dw = !fresh(1), .db = !fresh(3)}, p);
               },
               /*assigns=*/has_bias ? 0b11111u : 0b111u);
   return out;
@@ -334,7 +336,8 @@ Var<T> cached_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   T* qkv = tape.template scratch<T>(n * 3 * C);
   T* att = tape.template scratch<T>(d.NH * n * total);
   T* y = tape.template scratch<T>(n * C);
-  linear_forward(qkv, x.data(), w_qkv.data(), b_qkv.defined() ? b_qkv.data() : nullptr, n, C, 3 * C);
+  const Precision p = autocast_state().gemm;
+  linear_forward(qkv, x.data(), w_qkv.data(), b_qkv.defined() ? b_qkv.data() : nullptr, n, C, 3 * C, p);
   if (qk_norm.kernels) qk_norm_forward(tape, qkv, n, d, qk_norm);
   for (int64_t r = 0; r < n; ++r) {  // the new positions' k and v join the cache
     std::copy_n(qkv + r * 3 * C + C, C, cache.keys + (cache.past + r) * C);
@@ -356,7 +359,7 @@ Var<T> cached_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
     global_max = std::max(global_max, thread_max);
   });
   if (max_logit) *max_logit = global_max;
-  linear_forward(out.data(), y, w_proj.data(), b_proj.defined() ? b_proj.data() : nullptr, n, C, C);
+  linear_forward(out.data(), y, w_proj.data(), b_proj.defined() ? b_proj.data() : nullptr, n, C, C, p);
   return out;
 }
 

@@ -97,13 +97,13 @@ Var<T> DecoderBlock<T>::forward(Var<T> x, BlockProbe* probe) {
   const double alpha = p.residual_weight ? p.residual_weight(options_.n_layer) : 1.0;
   const auto join = [&](Var<T> in, UnaryModule<T>* norm, UnaryModule<T>* out_norm, UnaryModule<T>* sum_norm,
                         const auto& f, Var<T>* read) {
-    Var<T> f_in = p.norm_input ? (*norm)(in) : in;
+    Var<T> f_in = p.norm_input ? apply_norm(*norm, in) : in;
     Var<T> y = f(f_in);
-    if (p.norm_output) y = (*out_norm)(y);
+    if (p.norm_output) y = apply_norm(*out_norm, y);
     Var<T> sum = add(alpha == 1.0 ? in : scale(in, alpha), y);
     if (read) *read = f_in;
     if (!p.norm_sum) return sum;
-    return (*(p.norm_input ? sum_norm : norm))(sum);
+    return apply_norm(*(p.norm_input ? sum_norm : norm), sum);
   };
   Var<T> attention_input;
   Var<T> x1 = join(x, norm1_, attn_out_norm_, attn_sum_norm_, attn, &attention_input);

@@ -62,6 +62,11 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
   check(targets.empty() || targets.size() == ids.size(), "Decoder: ", targets.size(), " targets for ", ids.size(),
         " token ids");
   if (probe) probe->blocks.resize(blocks_.size());  // no allocation once sized
+  // The model's precision, over whatever the caller's Autocast set (float32 settings leave it).
+  ComputePrecision precision = autocast_state();
+  if (config_.precision == Precision::kBf16) precision.gemm = Precision::kBf16;
+  if (config_.norm_precision == Precision::kBf16) precision.norms = Precision::kBf16;
+  const Autocast autocast(precision);
 
   // The embedding scale s (learned or fixed) on the tokens alone, x = s tok + pos, or on what enters
   // the first block, x = s (tok + pos) (embed_scale_positions).
@@ -73,7 +78,7 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
   if (!config_.embed_scale_positions) tokens = scaled(tokens);
   Var<T> x = add(tokens, wpe_->forward(tape, std::span<const int32_t>(positions_.data() + past, static_cast<size_t>(Tn)), {Tn}));
   if (config_.embed_scale_positions) x = scaled(x);
-  if (embed_norm_) x = (*embed_norm_)(x);
+  if (embed_norm_) x = apply_norm(*embed_norm_, x);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     CausalSelfAttention<T>& attn = blocks_[i]->attn();
     if (cache) attn.attach_cache({cache->keys(static_cast<int64_t>(i)), cache->values(static_cast<int64_t>(i)), past,
@@ -88,7 +93,7 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
   }
   if (cache) cache->advance(Tn);
   if (probe) probe->final_residual_rms = rms<T>(x.value());
-  if (norm_f_) x = (*norm_f_)(x);
+  if (norm_f_) x = apply_norm(*norm_f_, x);
   Output out;
   out.logits = lm_head_ ? (*lm_head_)(x) : matmul(x, tape.param(wte_->weight()), Trans::kNo, Trans::kYes);
   if (probe) {

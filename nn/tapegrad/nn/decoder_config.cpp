@@ -87,7 +87,8 @@ nlohmann::json to_json(const DecoderConfig& c) {
           {"z_loss", c.z_loss},         {"dyt_alpha", c.dyt_alpha},   {"dyt_alpha_attn", c.dyt_alpha_attn},
           {"dyt_beta", c.dyt_beta},     {"embed_scale", to_string(c.embed_scale)},
           {"embed_scale_init", c.embed_scale_init}, {"embed_norm", c.embed_norm},
-          {"embed_scale_positions", c.embed_scale_positions}, {"embed_scale_rule", c.embed_scale_rule}};
+          {"embed_scale_positions", c.embed_scale_positions}, {"embed_scale_rule", c.embed_scale_rule},
+          {"precision", precision_name(c.precision)}, {"norm_precision", precision_name(c.norm_precision)}};
 }
 
 namespace {
@@ -127,6 +128,9 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
   read(j, "embed_norm", c.embed_norm);
   read(j, "embed_scale_positions", c.embed_scale_positions);
   read(j, "embed_scale_rule", c.embed_scale_rule);
+  if (j.contains("precision")) read(j, "precision", s), c.precision = parse_precision(s, "config: precision");
+  if (j.contains("norm_precision"))
+    read(j, "norm_precision", s), c.norm_precision = parse_precision(s, "config: norm_precision");
   c.validate();
   return c;
 }
@@ -138,7 +142,7 @@ DecoderConfig decoder_config_from_json(const nlohmann::json& j) {
   const nlohmann::json fields = to_json(DecoderConfig{});  // named: items() would dangle on a temporary
   const std::set<std::string> added_later = {"qk_norm",         "z_loss",      "dyt_alpha",  "dyt_alpha_attn", "dyt_beta",
                                              "embed_scale",     "embed_scale_init", "embed_norm",
-                                             "embed_scale_positions", "embed_scale_rule"};
+                                             "embed_scale_positions", "embed_scale_rule", "precision", "norm_precision"};
   for (const auto& [key, value] : fields.items())
     check(j.contains(key) || added_later.count(key), "config: missing field '", key, "'");
   return apply(DecoderConfig{}, j);

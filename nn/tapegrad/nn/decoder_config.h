@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tapegrad/nn/block.h"
+#include "tapegrad/precision.h"
 
 namespace tapegrad::nn {
 
@@ -54,6 +55,11 @@ struct DecoderConfig {
   //                 where at width 64 it gives 0.16 and every tanh starts nearly linear.
   std::string embed_scale_rule = "sqrt-dim";
   bool embed_norm = false;      // a norm (of `norm`'s kind) on the embeddings (Peri-LN's setup)
+  // Mixed precision (precision.h): bf16 runs the forward under Autocast — the linear layers' and
+  // the head's GEMMs on bf16 operands; norm_precision bf16 also computes the norms as a bf16
+  // implementation would (nn::apply_norm). Master weights, gradients and optimizer stay float32.
+  Precision precision = Precision::kFp32;
+  Precision norm_precision = Precision::kFp32;
 
   // Throws an Error naming the first invalid field and its value.
   void validate() const;

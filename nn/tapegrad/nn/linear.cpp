@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "tapegrad/gemm.h"
+#include "tapegrad/gemm_bf16.h"
 #include "tapegrad/nn/init.h"
 #include "tapegrad/ops/add.h"
 #include "tapegrad/parallel.h"
@@ -16,20 +16,20 @@ namespace tapegrad::nn {
 // Forward writes the bias into y first and lets the GEMM accumulate onto it (beta = 1).
 
 template <typename T>
-void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out) {
+void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out, Precision p) {
   if (b != nullptr) {
     parallel_for(rows, out, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) std::copy_n(b, out, y + r * out);
     });
   }
-  gemm<T>(Trans::kNo, Trans::kYes, rows, out, in, T(1), x, in, w, in, b ? T(1) : T(0), y, out);
+  gemm_at<T>(p, Trans::kNo, Trans::kYes, rows, out, in, T(1), x, in, w, in, b ? T(1) : T(0), y, out);
 }
 
 template <typename T>
 void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int64_t rows, int64_t in,
-                     int64_t out, LinearGradAdd add) {
-  if (dx) gemm<T>(Trans::kNo, Trans::kNo, rows, in, out, T(1), dy, out, w, in, add.dx ? T(1) : T(0), dx, in);
-  if (dw) gemm<T>(Trans::kYes, Trans::kNo, out, in, rows, T(1), dy, out, x, in, add.dw ? T(1) : T(0), dw, in);
+                     int64_t out, LinearGradAdd add, Precision p) {
+  if (dx) gemm_at<T>(p, Trans::kNo, Trans::kNo, rows, in, out, T(1), dy, out, w, in, add.dx ? T(1) : T(0), dx, in);
+  if (dw) gemm_at<T>(p, Trans::kYes, Trans::kNo, out, in, rows, T(1), dy, out, x, in, add.dw ? T(1) : T(0), dw, in);
   if (db) bias_backward(db, dy, rows, out, add.db);
 }
 
@@ -48,13 +48,14 @@ Var<T> linear(Var<T> x, Var<T> w, Var<T> b) {
   const bool has_bias = b.defined();
   const OpInputs<T> inputs{x, w, b};
   Var<T> y = tape.make_output("linear", ys, inputs);
-  linear_forward(y.data(), x.data(), w.data(), has_bias ? b.data() : nullptr, rows, in, out);
+  const Precision p = autocast_state().gemm;
+  linear_forward(y.data(), x.data(), w.data(), has_bias ? b.data() : nullptr, rows, in, out, p);
   // Writes (does not add) each gradient the tape hands over unwritten.
   tape.record(
       "linear", inputs, y,
-      [&tape, xd = x.data(), wd = w.data(), rows, in, out, has_bias](const T* dy, T* const* din) {
+      [&tape, xd = x.data(), wd = w.data(), rows, in, out, has_bias, p](const T* dy, T* const* din) {
         const LinearGradAdd add{!tape.din_fresh(0), !tape.din_fresh(1), !has_bias || !tape.din_fresh(2)};
-        linear_backward(din[0], din[1], has_bias ? din[2] : nullptr, dy, xd, wd, rows, in, out, add);
+        linear_backward(din[0], din[1], has_bias ? din[2] : nullptr, dy, xd, wd, rows, in, out, add, p);
       },
       /*assigns=*/0b111);
   return y;
@@ -85,13 +86,14 @@ std::string Linear<T>::options_repr() const {
   return cat("in=", options_.in, ", out=", options_.out, ", bias=", options_.bias ? "true" : "false");
 }
 
-template void linear_forward<float>(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t);
+template void linear_forward<float>(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t,
+                                    Precision);
 template void linear_forward<double>(double*, const double*, const double*, const double*, int64_t, int64_t,
-                                     int64_t);
+                                     int64_t, Precision);
 template void linear_backward<float>(float*, float*, float*, const float*, const float*, const float*, int64_t,
-                                     int64_t, int64_t, LinearGradAdd);
+                                     int64_t, int64_t, LinearGradAdd, Precision);
 template void linear_backward<double>(double*, double*, double*, const double*, const double*, const double*,
-                                      int64_t, int64_t, int64_t, LinearGradAdd);
+                                      int64_t, int64_t, int64_t, LinearGradAdd, Precision);
 template Var<float> linear(Var<float>, Var<float>, Var<float>);
 template Var<double> linear(Var<double>, Var<double>, Var<double>);
 template class Linear<float>;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tapegrad/nn/module.h"
+#include "tapegrad/precision.h"
 
 namespace tapegrad::nn {
 
@@ -9,14 +10,16 @@ namespace tapegrad::nn {
 // db is non-null, or overwrites the ones `add` marks false: a buffer that holds no gradient yet
 // (a fused module's internal one, or one the tape hands over unwritten: Tape::din_fresh) then
 // needs no zero-fill first, and its GEMM no read of zeros (beta = 0).
+// `p`: the GEMMs' operand precision (precision.h; the op records autocast_state().gemm at forward).
 struct LinearGradAdd {
   bool dx = true, dw = true, db = true;
 };
 template <typename T>
-void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out);
+void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out,
+                    Precision p = Precision::kFp32);
 template <typename T>
 void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int64_t rows, int64_t in,
-                     int64_t out, LinearGradAdd add = {});
+                     int64_t out, LinearGradAdd add = {}, Precision p = Precision::kFp32);
 
 // One tape node. `b` may be an undefined Var (no bias).
 template <typename T>

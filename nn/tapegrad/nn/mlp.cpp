@@ -65,19 +65,20 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
   const T* bfc = has_bias ? b_fc.data() : nullptr;
   const T* bproj = has_bias ? b_proj.data() : nullptr;
   const int64_t row_work = 2 * C * width + 2 * H * C + 24 * H;
+  const Precision p = autocast_state().gemm;
   parallel_for(rows, row_work, [&, xd = x.data(), wf = w_fc.data(), wp = w_proj.data(), o = out.data()](
                                    int64_t r0, int64_t r1) {
     const int64_t n = r1 - r0;
-    linear_forward(h + r0 * width, xd + r0 * C, wf, bfc, n, C, width);
+    linear_forward(h + r0 * width, xd + r0 * C, wf, bfc, n, C, width, p);
     if (kind == MlpActivation::kGelu) gelu_forward(a + r0 * H, h + r0 * width, n * H);
     else swiglu_forward(a + r0 * H, h + r0 * width, n, H);
-    linear_forward(o + r0 * C, a + r0 * H, wp, bproj, n, H, C);
+    linear_forward(o + r0 * C, a + r0 * H, wp, bproj, n, H, C, p);
   });
   if (!out.requires_grad()) return out;
 
   tape.record("mlp", inputs, out,
               [&tape, kind, rows, C, H, width, has_bias, row_work, xd = x.data(), wf = w_fc.data(),
-               wp = w_proj.data(), h, a](const T* dout, T* const* din) {
+               wp = w_proj.data(), h, a, p](const T* dout, T* const* din) {
                 T* da = tape.template workspace<T>(rows * H);
                 T* dh = tape.template workspace<T>(rows * width);
                 // Row-local, one region as in the forward: da = dout W_proj, dh = act'(h) da
@@ -85,20 +86,20 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
                 // dx += dh W_fc.
                 parallel_for(rows, row_work, [&](int64_t r0, int64_t r1) {
                   const int64_t n = r1 - r0;
-                  linear_backward<T>(da + r0 * H, nullptr, nullptr, dout + r0 * C, nullptr, wp, n, H, C, {.dx = false});
+                  linear_backward<T>(da + r0 * H, nullptr, nullptr, dout + r0 * C, nullptr, wp, n, H, C, {.dx = false}, p);
                   if (kind == MlpActivation::kGelu) gelu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n * H, false);
                   else swiglu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n, H, false);
                   if (din[0])
                     linear_backward<T>(din[0] + r0 * C, nullptr, nullptr, dh + r0 * width, nullptr, wf, n, C, width,
-                                       {.dx = !tape.din_fresh(0)});
+                                       {.dx = !tape.din_fresh(0)}, p);
                 });
                 // Weight and bias gradients sum over all rows: GEMMs split over their outputs.
                 // Each is written, not added, when the tape hands its buffer over unwritten.
                 const auto fresh = [&](int i) { return has_bias || i < 3 ? tape.din_fresh(i) : false; };
                 linear_backward<T>(nullptr, din[2], has_bias ? din[4] : nullptr, dout, a, wp, rows, H, C,
-                                   {.dw = !fresh(2), .db = !fresh(4)});
+                                   {.dw = !fresh(2), .db = !fresh(4)}, p);
                 linear_backward<T>(nullptr, din[1], has_bias ? din[3] : nullptr, dh, xd, wf, rows, C, width,
-                                   {.dw = !fresh(1), .db = !fresh(3)});
+                                   {.dw = !fresh(1), .db = !fresh(3)}, p);
               },
               /*assigns=*/has_bias ? 0b11111u : 0b111u);
   return out;

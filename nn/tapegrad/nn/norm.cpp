@@ -1,6 +1,7 @@
 #include "tapegrad/nn/norm.h"
 
 #include "tapegrad/nn/dyt.h"
+#include "tapegrad/ops/to_bf16.h"
 #include "tapegrad/nn/layernorm.h"
 #include "tapegrad/nn/rmsnorm.h"
 #include "tapegrad/nn/scalenorm.h"
@@ -47,5 +48,14 @@ std::vector<NormKind> qk_norms(bool with_none) {
 }
 
 std::string to_string(NormKind kind) { return std::string(kind.name()); }
+
+template <typename T>
+Var<T> apply_norm(UnaryModule<T>& norm, Var<T> x) {
+  if (autocast_state().norms != Precision::kBf16) return norm(x);
+  return to_bf16(norm(to_bf16(x)));
+}
+
+template Var<float> apply_norm(UnaryModule<float>&, Var<float>);
+template Var<double> apply_norm(UnaryModule<double>&, Var<double>);
 
 }  // namespace tapegrad::nn

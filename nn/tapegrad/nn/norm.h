@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "tapegrad/nn/module.h"
+#include "tapegrad/precision.h"
 #include "tapegrad/registry.h"
 
 namespace tapegrad::nn {
@@ -138,6 +139,14 @@ template <typename T>
 std::unique_ptr<UnaryModule<T>> make_norm(NormKind kind, const NormSpec& spec) {
   return kind.entry().make<T>(spec);
 }
+
+// norm(x) at the thread's norm precision (precision.h): float32, or as a bf16 implementation
+// computes it — its input and output bf16 tensors (to_bf16 at both boundaries, the gradient
+// rounded as it crosses them), the statistics accumulated in float32 as PyTorch's and llm.c's bf16
+// LayerNorm kernels do. How each block and the final norm apply their norms; QK-norm, inside the
+// fused attention, stays float32.
+template <typename T>
+Var<T> apply_norm(UnaryModule<T>& norm, Var<T> x);
 
 // "none": the identity.
 template <typename T = float>

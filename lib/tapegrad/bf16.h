@@ -1,0 +1,34 @@
+// bfloat16: the top 16 bits of an IEEE float32 (sign, the same 8-bit exponent, 7 mantissa bits),
+// so every float32 range is kept and only precision is lost (2^-8 relative). The one conversion
+// tapegrad uses, float32 -> bf16 by round-to-nearest-even on the bit pattern:
+//   bits + 0x7fff + (bit 16 of bits), then the top half.
+// Exact at every edge: a tie (the dropped half exactly 0x8000) goes to the even bf16; a value past
+// the largest bf16 by half an ulp or more rounds to Inf, as IEEE says; Inf stays Inf; subnormals
+// round as any other value (no flush to zero); a NaN stays a NaN of its sign (the addition could
+// carry its payload into Inf, so NaNs are caught first and made quiet). The AVX512-BF16
+// conversion instructions treat subnormal inputs as zero, so tapegrad does not use them: every
+// kernel path rounds with this function and the operands are the same bits on every path.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+
+namespace tapegrad {
+
+using bf16_t = uint16_t;  // a bfloat16's bits
+
+constexpr bf16_t to_bf16(float f) {
+  const uint32_t u = std::bit_cast<uint32_t>(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<bf16_t>((u >> 16) | 0x0040u);  // NaN, made quiet
+  return static_cast<bf16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+constexpr float from_bf16(bf16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+// The float32 nearest-even to f that a bf16 holds exactly.
+constexpr float round_bf16(float f) { return from_bf16(to_bf16(f)); }
+
+// out[i] = round_bf16(x[i]); out may be x.
+void round_bf16(const float* x, float* out, int64_t n);
+
+}  // namespace tapegrad

@@ -1,0 +1,93 @@
+#include "tapegrad/gemm_bf16.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <vector>
+
+#include "tapegrad/bf16.h"
+#include "tapegrad/error.h"
+#include "tapegrad/isa.h"
+
+namespace tapegrad {
+
+namespace {
+
+std::string_view unavailable_reason() {
+  if (!detail::gemm_bf16_native_compiled()) return "this build has no AVX512-BF16 kernels (x86-64 with GCC or Clang only)";
+  if (active_isa() != Isa::avx512) return "the kernel variant is not avx512 (TAPEGRAD_ISA)";
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512bf16")) return "this CPU has no AVX512-BF16";
+#endif
+  return {};
+}
+
+// Whether vdpbf16ps outruns the float32 FMA here. AMD's Zen 4 and Zen 5 issue it at the FMA's
+// rate with two products per lane (twice the float32 rate); the Intel Xeon measured here issues
+// it at a quarter of the FMA's rate (half the float32 flops: bench/RESULTS.md), where the native
+// kernels lose to the emulated path. Fixed per CPU, so a process's choice is reproducible.
+bool native_is_faster() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_is("amd");
+#else
+  return false;
+#endif
+}
+
+Bf16Kernels initial() {
+  const char* forced = std::getenv("TAPEGRAD_BF16_GEMM");
+  if (forced == nullptr || *forced == '\0')
+    return bf16_native_available() && native_is_faster() ? Bf16Kernels::kNative : Bf16Kernels::kEmulated;
+  return parse_bf16_kernels(forced, "TAPEGRAD_BF16_GEMM");
+}
+
+std::atomic<Bf16Kernels>& state() {
+  static std::atomic<Bf16Kernels> s{initial()};
+  return s;
+}
+
+// The rows x cols block at x (leading dimension ld), rounded to bf16, compact (ld = cols).
+const float* rounded(std::vector<float>& buf, const float* x, int64_t rows, int64_t cols, int64_t ld) {
+  buf.resize(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) round_bf16(x + r * ld, buf.data() + r * cols, cols);
+  return buf.data();
+}
+
+}  // namespace
+
+bool bf16_native_available() { return unavailable_reason().empty(); }
+
+Bf16Kernels parse_bf16_kernels(std::string_view name, std::string_view what) {
+  if (name == "emulated") return Bf16Kernels::kEmulated;
+  check(name == "native", what, " '", name, "': unknown bf16 GEMM kernels; known: native, emulated");
+  check(bf16_native_available(), what, " 'native': unavailable here: ", unavailable_reason());
+  return Bf16Kernels::kNative;
+}
+
+void set_bf16_kernels(Bf16Kernels k) {
+  check(k == Bf16Kernels::kEmulated || bf16_native_available(), "set_bf16_kernels(kNative): unavailable here: ",
+        unavailable_reason());
+  state() = k;
+}
+
+Bf16Kernels bf16_kernels() { return state(); }
+
+std::string_view bf16_kernels_name() {
+  return bf16_kernels() == Bf16Kernels::kNative ? "native (avx512_bf16)" : "emulated (float32 GEMM)";
+}
+
+void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+               const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  if (state().load(std::memory_order_relaxed) == Bf16Kernels::kNative)
+    return detail::gemm_bf16_native(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  // Per thread: attention calls this from inside its parallel loop over heads.
+  thread_local std::vector<float> a_buf, b_buf;
+  const bool at = ta == Trans::kYes, bt = tb == Trans::kYes;
+  const float* a = rounded(a_buf, A, at ? K : M, at ? M : K, lda);
+  const float* b = rounded(b_buf, B, bt ? N : K, bt ? K : N, ldb);
+  gemm<float>(ta, tb, M, N, K, alpha, a, at ? M : K, b, bt ? K : N, beta, C, ldc);
+}
+
+}  // namespace tapegrad

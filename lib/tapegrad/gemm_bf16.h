@@ -1,0 +1,73 @@
+// The mixed-precision GEMM: C = alpha * bf16(op(A)) * bf16(op(B)) + beta * C, float32 in and out,
+// the operands rounded to bfloat16 (bf16.h) and every product summed in float32 — what
+// torch.autocast's bf16 matmul and llm.c's bf16 GEMMs compute, except that C stays float32 (no
+// rounding of the output; the next op reads it at full precision). A bf16 product is exact in
+// float32 (8 x 8 significant bits), so the paths differ only in the order of the float32 sums.
+//
+// Two kernel paths, chosen at run time:
+//   native    AVX512-BF16 (vdpbf16ps: two bf16 products per float32 lane and instruction), own
+//             micro-kernels: operands packed (rounded once) into k-pair-interleaved panels, a 12x32
+//             tile of C in 24 registers. Each element of C is summed by one thread in a fixed
+//             order (k-pairs in blocks of kKBlock): same bits for any thread count.
+//   emulated  the operands rounded into float32 buffers and multiplied by the float32 GEMM
+//             (gemm.h): for CPUs without AVX512-BF16, and for A/B.
+// The native default where the CPU has AVX512-BF16, the kernel variant (isa.h) is avx512 and
+// vdpbf16ps is the faster instruction (AMD Zen 4/5; not the Intel Xeon measured in
+// bench/RESULTS.md, which issues it at a quarter of the FMA's rate); TAPEGRAD_BF16_GEMM=
+// native|emulated chooses at start (native where unavailable: an error saying why).
+// The two agree to float32 round-off of the sums, not bitwise (tests/lib/test_gemm_bf16.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "tapegrad/gemm.h"
+#include "tapegrad/precision.h"
+
+namespace tapegrad {
+
+void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+               const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+
+// gemm<T> at precision p: the bf16 GEMM for float with p = kBf16, gemm<T> otherwise (double always).
+template <typename T>
+void gemm_at(Precision p, Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
+             const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (p == Precision::kBf16) return gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+  gemm<T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// gemm_batched<T> at precision p (the bf16 batch runs one product after another, each threaded).
+template <typename T>
+void gemm_batched_at(Precision p, int64_t batch, Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, T alpha,
+                     const T* A, int64_t lda, int64_t stride_a, const T* B, int64_t ldb, int64_t stride_b, T beta, T* C,
+                     int64_t ldc, int64_t stride_c) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (p == Precision::kBf16) {
+      for (int64_t i = 0; i < batch; ++i)
+        gemm_bf16(ta, tb, M, N, K, alpha, A + i * stride_a, lda, B + i * stride_b, ldb, beta, C + i * stride_c, ldc);
+      return;
+    }
+  }
+  gemm_batched<T>(batch, ta, tb, M, N, K, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c);
+}
+
+enum class Bf16Kernels { kEmulated, kNative };
+void set_bf16_kernels(Bf16Kernels k);
+Bf16Kernels bf16_kernels();
+// Whether kNative can run here (an x86-64 build, the avx512 variant active, a CPU with AVX512-BF16).
+bool bf16_native_available();
+Bf16Kernels parse_bf16_kernels(std::string_view name, std::string_view what);
+std::string_view bf16_kernels_name();  // "native (avx512_bf16)" | "emulated (float32 GEMM)"
+
+namespace detail {
+// The AVX512-BF16 path (gemm_bf16_native.cpp); single call, threads inside.
+void gemm_bf16_native(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                      int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+bool gemm_bf16_native_compiled();
+}  // namespace detail
+
+}  // namespace tapegrad

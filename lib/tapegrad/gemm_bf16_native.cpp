@@ -1,0 +1,153 @@
+// The AVX512-BF16 GEMM (gemm_bf16.h). Its functions carry the target attribute (no x86-64 level
+// includes AVX512-BF16), so the file itself compiles for the baseline and the templates it
+// instantiates (std::vector's) are baseline code another file may share; called only where the CPU
+// has AVX512-BF16 (bf16_native_available).
+//
+// vdpbf16ps acc, a, b computes, per float32 lane i: acc[i] += a[2i] b[2i] + a[2i+1] b[2i+1]. With a
+// holding one pair (A(m,k), A(m,k+1)) in every lane and b the pairs (B(k,n), B(k+1,n)) of 16
+// columns n, one instruction adds two k-steps of row m to 16 elements of C. So both operands are
+// packed, once per k-block, into k-pair-interleaved panels (and rounded to bf16 as they are):
+//   A tile (kMR rows):    ap[p * kMR + r]            = pair(A(m0 + r, k0 + 2p), A(m0 + r, k0 + 2p + 1))
+//   B panel (kNR cols):   bp[(p * kNR + c) * 2 + h]  = B(k0 + 2p + h, n0 + c)
+// zero-padded past M, N and an odd K. The micro-kernel keeps a kMR x kNR = 12 x 32 tile of C in
+// 24 zmm registers (two per row), broadcasting each A pair and loading two B vectors per k-pair.
+// Rows of tiles are spread over the OpenMP threads; each element of C is summed by one thread,
+// k-pairs in order and k-blocks in order, so the result is the same for any thread count.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "tapegrad/bf16.h"
+#include "tapegrad/error.h"
+#include "tapegrad/gemm_bf16.h"
+#include "tapegrad/threads.h"
+
+namespace tapegrad::detail {
+
+#if defined(__x86_64__) && (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 10))
+#define TAPEGRAD_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma,bmi2")))
+
+namespace {
+
+constexpr int kMR = 12, kNR = 32;
+constexpr int64_t kKBlock = 512;  // k per block: a B panel (256 pairs x 128 B = 32 KiB) stays in L1
+
+TAPEGRAD_BF16_TARGET inline uint32_t pair(float lo, float hi) {
+  return static_cast<uint32_t>(to_bf16(lo)) | (static_cast<uint32_t>(to_bf16(hi)) << 16);
+}
+
+// op(X)(i, k) for X stored row-major with leading dimension ld: X[i][k], or X[k][i] when transposed.
+struct Operand {
+  const float* x;
+  int64_t ld;
+  bool trans;
+};
+
+// Packs rows [i0, i0 + rows) x k-pairs [0, kp) of op(X) (k from k0, k < K) into out[p * width + r].
+TAPEGRAD_BF16_TARGET void pack(uint32_t* out, int width, const Operand& X, int64_t i0, int64_t rows, int64_t k0, int64_t kc, int64_t kp) {
+  for (int64_t p = 0; p < kp; ++p) {
+    const int64_t k = k0 + 2 * p;
+    const bool odd_end = 2 * p + 1 >= kc;  // the block's last k has no partner
+    uint32_t* o = out + p * width;
+    if (!X.trans) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* row = X.x + (i0 + r) * X.ld + k;
+        o[r] = pair(row[0], odd_end ? 0.f : row[1]);
+      }
+    } else {  // rows of op(X) are contiguous columns of X: this loop vectorises
+      const float* lo = X.x + k * X.ld + i0;
+      const float* hi = odd_end ? nullptr : lo + X.ld;
+      for (int64_t r = 0; r < rows; ++r) o[r] = pair(lo[r], hi ? hi[r] : 0.f);
+    }
+    std::fill(o + rows, o + width, 0u);
+  }
+}
+
+// C tile (mr x nr at c) = alpha * acc + (first ? beta * C : C).
+TAPEGRAD_BF16_TARGET void micro(int64_t kp, const uint32_t* ap, const uint32_t* bp, float* c, int64_t ldc, int mr, int nr, float alpha,
+           float beta, bool first) {
+  __m512 acc[kMR][2];
+  for (int r = 0; r < kMR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < kp; ++p) {
+    const __m512bh b0 = (__m512bh)_mm512_loadu_si512(bp + p * kNR);
+    const __m512bh b1 = (__m512bh)_mm512_loadu_si512(bp + p * kNR + 16);
+    const uint32_t* a = ap + p * kMR;
+#pragma GCC unroll 12
+    for (int r = 0; r < kMR; ++r) {
+      const __m512bh ar = (__m512bh)_mm512_set1_epi32(static_cast<int>(a[r]));
+      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], ar, b0);
+      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], ar, b1);
+    }
+  }
+  const __mmask16 m0 = nr >= 16 ? __mmask16(0xffff) : __mmask16((1u << nr) - 1);
+  const __mmask16 m1 = nr >= 32 ? __mmask16(0xffff) : nr > 16 ? __mmask16((1u << (nr - 16)) - 1) : __mmask16(0);
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(first ? beta : 1.f);
+  const bool read_c = !first || beta != 0.f;  // beta = 0: C is not read (it may hold NaN)
+  for (int r = 0; r < mr; ++r) {
+    float* row = c + r * ldc;
+    __m512 v0 = _mm512_mul_ps(va, acc[r][0]), v1 = _mm512_mul_ps(va, acc[r][1]);
+    if (read_c) {
+      v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, row), v0);
+      v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, row + 16), v1);
+    }
+    _mm512_mask_storeu_ps(row, m0, v0);
+    _mm512_mask_storeu_ps(row + 16, m1, v1);
+  }
+}
+
+}  // namespace
+
+bool gemm_bf16_native_compiled() { return true; }
+
+TAPEGRAD_BF16_TARGET void gemm_bf16_native(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
+                                           const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
+                                           float* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {  // C = beta C
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.f ? 0.f : beta * C[i * ldc + j];
+    return;
+  }
+  const Operand a{A, lda, ta == Trans::kYes};
+  const Operand b{B, ldb, tb == Trans::kNo};  // rows of op(B)^T: columns n of op(B)
+  const int64_t tiles_m = (M + kMR - 1) / kMR, panels = (N + kNR - 1) / kNR;
+  const int threads = num_threads();
+  const bool parallel = threads > 1 && !omp_in_parallel() && M * N * K >= int64_t{64} * 64 * 64;
+  thread_local std::vector<uint32_t> b_buf;  // per thread: attention calls this inside its own loop
+  for (int64_t k0 = 0; k0 < K; k0 += kKBlock) {
+    const int64_t kc = std::min(kKBlock, K - k0), kp = (kc + 1) / 2;
+    b_buf.resize(static_cast<size_t>(panels * kp * kNR));
+    uint32_t* bp = b_buf.data();
+#pragma omp parallel num_threads(threads) if (parallel)
+    {
+#pragma omp for schedule(static)
+      for (int64_t j = 0; j < panels; ++j)
+        pack(bp + j * kp * kNR, kNR, b, j * kNR, std::min<int64_t>(kNR, N - j * kNR), k0, kc, kp);
+      std::vector<uint32_t> ap(static_cast<size_t>(kp * kMR));
+#pragma omp for schedule(static)
+      for (int64_t t = 0; t < tiles_m; ++t) {
+        const int64_t m0 = t * kMR;
+        const int mr = static_cast<int>(std::min<int64_t>(kMR, M - m0));
+        pack(ap.data(), kMR, a, m0, mr, k0, kc, kp);
+        for (int64_t j = 0; j < panels; ++j) {
+          const int nr = static_cast<int>(std::min<int64_t>(kNR, N - j * kNR));
+          micro(kp, ap.data(), bp + j * kp * kNR, C + m0 * ldc + j * kNR, ldc, mr, nr, alpha, beta, k0 == 0);
+        }
+      }
+    }
+  }
+}
+
+#else
+
+bool gemm_bf16_native_compiled() { return false; }
+void gemm_bf16_native(Trans, Trans, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
+                      float, float*, int64_t) {
+  throw Error("gemm_bf16_native: not in this build");
+}
+
+#endif
+
+}  // namespace tapegrad::detail

@@ -1,0 +1,160 @@
+// bfloat16: the one rounding at its edges, and the mixed-precision GEMM on both kernel paths
+// against a float64 reference of the rounded operands.
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tapegrad/bf16.h"
+#include "tapegrad/gemm_bf16.h"
+#include "tapegrad/random.h"
+#include "tapegrad/threads.h"
+
+using namespace tapegrad;
+
+namespace {
+
+float from_bits(uint32_t u) { return std::bit_cast<float>(u); }
+
+// Restores the kernels and thread count a test changed.
+struct KernelsGuard {
+  Bf16Kernels kernels = bf16_kernels();
+  int threads = num_threads();
+  ~KernelsGuard() {
+    set_bf16_kernels(kernels);
+    set_num_threads(threads);
+  }
+};
+
+std::vector<Bf16Kernels> runnable_kernels() {
+  std::vector<Bf16Kernels> k{Bf16Kernels::kEmulated};
+  if (bf16_native_available()) k.push_back(Bf16Kernels::kNative);
+  else WARN("no AVX512-BF16 here: the native kernels are not tested on this machine");
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("to_bf16 rounds to nearest even at every edge", "[bf16]") {
+  CHECK(to_bf16(1.0f) == 0x3f80);
+  CHECK(to_bf16(-2.0f) == 0xc000);
+  // ulp(1) in bf16 is 2^-7: halfway points go to the even neighbour, just past them up.
+  CHECK(round_bf16(1.0f + 0x1p-8f) == 1.0f);                        // tie, 1.0 is even
+  CHECK(round_bf16(1.0f + 0x1p-7f + 0x1p-8f) == 1.0f + 0x1p-6f);    // tie, 1 + 2^-7 is odd
+  CHECK(round_bf16(1.0f + 0x1p-8f + 0x1p-20f) == 1.0f + 0x1p-7f);   // past the tie
+  CHECK(round_bf16(1.0f + 0x1p-8f - 0x1p-20f) == 1.0f);             // below it
+  CHECK(round_bf16(-(1.0f + 0x1p-7f + 0x1p-8f)) == -(1.0f + 0x1p-6f));
+  // Overflow: the largest bf16 stays, FLT_MAX (past it by more than half an ulp) becomes Inf.
+  CHECK(to_bf16(from_bits(0x7f7f0000)) == 0x7f7f);
+  CHECK(to_bf16(std::numeric_limits<float>::max()) == 0x7f80);
+  CHECK(to_bf16(-std::numeric_limits<float>::max()) == 0xff80);
+  CHECK(to_bf16(std::numeric_limits<float>::infinity()) == 0x7f80);
+  CHECK(to_bf16(-std::numeric_limits<float>::infinity()) == 0xff80);
+  // NaN stays NaN (a signalling NaN's payload must not carry into Inf), quiet, with its sign.
+  CHECK(std::isnan(from_bf16(to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+  CHECK(to_bf16(from_bits(0x7f800001)) == 0x7fc0);
+  CHECK(to_bf16(from_bits(0xff800001)) == 0xffc0);
+  CHECK(to_bf16(from_bits(0x7fffffff)) == 0x7fff);
+  // Subnormals round like any value (no flush to zero).
+  CHECK(to_bf16(from_bits(0x00010000)) == 0x0001);
+  CHECK(to_bf16(from_bits(0x00008000)) == 0x0000);  // tie to even 0
+  CHECK(to_bf16(from_bits(0x00018000)) == 0x0002);  // tie to even 2
+  CHECK(to_bf16(from_bits(0x00008001)) == 0x0001);
+  CHECK(to_bf16(from_bits(0x00000001)) == 0x0000);
+  CHECK(to_bf16(-0.0f) == 0x8000);
+  // The array form is the scalar one.
+  const std::vector<float> x{1.0f + 0x1p-8f, from_bits(0x7f800001), from_bits(0x00018000), -3.3f};
+  std::vector<float> y(x.size());
+  round_bf16(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) CHECK(to_bf16(y[i]) == to_bf16(x[i]));
+}
+
+TEST_CASE("gemm_bf16 equals a float64 product of the rounded operands on every kernel path", "[bf16][gemm]") {
+  KernelsGuard guard;
+  Rng rng(7);
+  struct Case {
+    Trans ta, tb;
+    int64_t M, N, K;
+    float alpha, beta;
+  };
+  // Tails in every dimension (12-row tiles, 32-column panels, k-pairs), two k-blocks (K > 512).
+  const std::vector<Case> cases{{Trans::kNo, Trans::kYes, 37, 70, 33, 1.f, 0.f},
+                                {Trans::kNo, Trans::kNo, 12, 32, 64, 1.f, 1.f},
+                                {Trans::kYes, Trans::kNo, 25, 45, 1031, 2.f, 0.5f},
+                                {Trans::kYes, Trans::kYes, 1, 1, 1, -1.f, 1.f},
+                                {Trans::kNo, Trans::kYes, 64, 96, 128, 0.125f, 0.f}};
+  for (Bf16Kernels kernels : runnable_kernels()) {
+    set_bf16_kernels(kernels);
+    for (const Case& c : cases) {
+      INFO("kernels " << bf16_kernels_name() << ", " << (c.ta == Trans::kYes ? "A^T" : "A") << " x "
+                      << (c.tb == Trans::kYes ? "B^T" : "B") << ", M=" << c.M << " N=" << c.N << " K=" << c.K);
+      const int64_t lda = (c.ta == Trans::kYes ? c.M : c.K) + 3, ldb = (c.tb == Trans::kYes ? c.K : c.N) + 5,
+                    ldc = c.N + 2;
+      std::vector<float> A((c.ta == Trans::kYes ? c.K : c.M) * lda), B((c.tb == Trans::kYes ? c.N : c.K) * ldb),
+          C(c.M * ldc);
+      for (float& v : A) v = static_cast<float>(rng.normal());
+      for (float& v : B) v = static_cast<float>(rng.normal());
+      for (float& v : C) v = c.beta == 0.f ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(rng.normal());
+      const std::vector<float> C0 = C;
+      gemm_bf16(c.ta, c.tb, c.M, c.N, c.K, c.alpha, A.data(), lda, B.data(), ldb, c.beta, C.data(), ldc);
+      double worst = 0;
+      for (int64_t i = 0; i < c.M; ++i)
+        for (int64_t j = 0; j < c.N; ++j) {
+          double ref = 0, mag = 0;
+          for (int64_t k = 0; k < c.K; ++k) {
+            const double a = round_bf16(c.ta == Trans::kYes ? A[k * lda + i] : A[i * lda + k]);
+            const double b = round_bf16(c.tb == Trans::kYes ? B[j * ldb + k] : B[k * ldb + j]);
+            ref += a * b, mag += std::abs(a * b);
+          }
+          const double beta_c = c.beta == 0.f ? 0.0 : c.beta * static_cast<double>(C0[i * ldc + j]);
+          ref = c.alpha * ref + beta_c;
+          mag = std::abs(c.alpha) * mag + std::abs(beta_c);
+          // float32 sums of exact products: at most ~K roundings of 2^-24 relative to the magnitude.
+          worst = std::max(worst, std::abs(C[i * ldc + j] - ref) / (mag * 0x1p-24 * (c.K + 2)));
+        }
+      CHECK(worst <= 1.0);
+      // Untouched: the padding columns of C.
+      for (int64_t i = 0; i < c.M; ++i) CHECK((C[i * ldc + c.N] == C0[i * ldc + c.N] || std::isnan(C0[i * ldc + c.N])));
+    }
+  }
+}
+
+TEST_CASE("gemm_bf16: the native path gives the same bits for any thread count, and agrees with the emulated one",
+          "[bf16][gemm]") {
+  if (!bf16_native_available()) {
+    WARN("no AVX512-BF16 here: nothing to compare");
+    return;
+  }
+  KernelsGuard guard;
+  Rng rng(11);
+  const int64_t M = 768, N = 384, K = 128;
+  std::vector<float> A(M * K), B(N * K);
+  for (float& v : A) v = static_cast<float>(rng.normal());
+  for (float& v : B) v = static_cast<float>(rng.normal());
+  const auto run = [&](Bf16Kernels k, int threads) {
+    set_bf16_kernels(k);
+    set_num_threads(threads);
+    std::vector<float> C(M * N);
+    gemm_bf16(Trans::kNo, Trans::kYes, M, N, K, 1.f, A.data(), K, B.data(), K, 0.f, C.data(), N);
+    return C;
+  };
+  const std::vector<float> one = run(Bf16Kernels::kNative, 1), two = run(Bf16Kernels::kNative, 2),
+                           emulated = run(Bf16Kernels::kEmulated, 2);
+  CHECK(one == two);
+  double worst = 0;
+  for (size_t i = 0; i < one.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(one[i] - emulated[i])));
+  // Sums of 128 exact products of N(0,1) operands (~11 in magnitude): float32 round-off only.
+  CHECK(worst > 0);
+  CHECK(worst < 1e-4);
+}
+
+TEST_CASE("TAPEGRAD_BF16_GEMM names are parsed with the choices in the error", "[bf16]") {
+  CHECK(parse_bf16_kernels("emulated", "TAPEGRAD_BF16_GEMM") == Bf16Kernels::kEmulated);
+  CHECK_THROWS_WITH(parse_bf16_kernels("fast", "TAPEGRAD_BF16_GEMM"),
+                    Catch::Contains("TAPEGRAD_BF16_GEMM 'fast'") && Catch::Contains("native, emulated"));
+  CHECK(parse_precision("bf16", "--precision") == Precision::kBf16);
+  CHECK_THROWS_WITH(parse_precision("fp16", "--precision"), Catch::Contains("--precision 'fp16'") &&
+                                                               Catch::Contains("fp32, bf16"));
+}
