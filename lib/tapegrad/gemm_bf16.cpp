@@ -12,6 +12,13 @@ namespace tapegrad {
 
 namespace {
 
+std::string_view amx_unavailable_reason() {
+  if (active_isa() != Isa::avx512) return "the kernel variant is not avx512 (TAPEGRAD_ISA)";
+  if (!detail::gemm_bf16_amx_available())
+    return "no AMX-BF16 here (an Intel Xeon from Sapphire Rapids on, under Linux that grants the tile registers)";
+  return {};
+}
+
 std::string_view unavailable_reason() {
   if (!detail::gemm_bf16_native_compiled()) return "this build has no AVX512-BF16 kernels (x86-64 with GCC or Clang only)";
   if (active_isa() != Isa::avx512) return "the kernel variant is not avx512 (TAPEGRAD_ISA)";
@@ -37,8 +44,10 @@ bool native_is_faster() {
 
 Bf16Kernels initial() {
   const char* forced = std::getenv("TAPEGRAD_BF16_GEMM");
-  if (forced == nullptr || *forced == '\0')
+  if (forced == nullptr || *forced == '\0') {
+    if (bf16_amx_available()) return Bf16Kernels::kAmx;
     return bf16_native_available() && native_is_faster() ? Bf16Kernels::kNative : Bf16Kernels::kEmulated;
+  }
   return parse_bf16_kernels(forced, "TAPEGRAD_BF16_GEMM");
 }
 
@@ -58,30 +67,46 @@ const float* rounded(std::vector<float>& buf, const float* x, int64_t rows, int6
 
 bool bf16_native_available() { return unavailable_reason().empty(); }
 
+bool bf16_amx_available() { return amx_unavailable_reason().empty(); }
+
 Bf16Kernels parse_bf16_kernels(std::string_view name, std::string_view what) {
   if (name == "emulated") return Bf16Kernels::kEmulated;
-  check(name == "native", what, " '", name, "': unknown bf16 GEMM kernels; known: native, emulated");
+  if (name == "amx") {
+    check(bf16_amx_available(), what, " 'amx': unavailable here: ", amx_unavailable_reason());
+    return Bf16Kernels::kAmx;
+  }
+  check(name == "native", what, " '", name, "': unknown bf16 GEMM kernels; known: amx, native, emulated");
   check(bf16_native_available(), what, " 'native': unavailable here: ", unavailable_reason());
   return Bf16Kernels::kNative;
 }
 
 void set_bf16_kernels(Bf16Kernels k) {
-  check(k == Bf16Kernels::kEmulated || bf16_native_available(), "set_bf16_kernels(kNative): unavailable here: ",
+  check(k != Bf16Kernels::kNative || bf16_native_available(), "set_bf16_kernels(kNative): unavailable here: ",
         unavailable_reason());
+  check(k != Bf16Kernels::kAmx || bf16_amx_available(), "set_bf16_kernels(kAmx): unavailable here: ",
+        amx_unavailable_reason());
   state() = k;
 }
 
 Bf16Kernels bf16_kernels() { return state(); }
 
 std::string_view bf16_kernels_name() {
-  return bf16_kernels() == Bf16Kernels::kNative ? "native (avx512_bf16)" : "emulated (float32 GEMM)";
+  switch (bf16_kernels()) {
+    case Bf16Kernels::kAmx: return "amx";
+    case Bf16Kernels::kNative: return "avx512_bf16";
+    case Bf16Kernels::kEmulated: break;
+  }
+  return "emulated";
 }
 
 void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
-  if (state().load(std::memory_order_relaxed) == Bf16Kernels::kNative)
-    return detail::gemm_bf16_native(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  switch (state().load(std::memory_order_relaxed)) {
+    case Bf16Kernels::kAmx: return detail::gemm_bf16_amx(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    case Bf16Kernels::kNative: return detail::gemm_bf16_native(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    case Bf16Kernels::kEmulated: break;
+  }
   // Per thread: attention calls this from inside its parallel loop over heads.
   thread_local std::vector<float> a_buf, b_buf;
   const bool at = ta == Trans::kYes, bt = tb == Trans::kYes;

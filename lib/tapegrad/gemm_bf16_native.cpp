@@ -19,7 +19,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "tapegrad/bf16.h"
+#include "tapegrad/bf16_pack.h"
 #include "tapegrad/error.h"
 #include "tapegrad/gemm_bf16.h"
 #include "tapegrad/threads.h"
@@ -33,37 +33,6 @@ namespace {
 
 constexpr int kMR = 12, kNR = 32;
 constexpr int64_t kKBlock = 512;  // k per block: a B panel (256 pairs x 128 B = 32 KiB) stays in L1
-
-TAPEGRAD_BF16_TARGET inline uint32_t pair(float lo, float hi) {
-  return static_cast<uint32_t>(to_bf16(lo)) | (static_cast<uint32_t>(to_bf16(hi)) << 16);
-}
-
-// op(X)(i, k) for X stored row-major with leading dimension ld: X[i][k], or X[k][i] when transposed.
-struct Operand {
-  const float* x;
-  int64_t ld;
-  bool trans;
-};
-
-// Packs rows [i0, i0 + rows) x k-pairs [0, kp) of op(X) (k from k0, k < K) into out[p * width + r].
-TAPEGRAD_BF16_TARGET void pack(uint32_t* out, int width, const Operand& X, int64_t i0, int64_t rows, int64_t k0, int64_t kc, int64_t kp) {
-  for (int64_t p = 0; p < kp; ++p) {
-    const int64_t k = k0 + 2 * p;
-    const bool odd_end = 2 * p + 1 >= kc;  // the block's last k has no partner
-    uint32_t* o = out + p * width;
-    if (!X.trans) {
-      for (int64_t r = 0; r < rows; ++r) {
-        const float* row = X.x + (i0 + r) * X.ld + k;
-        o[r] = pair(row[0], odd_end ? 0.f : row[1]);
-      }
-    } else {  // rows of op(X) are contiguous columns of X: this loop vectorises
-      const float* lo = X.x + k * X.ld + i0;
-      const float* hi = odd_end ? nullptr : lo + X.ld;
-      for (int64_t r = 0; r < rows; ++r) o[r] = pair(lo[r], hi ? hi[r] : 0.f);
-    }
-    std::fill(o + rows, o + width, 0u);
-  }
-}
 
 // C tile (mr x nr at c) = alpha * acc + (first ? beta * C : C).
 TAPEGRAD_BF16_TARGET void micro(int64_t kp, const uint32_t* ap, const uint32_t* bp, float* c, int64_t ldc, int mr, int nr, float alpha,
@@ -110,8 +79,8 @@ TAPEGRAD_BF16_TARGET void gemm_bf16_native(Trans ta, Trans tb, int64_t M, int64_
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.f ? 0.f : beta * C[i * ldc + j];
     return;
   }
-  const Operand a{A, lda, ta == Trans::kYes};
-  const Operand b{B, ldb, tb == Trans::kNo};  // rows of op(B)^T: columns n of op(B)
+  const PackOperand a{A, lda, ta == Trans::kYes};
+  const PackOperand b{B, ldb, tb == Trans::kNo};  // rows of op(B)^T: columns n of op(B)
   const int64_t tiles_m = (M + kMR - 1) / kMR, panels = (N + kNR - 1) / kNR;
   const int threads = num_threads();
   const bool parallel = threads > 1 && !omp_in_parallel() && M * N * K >= int64_t{64} * 64 * 64;
@@ -124,13 +93,13 @@ TAPEGRAD_BF16_TARGET void gemm_bf16_native(Trans ta, Trans tb, int64_t M, int64_
     {
 #pragma omp for schedule(static)
       for (int64_t j = 0; j < panels; ++j)
-        pack(bp + j * kp * kNR, kNR, b, j * kNR, std::min<int64_t>(kNR, N - j * kNR), k0, kc, kp);
+        pack_pairs(bp + j * kp * kNR, kNR, 1, b, j * kNR, std::min<int64_t>(kNR, N - j * kNR), kNR, k0, kc, kp);
       std::vector<uint32_t> ap(static_cast<size_t>(kp * kMR));
 #pragma omp for schedule(static)
       for (int64_t t = 0; t < tiles_m; ++t) {
         const int64_t m0 = t * kMR;
         const int mr = static_cast<int>(std::min<int64_t>(kMR, M - m0));
-        pack(ap.data(), kMR, a, m0, mr, k0, kc, kp);
+        pack_pairs(ap.data(), kMR, 1, a, m0, mr, kMR, k0, kc, kp);
         for (int64_t j = 0; j < panels; ++j) {
           const int nr = static_cast<int>(std::min<int64_t>(kNR, N - j * kNR));
           micro(kp, ap.data(), bp + j * kp * kNR, C + m0 * ldc + j * kNR, ldc, mr, nr, alpha, beta, k0 == 0);

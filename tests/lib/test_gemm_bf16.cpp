@@ -32,6 +32,8 @@ std::vector<Bf16Kernels> runnable_kernels() {
   std::vector<Bf16Kernels> k{Bf16Kernels::kEmulated};
   if (bf16_native_available()) k.push_back(Bf16Kernels::kNative);
   else WARN("no AVX512-BF16 here: the native kernels are not tested on this machine");
+  if (bf16_amx_available()) k.push_back(Bf16Kernels::kAmx);
+  else WARN("no AMX here: the AMX kernels are not tested on this machine");
   return k;
 }
 
@@ -121,12 +123,8 @@ TEST_CASE("gemm_bf16 equals a float64 product of the rounded operands on every k
   }
 }
 
-TEST_CASE("gemm_bf16: the native path gives the same bits for any thread count, and agrees with the emulated one",
+TEST_CASE("gemm_bf16: each fast path gives the same bits for any thread count, and agrees with the emulated one",
           "[bf16][gemm]") {
-  if (!bf16_native_available()) {
-    WARN("no AVX512-BF16 here: nothing to compare");
-    return;
-  }
   KernelsGuard guard;
   Rng rng(11);
   const int64_t M = 768, N = 384, K = 128;
@@ -140,20 +138,23 @@ TEST_CASE("gemm_bf16: the native path gives the same bits for any thread count, 
     gemm_bf16(Trans::kNo, Trans::kYes, M, N, K, 1.f, A.data(), K, B.data(), K, 0.f, C.data(), N);
     return C;
   };
-  const std::vector<float> one = run(Bf16Kernels::kNative, 1), two = run(Bf16Kernels::kNative, 2),
-                           emulated = run(Bf16Kernels::kEmulated, 2);
-  CHECK(one == two);
-  double worst = 0;
-  for (size_t i = 0; i < one.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(one[i] - emulated[i])));
-  // Sums of 128 exact products of N(0,1) operands (~11 in magnitude): float32 round-off only.
-  CHECK(worst > 0);
-  CHECK(worst < 1e-4);
+  const std::vector<float> emulated = run(Bf16Kernels::kEmulated, 2);
+  for (Bf16Kernels k : runnable_kernels()) {
+    if (k == Bf16Kernels::kEmulated) continue;
+    const std::vector<float> one = run(k, 1), two = run(k, 2);
+    INFO("kernels " << bf16_kernels_name());
+    CHECK(one == two);
+    double worst = 0;
+    for (size_t i = 0; i < one.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(one[i] - emulated[i])));
+    // Sums of 128 exact products of N(0,1) operands (~11 in magnitude): float32 round-off only.
+    CHECK(worst < 1e-4);
+  }
 }
 
 TEST_CASE("TAPEGRAD_BF16_GEMM names are parsed with the choices in the error", "[bf16]") {
   CHECK(parse_bf16_kernels("emulated", "TAPEGRAD_BF16_GEMM") == Bf16Kernels::kEmulated);
   CHECK_THROWS_WITH(parse_bf16_kernels("fast", "TAPEGRAD_BF16_GEMM"),
-                    Catch::Contains("TAPEGRAD_BF16_GEMM 'fast'") && Catch::Contains("native, emulated"));
+                    Catch::Contains("TAPEGRAD_BF16_GEMM 'fast'") && Catch::Contains("amx, native, emulated"));
   CHECK(parse_precision("bf16", "--precision") == Precision::kBf16);
   CHECK_THROWS_WITH(parse_precision("fp16", "--precision"), Catch::Contains("--precision 'fp16'") &&
                                                                Catch::Contains("fp32, bf16"));

@@ -1,0 +1,63 @@
+// Packing float32 operands into bf16 k-pairs, the layout both bf16 dot-product instructions read
+// (vdpbf16ps and AMX's tdpbf16ps): a 32-bit word holds (X(i, k), X(i, k + 1)), the first in its low
+// half. Rounded once, here (bf16.h). For the kernels in gemm_bf16_native.cpp and gemm_bf16_amx.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "tapegrad/bf16.h"
+
+namespace tapegrad::detail {
+
+inline uint32_t bf16_pair(float lo, float hi) {
+  return static_cast<uint32_t>(to_bf16(lo)) | (static_cast<uint32_t>(to_bf16(hi)) << 16);
+}
+
+// op(X)(i, k) for X stored row-major with leading dimension ld: X[i][k], or X[k][i] when trans.
+struct PackOperand {
+  const float* x;
+  int64_t ld;
+  bool trans;
+};
+
+// out[p * sp + r * sr] = bf16_pair(op(X)(i0 + r, k), op(X)(i0 + r, k + 1)), k = k0 + 2p, for
+// r < width and p < kp: zero where r >= rows or k >= k0 + kc (rows, k-pairs and an odd k padded).
+inline void pack_pairs(uint32_t* out, int64_t sp, int64_t sr, const PackOperand& X, int64_t i0, int64_t rows,
+                       int64_t width, int64_t k0, int64_t kc, int64_t kp) {
+  if (!X.trans && sp == 1) {  // rows of pairs out of rows of X (AMX's A): both sides contiguous
+    const int64_t full = kc / 2;  // pairs with both k inside the block
+    for (int64_t r = 0; r < width; ++r) {
+      uint32_t* o = out + r * sr;
+      if (r >= rows) {
+        for (int64_t p = 0; p < kp; ++p) o[p] = 0;
+        continue;
+      }
+      const float* row = X.x + (i0 + r) * X.ld + k0;
+      for (int64_t p = 0; p < full; ++p) o[p] = bf16_pair(row[2 * p], row[2 * p + 1]);
+      for (int64_t p = full; p < kp; ++p) o[p] = 2 * p < kc ? bf16_pair(row[2 * p], 0.f) : 0u;
+    }
+    return;
+  }
+  for (int64_t p = 0; p < kp; ++p) {
+    const int64_t k = k0 + 2 * p;
+    uint32_t* o = out + p * sp;
+    if (2 * p >= kc) {
+      for (int64_t r = 0; r < width; ++r) o[r * sr] = 0;
+      continue;
+    }
+    const bool odd_end = 2 * p + 1 >= kc;  // the block's last k has no partner
+    if (!X.trans) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* row = X.x + (i0 + r) * X.ld + k;
+        o[r * sr] = bf16_pair(row[0], odd_end ? 0.f : row[1]);
+      }
+    } else {  // rows of op(X) are contiguous columns of X
+      const float* lo = X.x + k * X.ld + i0;
+      const float* hi = odd_end ? nullptr : lo + X.ld;
+      for (int64_t r = 0; r < rows; ++r) o[r * sr] = bf16_pair(lo[r], hi ? hi[r] : 0.f);
+    }
+    for (int64_t r = rows; r < width; ++r) o[r * sr] = 0;
+  }
+}
+
+}  // namespace tapegrad::detail
