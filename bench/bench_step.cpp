@@ -21,11 +21,12 @@
 #include <vector>
 
 #include "allocation_counter.h"
+#include "bf16_peak.h"
 #include "fma_peak.h"
 #include "host_cpu.h"
 #include "tapegrad/blas_kernels.h"
 #include "tapegrad/error.h"
-#include "tapegrad/gemm.h"
+#include "tapegrad/gemm_bf16.h"
 #include "tapegrad/isa.h"
 #include "tapegrad/lm/batch_parallel.h"
 #include "tapegrad/lm/flops.h"
@@ -86,6 +87,10 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(1, 1000));
   bool fma_peak = false;
   app.add_flag("--fma-peak", fma_peak, "only measure this machine's FMA peak per vector width, on 1 and --threads threads (JSON lines)");
+  std::string precision = "fp32";
+  app.add_option("--precision", precision, "fp32, or bf16: the Linears' GEMMs on bfloat16 operands (precision.h); the JSON "
+                                           "then names the bf16 kernels and the fraction of the bf16 peak")
+      ->check(CLI::IsMember(precision_names()));
   bool gemm_ab = false;
   app.add_flag("--gemm-ab", gemm_ab,
                "alternate the GEMM kernels (libxsmm, openblas; gemm.h) every 4 timed steps and print each one's median and the ratio (JSON)");
@@ -97,12 +102,18 @@ int run(int argc, char** argv) {
         const bench::FmaPeak p = bench::measure_fma_peak(width, t);
         std::printf("%s\n", nlohmann::json{{"width_bits", p.width_bits}, {"threads", p.threads}, {"gflops", p.gflops}}.dump().c_str());
       }
+    for (const std::string& instruction : bench::bf16_instructions())
+      for (const int t : n > 1 ? std::vector<int>{1, n} : std::vector<int>{1}) {
+        const bench::Bf16Peak p = bench::measure_bf16_peak(instruction, t);
+        std::printf("%s\n", nlohmann::json{{"bf16", p.instruction}, {"threads", p.threads}, {"gflops", p.gflops}}.dump().c_str());
+      }
     return 0;
   }
   constexpr int64_t kMaxTokens = int64_t{1} << 24;  // a step of 16M tokens already takes minutes
   check(batch * c.context <= kMaxTokens, "--batch ", batch, " x --ctx ", c.context, " = ", batch * c.context,
         " tokens per step; at most ", kMaxTokens, " are allowed");
   c.norm = nn::NormKind::parse(norm);
+  c.precision = parse_precision(precision, "--precision");
   set_num_threads(threads);
 
   nn::Decoder<float> model(c, 1);
@@ -204,6 +215,7 @@ int run(int argc, char** argv) {
                       {"split", split},
                       {"blas_core", configure_blas_kernels().core},
                       {"gemm_kernels", std::string(gemm_kernels_name())},
+                      {"precision", precision},
                       {"median_ms", median},
                       {"min_ms", sorted.front()},
                       {"p90_ms", sorted[sorted.size() * 9 / 10]},
@@ -220,6 +232,16 @@ int run(int argc, char** argv) {
                       {"allocations_per_step", static_cast<double>(allocs_timed) / static_cast<double>(steps)},
                       {"rss_mib", rss_mib()},
                       {"peak_rss_mib", peak_rss_mib()}};
+  if (c.precision == Precision::kBf16) {
+    // The bf16 ceiling: the fastest bf16 instruction's loop on the step's threads, measured once
+    // after the steps (bf16_peak.h); emulated runs have none (their GEMMs are float32 ones).
+    j["bf16_kernels"] = std::string(bf16_kernels_name());
+    double best = 0;
+    for (const std::string& instruction : bench::bf16_instructions())
+      best = std::max(best, bench::measure_bf16_peak(instruction, num_threads(), 0.1).gflops);
+    j["bf16_peak_gflops"] = best;
+    j["fraction_of_bf16_peak"] = best > 0 ? flops / (median / 1000) / 1e9 / best : 0.0;
+  }
   if (!rss.empty()) j["rss"] = rss;
   std::printf("%s\n", j.dump().c_str());
   if (profile) {

@@ -11,6 +11,7 @@
 #include "tapegrad/gradcheck.h"
 #include "tapegrad/ops.h"
 #include "tapegrad/parameter.h"
+#include "tapegrad/precision.h"
 
 namespace tapegrad::py {
 
@@ -252,9 +253,37 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
 
 }  // namespace
 
+// `with tapegrad.autocast("bf16"):` — torch.autocast's habit: float ops recorded inside run their
+// GEMMs on bf16 operands (and the norms in bf16 with norms="bf16"); each op keeps the precision it
+// was recorded with for its backward. Per thread, as the C++ Autocast it holds.
+struct PyAutocast {
+  ComputePrecision precision;
+  std::optional<Autocast> active;
+};
+
 void bind_autograd(pyb::module_& m) {
   bind_tape<float>(m, "Tape", "Var");
   bind_tape<double>(m, "Tape64", "Var64");
+
+  pyb::class_<PyAutocast>(m, "autocast",
+                          "with tapegrad.autocast('bf16'): float GEMMs recorded inside take bfloat16 operands with float32 "
+                          "sums (torch.autocast's bf16); norms='bf16' also computes the norms in bf16. Backward runs at the "
+                          "precision each op was recorded with.")
+      .def(pyb::init([](const std::string& dtype, const std::string& norms) {
+             auto a = std::make_unique<PyAutocast>();
+             a->precision = {parse_precision(dtype, "autocast dtype"), parse_precision(norms, "autocast norms")};
+             return a;
+           }),
+           pyb::arg("dtype") = "bf16", pyb::arg("norms") = "fp32")
+      .def("__enter__", [](PyAutocast& a) {
+        check(!a.active, "autocast: already entered (use a new autocast(...) for a nested block)");
+        a.active.emplace(a.precision);
+      })
+      .def("__exit__", [](PyAutocast& a, pyb::args) { a.active.reset(); })
+      .def("__repr__", [](const PyAutocast& a) {
+        return cat("tapegrad.autocast(dtype='", precision_name(a.precision.gemm), "', norms='",
+                   precision_name(a.precision.norms), "')");
+      });
 
   m.def(
       "cross_entropy",

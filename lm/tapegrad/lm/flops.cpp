@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tapegrad/error.h"
-#include "tapegrad/gemm.h"
+#include "tapegrad/gemm_bf16.h"
 #include "tapegrad/lm/batch_parallel.h"
 #include "tapegrad/nn/attention_head_kernels.h"
 #include "tapegrad/nn/mlp.h"
@@ -113,7 +113,8 @@ void run_step_gemms(const std::vector<StepGemm>& gemms, const nn::DecoderConfig&
   for (const StepGemm& s : gemms) {
     if (s.per_head) continue;
     const int64_t lda = s.ta == Trans::kNo ? s.K : s.M, ldb = s.tb == Trans::kNo ? s.N : s.K;
-    gemm<float>(s.ta, s.tb, s.M, s.N, s.K, 1.f, buf.a.data(), lda, buf.b.data(), ldb, 0.f, buf.out.data(), s.N);
+    gemm_at<float>(c.precision, s.ta, s.tb, s.M, s.N, s.K, 1.f, buf.a.data(), lda, buf.b.data(), ldb, 0.f,
+                   buf.out.data(), s.N);
   }
   for (int64_t l = 0; l < c.n_layer; ++l)
     parallel_for(batch * c.n_head, 2 * 6 * T * T * HS, [&](int64_t bh0, int64_t bh1) {

@@ -37,7 +37,8 @@ std::vector<StepGemm> step_gemms(const nn::DecoderConfig& config, int64_t batch,
 enum class StepSplit { kBatch, kOp };
 
 // The GEMM limit of a training step: GFLOP/s of exactly step_gemms, called the way the step calls
-// them with the current threads — for kOp the head products one per thread inside a parallel_for
+// them with the current threads and at the model's precision (bf16: the Linears' products through
+// gemm_bf16, the head products float32 as the step runs them) — for kOp the head products one per thread inside a parallel_for
 // (through the float head kernels, nn/attention_head_kernels.h, where the step runs them: their
 // causal blocks only, the FLOPs still counted as the full products above) and the rest split over
 // the threads by tapegrad::gemm; for kBatch each thread runs its share of
