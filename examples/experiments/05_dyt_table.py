@@ -9,12 +9,12 @@ The rule for "lower" / "higher" (docs/lab.md): a difference counts when it excee
 standard error — for a paired gap std(d)/sqrt(n) over the seeds' differences d, for best against
 best sqrt(s1^2/n1 + s2^2/n2). A rate where any seed diverged has no mean (its count is shown).
 """
-import csv
-import json
 import math
 import os
-import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from exp_table import fmt, mean_std, per_lr, runs_of, verdict  # noqa: E402
 
 ARMS = [  # (label, folder, norm, settings that pick the runs)
     ("LayerNorm", "matched", "layernorm", {}),
@@ -27,56 +27,6 @@ ARMS = [  # (label, folder, norm, settings that pick the runs)
     ("DyT, transfer with beta", "beta", "dyt", {}),
     ("DyT, transfer with a tied head", "tied", "dyt", {}),
 ]
-
-
-def runs_of(out, folder, norm, want):
-    path = os.path.join(out, folder, "runs.csv")
-    if not os.path.exists(path):
-        return None
-    # A run's settings cell holds the axes where it differs from the folder's base (sweep.json).
-    with open(os.path.join(out, folder, "sweep.json"), encoding="utf-8") as f:
-        base = json.load(f)["train"]
-    text = lambda v: f"{v:g}" if isinstance(v, float) else str(v).lower() if isinstance(v, bool) else str(v)
-    picked = {}
-    with open(path, newline="", encoding="utf-8") as f:
-        for r in csv.DictReader(f):
-            settings = dict(kv.split("=", 1) for kv in (r.get("settings") or "").split(";") if "=" in kv)
-            if r["norm"] != norm or any(settings.get(k, text(base.get(k))) != v for k, v in want.items()):
-                continue
-            loss = float(r["final_val_loss"]) if r["final_val_loss"] not in ("", "nan") else math.nan
-            picked[(float(r["lr"]), int(r["seed"]))] = (loss, r["diverged"] == "1")
-    return picked
-
-
-def mean_std(xs):
-    return (statistics.fmean(xs), statistics.stdev(xs) if len(xs) > 1 else math.nan) if xs else (math.nan, math.nan)
-
-
-def per_lr(runs):
-    """lr -> (mean, std, n, diverged) of the final validation loss."""
-    table = {}
-    for lr in sorted({lr for lr, _ in runs}):
-        cells = [runs[k] for k in runs if k[0] == lr]
-        diverged = sum(d or not math.isfinite(l) for l, d in cells)
-        losses = [l for l, d in cells if not d and math.isfinite(l)]
-        m, s = mean_std(losses) if diverged == 0 else (math.nan, math.nan)
-        table[lr] = (m, s, len(losses), diverged)
-    return table
-
-
-def fmt(m, s, n=None):
-    if not math.isfinite(m):
-        return "—"
-    spread = f" ± {s:.3f}" if math.isfinite(s) else ""
-    return f"{m:.3f}{spread}" + (f" (n={n})" if n is not None else "")
-
-
-def verdict(diff, se):
-    if not (math.isfinite(diff) and math.isfinite(se)):
-        return "n/a"
-    if abs(diff) <= 2 * se:
-        return "within the spread"
-    return "higher" if diff > 0 else "lower"
 
 
 def main():

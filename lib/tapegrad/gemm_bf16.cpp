@@ -7,6 +7,7 @@
 #include "tapegrad/bf16.h"
 #include "tapegrad/error.h"
 #include "tapegrad/isa.h"
+#include "tapegrad/parallel.h"
 
 namespace tapegrad {
 
@@ -56,11 +57,15 @@ std::atomic<Bf16Kernels>& state() {
   return s;
 }
 
-// The rows x cols block at x (leading dimension ld), rounded to bf16, compact (ld = cols).
+// The rows x cols block at x (leading dimension ld), rounded to bf16, compact (ld = cols); rows
+// split over the threads (parallel_for runs inline inside a parallel region).
 const float* rounded(std::vector<float>& buf, const float* x, int64_t rows, int64_t cols, int64_t ld) {
   buf.resize(static_cast<size_t>(rows * cols));
-  for (int64_t r = 0; r < rows; ++r) round_bf16(x + r * ld, buf.data() + r * cols, cols);
-  return buf.data();
+  float* out = buf.data();
+  parallel_for(rows, cols, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) round_bf16(x + r * ld, out + r * cols, cols);
+  });
+  return out;
 }
 
 }  // namespace

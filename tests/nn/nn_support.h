@@ -1,5 +1,6 @@
 // Helpers for module tests: randomise a module's parameters (so a gain of exactly 1 cannot hide
-// a missing factor), and gradcheck a module with respect to its input and every parameter.
+// a missing factor), gradcheck a module with respect to its input and every parameter, and draw a
+// random batch of token ids for a language model.
 #pragma once
 
 #include "support.h"
@@ -28,6 +29,20 @@ GradcheckResult gradcheck_module(const std::string& name, nn::Module<double>& m,
   std::vector<Parameter<double>*> params{&x};
   for (Parameter<double>* p : m.parameters()) params.push_back(p);
   return gradcheck(name, [&](Tape<double>& tape) { return forward(tape.param(x)); }, params, options);
+}
+
+// n random token ids and targets below V: a language model's batch.
+struct TokenBatch {
+  std::vector<int32_t> ids, targets;
+};
+inline TokenBatch random_batch(int64_t n, int64_t V, uint64_t seed) {
+  Rng rng(seed);
+  TokenBatch b;
+  for (int64_t i = 0; i < n; ++i) {
+    b.ids.push_back(static_cast<int32_t>(rng.below(V)));
+    b.targets.push_back(static_cast<int32_t>(rng.below(V)));
+  }
+  return b;
 }
 
 }  // namespace tapegrad::testing

@@ -14,18 +14,7 @@ DecoderConfig tiny(NormKind norm, Placement placement) {
   return c;
 }
 
-struct Batch {
-  std::vector<int32_t> ids, targets;
-};
-Batch random_batch(int64_t n, int64_t V, uint64_t seed) {
-  Rng rng(seed);
-  Batch b;
-  for (int64_t i = 0; i < n; ++i) {
-    b.ids.push_back(static_cast<int32_t>(rng.below(V)));
-    b.targets.push_back(static_cast<int32_t>(rng.below(V)));
-  }
-  return b;
-}
+
 
 void gradcheck_decoder(const DecoderConfig& c, const std::string& name, GradcheckOptions options = {}) {
   Decoder<double> model(c, 1);
@@ -41,7 +30,7 @@ void gradcheck_decoder(const DecoderConfig& c, const std::string& name, Gradchec
     for (auto& [param_name, p] : model.block(i).named_parameters())
       if (param_name.find("norm") != std::string::npos)
         for (int64_t k = 0; k < p->numel(); ++k) p->value()[k] += 1.0;
-  const Batch b = random_batch(2 * 4, c.vocab_size, 3);
+  const TokenBatch b = random_batch(2 * 4, c.vocab_size, 3);
   auto f = [&](Tape<double>& tape) { return model.forward(tape, b.ids, 2, 4, b.targets).loss; };
   const GradcheckResult r = gradcheck(name, f, model.parameters(), options);
   INFO(r.message);
@@ -186,7 +175,7 @@ TEST_CASE("decoder: GPT-2 initialisation and a loss of ln(V) at init", "[nn]") {
   CHECK(other.parameter("wte.weight").value()[17] != model.parameter("wte.weight").value()[17]);
 
   Tape<float> tape;
-  const Batch b = random_batch(4 * 64, 65, 1);
+  const TokenBatch b = random_batch(4 * 64, 65, 1);
   auto out = model.forward(tape, b.ids, 4, 64, b.targets);
   CHECK(out.logits.shape() == Shape{4, 64, 65});
   CHECK_THAT(out.loss.value()[0], Catch::Matchers::WithinAbs(std::log(65.0), 0.05));  // 4.174
@@ -230,7 +219,7 @@ TEST_CASE("decoder: config JSON round-trip, strict parsing, clear errors", "[nn]
 TEST_CASE("decoder: bad batches are named", "[nn][errors]") {
   Decoder<float> model(tiny(NormKind::parse("layernorm"), Placement::parse("pre")), 1);
   Tape<float> tape;
-  const Batch b = random_batch(12, 7, 1);
+  const TokenBatch b = random_batch(12, 7, 1);
   REQUIRE_THROWS_WITH(model.forward(tape, b.ids, 2, 6), "Decoder: sequence length 6 exceeds the context 5");
   REQUIRE_THROWS_WITH(model.forward(tape, b.ids, 2, 5), "Decoder: 12 token ids for B*T = 10");
   std::vector<int32_t> bad(10, 0);

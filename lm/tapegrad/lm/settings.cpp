@@ -104,6 +104,9 @@ std::vector<Setting> make_settings() {
        .help = "mixed precision: fp32, or bf16 (the linear layers' and LM head's GEMMs on bfloat16 operands with "
                "float32 sums, as torch.autocast; weights, gradients, norms, softmax, loss and optimizer in float32)",
        .in_model = true, .choices = precision_names()},
+      {.key = "norm-eps", .member = &TrainConfig::norm_eps, .group = G::kModel,
+       .help = "the epsilon under every norm's square root (LayerNorm, RMSNorm, ScaleNorm)", .in_model = true,
+       .range = SettingRange{0, 1, true, false}},
       {.key = "norm-precision", .member = &TrainConfig::norm_precision, .group = G::kModel,
        .help = "fp32, or bf16: every norm's input and output rounded to bfloat16 (statistics summed in float32), as "
                "a bf16 implementation computes them (fp32: float32, as LLaMA and T5 keep their norms)",

@@ -23,6 +23,7 @@ nn::DecoderConfig TrainConfig::model(int64_t vocab) const {
   m.dyt_alpha_attn = dyt_alpha_attn, m.dyt_beta = dyt_beta, m.embed_scale = embed_scale;
   m.embed_scale_init = embed_scale_init, m.embed_norm = embed_norm, m.final_norm = final_norm;
   m.embed_scale_positions = embed_scale_positions, m.embed_scale_rule = embed_scale_rule;
+  m.norm_eps = norm_eps;
   m.precision = parse_precision(precision, "--precision");
   m.norm_precision = parse_precision(norm_precision, "--norm-precision");
   return m;
@@ -35,7 +36,7 @@ void TrainConfig::take_model(const nn::DecoderConfig& m) {
   dyt_alpha_attn = m.dyt_alpha_attn, dyt_beta = m.dyt_beta, embed_scale = m.embed_scale;
   embed_scale_init = m.embed_scale_init, embed_norm = m.embed_norm, final_norm = m.final_norm;
   embed_scale_positions = m.embed_scale_positions, embed_scale_rule = m.embed_scale_rule;
-  precision = precision_name(m.precision), norm_precision = precision_name(m.norm_precision);
+  norm_eps = m.norm_eps, precision = precision_name(m.precision), norm_precision = precision_name(m.norm_precision);
 }
 
 namespace {

@@ -36,6 +36,7 @@ struct TrainConfig {
   bool embed_scale_positions = false;  // the scale on token + position, not the tokens alone
   std::string embed_scale_rule = "sqrt-dim";  // the initial scale when embed_scale_init is 0 (nn/decoder_config.h)
   bool embed_norm = false;
+  double norm_eps = 1e-5;
   std::string precision = "fp32";       // fp32 | bf16: the GEMMs' operands (tapegrad/precision.h)
   std::string norm_precision = "fp32";  // fp32 | bf16: the norms computed as a bf16 implementation would
   bool final_norm = true;
