@@ -1,7 +1,7 @@
 // The mixed-precision GEMM (gemm_bf16.h) against the float32 one, at the training step's shapes.
 //   f32       tapegrad::gemm<float> (OpenBLAS, libxsmm where it runs)
 //   amx       gemm_bf16 on AMX tiles (skipped where the CPU lacks them)
-//   native    gemm_bf16 on AVX512-BF16 micro-kernels (skipped where the CPU lacks them)
+//   avx512_bf16  gemm_bf16 on AVX512-BF16 micro-kernels (skipped where the CPU lacks them)
 //   emulated  gemm_bf16 rounding the operands and calling the float32 GEMM
 // Shapes (M, N, K, which product): the L4 C128/C256 T64 B12 decoder's, B*T = 768 rows —
 // forward x W^T (kind 0), dx = dy W (1), dW = dy^T x (2), for the QKV (3C) and MLP (4C) layers.
@@ -17,18 +17,18 @@
 namespace {
 using namespace tapegrad;
 
-enum Kind { kF32, kAmx, kNative, kEmulated };
+enum Kind { kF32, kAmx, kAvx512, kEmulated };
 
 // (out, in) of a linear layer at rows 768; kind 0/1/2 as above.
 void run(benchmark::State& st, Kind kind) {
   const int64_t out = st.range(0), in = st.range(1), product = st.range(2), rows = 768;
   set_num_threads(static_cast<int>(st.range(3)));
-  if ((kind == kNative && !bf16_native_available()) || (kind == kAmx && !bf16_amx_available())) {
+  if ((kind == kAvx512 && !bf16_avx512_available()) || (kind == kAmx && !bf16_amx_available())) {
     st.SkipWithError("not available on this CPU");
     return;
   }
   if (kind != kF32)
-    set_bf16_kernels(kind == kAmx ? Bf16Kernels::kAmx : kind == kNative ? Bf16Kernels::kNative : Bf16Kernels::kEmulated);
+    set_bf16_kernels(kind == kAmx ? Bf16Kernels::kAmx : kind == kAvx512 ? Bf16Kernels::kAvx512Bf16 : Bf16Kernels::kEmulated);
   Rng rng(1);
   std::vector<float> x(rows * in), w(out * in), y(rows * out), dw(out * in), dx(rows * in);
   for (float& v : x) v = static_cast<float>(rng.normal());
@@ -57,7 +57,7 @@ void shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK_CAPTURE(run, f32, kF32)->Apply(shapes)->UseRealTime();
 BENCHMARK_CAPTURE(run, amx, kAmx)->Apply(shapes)->UseRealTime();
-BENCHMARK_CAPTURE(run, native, kNative)->Apply(shapes)->UseRealTime();
+BENCHMARK_CAPTURE(run, avx512_bf16, kAvx512)->Apply(shapes)->UseRealTime();
 BENCHMARK_CAPTURE(run, emulated, kEmulated)->Apply(shapes)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -68,7 +68,7 @@ std::vector<std::string> bf16_instructions() {
   std::vector<std::string> out;
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 11
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && bf16_native_available()) out.push_back("avx512_bf16");
+  if (__builtin_cpu_supports("avx512f") && bf16_avx512_available()) out.push_back("avx512_bf16");
   if (bf16_amx_available()) out.push_back("amx");
 #endif
   return out;

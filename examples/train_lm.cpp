@@ -19,6 +19,7 @@
 #include <set>
 
 #include "cli.h"
+#include "tapegrad/gemm_bf16.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/lm/checkpoint.h"
 #include "tapegrad/lm/sharpness.h"
@@ -133,11 +134,12 @@ int main(int argc, char** argv) {
     const int64_t ranks = comm.distributed() ? comm.size() : 1;
     const double gemm_peak = measure_step_gemm_gflops(model.config(), c.batch / ranks, c.ctx, StepSplit::kBatch, 0.1);
     if (root) {
-      std::fprintf(stderr, "%s(%s)\n%lld parameters, vocab %lld (%s tokenizer), %d threads%s; %.2f GFLOP/step, step-GEMM limit %.0f GFLOP/s\n",
+      std::fprintf(stderr, "%s(%s)\n%lld parameters, vocab %lld (%s tokenizer), %d threads%s%s; %.2f GFLOP/step, step-GEMM limit %.0f GFLOP/s\n",
                    model.type_name().c_str(), model.options_repr().c_str(),
                    static_cast<long long>(model.num_parameters()), static_cast<long long>(trainer->tokenizer().vocab_size()),
                    c.tokenizer.c_str(), num_threads(),
                    comm.distributed() ? (" per rank x " + std::to_string(comm.size()) + " ranks (data-parallel)").c_str() : "",
+                   model.config().precision == Precision::kBf16 ? cat(", bf16 GEMMs (", bf16_kernels_name(), ")").c_str() : "",
                    flops / 1e9, gemm_peak);
       if (!resume.empty()) std::fprintf(stderr, "resuming at step %lld of %lld\n", static_cast<long long>(trainer->step()),
                                         static_cast<long long>(c.steps));

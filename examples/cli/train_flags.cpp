@@ -52,6 +52,7 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
           } else {
             CLI::Option* opt = app.add_option(flag, value, s.help)->capture_default_str();
             if constexpr (std::is_same_v<V, uint64_t>) opt->check(unsigned_integer());
+            if (!s.renamed.empty()) opt->transform([&s](std::string v) { return lm::current_name(s, std::move(v)); });
             if (const auto choices = lm::setting_choices(s); !choices.empty()) opt->check(CLI::IsMember(choices));
             return opt;
           }

@@ -25,7 +25,7 @@
 # 3.32, above the trained threshold), so its largest clean lr is 3e-2; with QK-RMSNorm at most 32
 # at any lr, largest clean lr 1e-1, LR sensitivity 0.941 -> 0.477, best loss 1.119 vs 1.124.
 # Without block norms 6/10 diverged either way. Verdict on Wortsman et al.'s claim: partly here
-# (coupled weight decay 0.1, 300 steps, 5 rates: not their recipe); experiment 09 tests it on the
+# (lr-scaled weight decay 0.1, 300 steps, 5 rates: not their recipe); experiment 09 tests it on the
 # recipe: reproduced.
 #   bash examples/experiments/04_qk_norm.sh [--data ../shared/data/tinyshakespeare.txt] [more flags]
 set -euo pipefail

@@ -25,7 +25,7 @@
 # not change that. No run drifted towards negative log Z without z-loss (its minimum over tokens
 # stayed >= 3.8 in every run that trained), so the instability z-loss is meant to prevent —
 # output-logit divergence, which Wortsman et al. 2023 see without weight decay and over long runs
-# — never occurred here: these runs keep AdamW's coupled weight decay 0.1 and last 300 steps.
+# — never occurred here: these runs keep AdamW's lr-scaled weight decay 0.1 and last 300 steps.
 # Verdict on "z-loss 1e-4 prevents output-logit divergence at no cost": not tested — the
 # condition was absent; the no-cost half holds (2.451 vs 2.438, within the seeds' spread).
 # Re-stated on the paper's recipe by experiment 10 (10_output_logit_divergence.sh: weight decay 0

@@ -15,18 +15,18 @@
 # Setup: tinyshakespeare, LayerNorm pre-norm, qk-layernorm, no biases, beta2 0.95; L4 H4 C64 T64
 # B8, 2,500 steps (the longest that fits the 30-minute budget: 54 runs), warmup 250, cosine to
 # lr x 0.1; lr 3e-2, 1e-1, 3e-1; z-loss 0 and 1e-4; 3 seeds; three folders for the weight decay:
-# none (0), independent 1e-4 (the paper's), coupled 0.1 (AdamW's usual, experiment 07's). The
+# none (0), independent 1e-4 (the paper's), lr-scaled 0.1 (AdamW's usual, experiment 07's). The
 # report flags a run whose mean log Z fell below -10 (output-logit drift) and tables each run's
 # lowest mean log Z by lr; plots/log_z.png draws log Z per step at lr 3e-1.
 #
 # Measured (2026-12-03, 54 runs, 23 min on 2 cores: 442 + 473 + 484 s). No run diverged, none
 # collapsed, none passed attention logit 1e4. log Z never drifted negative: its mean over tokens
 # started at 4.1-4.2 (ln 65) and rose — without weight decay to 6.6-6.9 at the end (max 7.6-8.5),
-# with independent 1e-4 to 6.7-7.1, with coupled 0.1 to 4.9-6.1; the lowest per-token log Z of
+# with independent 1e-4 to 6.7-7.1, with lr-scaled 0.1 to 4.9-6.1; the lowest per-token log Z of
 # any run was 2.7. z-loss 1e-4 lowered the final mean log Z by 0.8-1.3 (wd 0: 6.79 -> 5.96 at lr
 # 3e-2, 6.90 -> 5.98 at 3e-1) at a cost within the seeds' spread (best val 2.012 vs 2.028 with wd
-# 0, 2.015 vs 2.020 independent, 1.970 vs 1.965 coupled). LR sensitivity: 0.083 / 0.067 (wd 0,
-# z-loss 0 / 1e-4), 0.079 / 0.060 (independent), 0.228 (coupled, z-loss 0) — coupled decay 0.1
+# 0, 2.015 vs 2.020 independent, 1.970 vs 1.965 lr-scaled). LR sensitivity: 0.083 / 0.067 (wd 0,
+# z-loss 0 / 1e-4), 0.079 / 0.060 (independent), 0.228 (lr-scaled, z-loss 0) — lr-scaled decay 0.1
 # costs the high rates most (2.459 at lr 3e-1 against 2.192-2.202). So in 2,500 steps (pilots to
 # 4,000 alike) the condition Wortsman et al. describe — log Z running very negative without weight
 # decay — did not arise at this scale: that it arises is not reproduced on the recipe; that
@@ -42,5 +42,5 @@ common=(--data "$shakespeare" --norm layernorm --qk-norm layernorm --bias false 
         --lr 3e-2 1e-1 3e-1 --z-loss 0 1e-4 --seed 1 2 3 --jobs 2)
 "$bin" "${common[@]}" --weight-decay 0 --out runs/exp10_output_logits/wd0 "$@"
 "$bin" "${common[@]}" --weight-decay 1e-4 --weight-decay-mode independent --out runs/exp10_output_logits/independent "$@"
-"$bin" "${common[@]}" --weight-decay 0.1 --weight-decay-mode coupled --out runs/exp10_output_logits/coupled "$@"
-echo "Reports: runs/exp10_output_logits/{wd0,independent,coupled}/report.md"
+"$bin" "${common[@]}" --weight-decay 0.1 --weight-decay-mode lr-scaled --out runs/exp10_output_logits/lr_scaled "$@"
+echo "Reports: runs/exp10_output_logits/{wd0,independent,lr_scaled}/report.md"

@@ -1,6 +1,6 @@
 // Packing float32 operands into bf16 k-pairs, the layout both bf16 dot-product instructions read
 // (vdpbf16ps and AMX's tdpbf16ps): a 32-bit word holds (X(i, k), X(i, k + 1)), the first in its low
-// half. Rounded once, here (bf16.h). For the kernels in gemm_bf16_native.cpp and gemm_bf16_amx.cpp.
+// half. Rounded once, here (bf16.h). For the kernels in gemm_bf16_avx512.cpp and gemm_bf16_amx.cpp.
 #pragma once
 
 #include <cstdint>

@@ -21,7 +21,7 @@ std::string_view amx_unavailable_reason() {
 }
 
 std::string_view unavailable_reason() {
-  if (!detail::gemm_bf16_native_compiled()) return "this build has no AVX512-BF16 kernels (x86-64 with GCC or Clang only)";
+  if (!detail::gemm_bf16_avx512_compiled()) return "this build has no AVX512-BF16 kernels (x86-64 with GCC or Clang only)";
   if (active_isa() != Isa::avx512) return "the kernel variant is not avx512 (TAPEGRAD_ISA)";
 #if defined(__x86_64__)
   __builtin_cpu_init();
@@ -32,9 +32,9 @@ std::string_view unavailable_reason() {
 
 // Whether vdpbf16ps outruns the float32 FMA here. AMD's Zen 4 and Zen 5 issue it at the FMA's
 // rate with two products per lane (twice the float32 rate); the Intel Xeon measured here issues
-// it at a quarter of the FMA's rate (half the float32 flops: bench/RESULTS.md), where the native
+// it at a quarter of the FMA's rate (half the float32 flops: bench/RESULTS.md), where the avx512_bf16
 // kernels lose to the emulated path. Fixed per CPU, so a process's choice is reproducible.
-bool native_is_faster() {
+bool vdpbf16ps_is_faster() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
   return __builtin_cpu_is("amd");
@@ -47,7 +47,7 @@ Bf16Kernels initial() {
   const char* forced = std::getenv("TAPEGRAD_BF16_GEMM");
   if (forced == nullptr || *forced == '\0') {
     if (bf16_amx_available()) return Bf16Kernels::kAmx;
-    return bf16_native_available() && native_is_faster() ? Bf16Kernels::kNative : Bf16Kernels::kEmulated;
+    return bf16_avx512_available() && vdpbf16ps_is_faster() ? Bf16Kernels::kAvx512Bf16 : Bf16Kernels::kEmulated;
   }
   return parse_bf16_kernels(forced, "TAPEGRAD_BF16_GEMM");
 }
@@ -70,7 +70,7 @@ const float* rounded(std::vector<float>& buf, const float* x, int64_t rows, int6
 
 }  // namespace
 
-bool bf16_native_available() { return unavailable_reason().empty(); }
+bool bf16_avx512_available() { return unavailable_reason().empty(); }
 
 bool bf16_amx_available() { return amx_unavailable_reason().empty(); }
 
@@ -80,13 +80,13 @@ Bf16Kernels parse_bf16_kernels(std::string_view name, std::string_view what) {
     check(bf16_amx_available(), what, " 'amx': unavailable here: ", amx_unavailable_reason());
     return Bf16Kernels::kAmx;
   }
-  check(name == "native", what, " '", name, "': unknown bf16 GEMM kernels; known: amx, native, emulated");
-  check(bf16_native_available(), what, " 'native': unavailable here: ", unavailable_reason());
-  return Bf16Kernels::kNative;
+  check(name == "avx512_bf16", what, " '", name, "': unknown bf16 GEMM kernels; known: amx, avx512_bf16, emulated");
+  check(bf16_avx512_available(), what, " 'avx512_bf16': unavailable here: ", unavailable_reason());
+  return Bf16Kernels::kAvx512Bf16;
 }
 
 void set_bf16_kernels(Bf16Kernels k) {
-  check(k != Bf16Kernels::kNative || bf16_native_available(), "set_bf16_kernels(kNative): unavailable here: ",
+  check(k != Bf16Kernels::kAvx512Bf16 || bf16_avx512_available(), "set_bf16_kernels(kAvx512Bf16): unavailable here: ",
         unavailable_reason());
   check(k != Bf16Kernels::kAmx || bf16_amx_available(), "set_bf16_kernels(kAmx): unavailable here: ",
         amx_unavailable_reason());
@@ -98,7 +98,7 @@ Bf16Kernels bf16_kernels() { return state(); }
 std::string_view bf16_kernels_name() {
   switch (bf16_kernels()) {
     case Bf16Kernels::kAmx: return "amx";
-    case Bf16Kernels::kNative: return "avx512_bf16";
+    case Bf16Kernels::kAvx512Bf16: return "avx512_bf16";
     case Bf16Kernels::kEmulated: break;
   }
   return "emulated";
@@ -109,7 +109,7 @@ void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
   if (M == 0 || N == 0) return;
   switch (state().load(std::memory_order_relaxed)) {
     case Bf16Kernels::kAmx: return detail::gemm_bf16_amx(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    case Bf16Kernels::kNative: return detail::gemm_bf16_native(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    case Bf16Kernels::kAvx512Bf16: return detail::gemm_bf16_avx512(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     case Bf16Kernels::kEmulated: break;
   }
   // Per thread: attention calls this from inside its parallel loop over heads.

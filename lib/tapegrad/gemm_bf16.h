@@ -6,16 +6,16 @@
 //
 // Three kernel paths, chosen at run time:
 //   amx       Intel AMX tiles (tdpbf16ps, gemm_bf16_amx.cpp): 32 x 32 blocks of C in four tiles.
-//   native    AVX512-BF16 (vdpbf16ps: two bf16 products per float32 lane and instruction), own
+//   avx512_bf16  AVX512-BF16 (vdpbf16ps: two bf16 products per float32 lane and instruction), own
 //             micro-kernels: operands packed (rounded once) into k-pair-interleaved panels, a 12x32
 //             tile of C in 24 registers. Each element of C is summed by one thread in a fixed
 //             order (k-pairs in blocks of kKBlock): same bits for any thread count.
 //   emulated  the operands rounded into float32 buffers and multiplied by the float32 GEMM
 //             (gemm.h): for CPUs without AVX512-BF16, and for A/B.
-// The default: amx where the CPU has it, else native where the CPU has AVX512-BF16 and vdpbf16ps
+// The default: amx where the CPU has it, else avx512_bf16 where the CPU has AVX512-BF16 and vdpbf16ps
 // is the faster instruction (AMD Zen 4/5; not the Intel Xeon measured in bench/RESULTS.md, which
 // issues it at a quarter of the FMA's rate), else emulated; always emulated unless the kernel
-// variant (isa.h) is avx512. TAPEGRAD_BF16_GEMM=amx|native|emulated chooses at start (a path
+// variant (isa.h) is avx512. TAPEGRAD_BF16_GEMM=amx|avx512_bf16|emulated chooses at start (a path
 // unavailable here: an error saying why). Fixed per process and CPU: same seed, same bits.
 // The two agree to float32 round-off of the sums, not bitwise (tests/lib/test_gemm_bf16.cpp).
 #pragma once
@@ -57,21 +57,21 @@ void gemm_batched_at(Precision p, int64_t batch, Trans ta, Trans tb, int64_t M, 
   gemm_batched<T>(batch, ta, tb, M, N, K, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c);
 }
 
-enum class Bf16Kernels { kEmulated, kNative, kAmx };
+enum class Bf16Kernels { kEmulated, kAvx512Bf16, kAmx };
 void set_bf16_kernels(Bf16Kernels k);
 Bf16Kernels bf16_kernels();
-// Whether kNative can run here (an x86-64 build, the avx512 variant active, a CPU with AVX512-BF16).
-bool bf16_native_available();
+// Whether kAvx512Bf16 can run here (an x86-64 build, the avx512 variant active, a CPU with AVX512-BF16).
+bool bf16_avx512_available();
 // Whether kAmx can run here (an x86-64 Linux build, the avx512 variant active, AMX-BF16 granted).
 bool bf16_amx_available();
 Bf16Kernels parse_bf16_kernels(std::string_view name, std::string_view what);
 std::string_view bf16_kernels_name();  // "amx" | "avx512_bf16" | "emulated"
 
 namespace detail {
-// The AVX512-BF16 path (gemm_bf16_native.cpp); single call, threads inside.
-void gemm_bf16_native(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+// The AVX512-BF16 path (gemm_bf16_avx512.cpp); single call, threads inside.
+void gemm_bf16_avx512(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                       int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
-bool gemm_bf16_native_compiled();
+bool gemm_bf16_avx512_compiled();
 // The AMX path (gemm_bf16_amx.cpp); available: the build has it, the CPU has AMX-BF16 and the OS
 // granted the tile registers.
 void gemm_bf16_amx(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,

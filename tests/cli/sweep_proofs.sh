@@ -54,6 +54,9 @@ grep -q 'trained with weight-decay-mode = "independent"' log || fail "the change
 import json, sys
 p = json.load(open(sys.argv[1])); p["config"]["weight-decay-mode"] = "coupled"; json.dump(p, open(sys.argv[1], "w"))
 PY
+# "coupled" is the decay mode's former name (now lr-scaled): a proof written before the rename holds.
+run
+! grep -q "again" log || fail "a proof naming the decay mode by its former name 'coupled' was not accepted"
 
 # A run without a proof in a folder of proofs (killed before its proof, or copied in) trains again.
 cp D/records/$id.csv "$work/record.csv"

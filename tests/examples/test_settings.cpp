@@ -52,11 +52,11 @@ TEST_CASE("settings: every TrainConfig field has exactly one row in the table", 
       CHECK(table[i].key != table[j].key);
     }
   // The model's config holds the in_model settings and these architecture constants, which are
-  // no training settings: vocab_size (from the tokenizer), mlp_hidden, norm_eps, init_std. A
-  // DecoderConfig field beyond them needs a row (in_model) or a place in this list.
+  // no training settings: vocab_size (from the tokenizer), mlp_hidden, init_std. A DecoderConfig
+  // field beyond them needs a row (in_model) or a place in this list.
   size_t in_model = 0;
   for (const auto& s : table) in_model += s.in_model;
-  CHECK(field_count<nn::DecoderConfig>() == in_model + 4);
+  CHECK(field_count<nn::DecoderConfig>() == in_model + 3);
 }
 
 TEST_CASE("settings: config.json and the checkpoint split are the table's", "[settings]") {

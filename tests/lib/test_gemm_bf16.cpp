@@ -30,8 +30,8 @@ struct KernelsGuard {
 
 std::vector<Bf16Kernels> runnable_kernels() {
   std::vector<Bf16Kernels> k{Bf16Kernels::kEmulated};
-  if (bf16_native_available()) k.push_back(Bf16Kernels::kNative);
-  else WARN("no AVX512-BF16 here: the native kernels are not tested on this machine");
+  if (bf16_avx512_available()) k.push_back(Bf16Kernels::kAvx512Bf16);
+  else WARN("no AVX512-BF16 here: the avx512_bf16 kernels are not tested on this machine");
   if (bf16_amx_available()) k.push_back(Bf16Kernels::kAmx);
   else WARN("no AMX here: the AMX kernels are not tested on this machine");
   return k;
@@ -154,7 +154,7 @@ TEST_CASE("gemm_bf16: each fast path gives the same bits for any thread count, a
 TEST_CASE("TAPEGRAD_BF16_GEMM names are parsed with the choices in the error", "[bf16]") {
   CHECK(parse_bf16_kernels("emulated", "TAPEGRAD_BF16_GEMM") == Bf16Kernels::kEmulated);
   CHECK_THROWS_WITH(parse_bf16_kernels("fast", "TAPEGRAD_BF16_GEMM"),
-                    Catch::Contains("TAPEGRAD_BF16_GEMM 'fast'") && Catch::Contains("amx, native, emulated"));
+                    Catch::Contains("TAPEGRAD_BF16_GEMM 'fast'") && Catch::Contains("amx, avx512_bf16, emulated"));
   CHECK(parse_precision("bf16", "--precision") == Precision::kBf16);
   CHECK_THROWS_WITH(parse_precision("fp16", "--precision"), Catch::Contains("--precision 'fp16'") &&
                                                                Catch::Contains("fp32, bf16"));

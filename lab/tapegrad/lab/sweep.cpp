@@ -271,8 +271,8 @@ bool run_is_done(const SweepOptions& o, const RunSpec& spec, const nlohmann::jso
   // setting's default keeps the behaviour the code had before it).
   static const nlohmann::json defaults = lm::to_json(lm::TrainConfig{});
   for (const auto& [key, value] : now.items()) {
-    const nlohmann::json was =
-        proof.config.contains(key) ? proof.config[key] : defaults.contains(key) ? defaults[key] : nlohmann::json();
+    const nlohmann::json was = lm::current_value(
+        key, proof.config.contains(key) ? proof.config[key] : defaults.contains(key) ? defaults[key] : nlohmann::json());
     check(was == value, proof_file, ": run ", id, " trained with ", key, " = ", io::json_excerpt(was),
           ", but the grid (", o.out, "/sweep.json) now gives it ", io::json_excerpt(value),
           ": sweep.json was changed after the runs trained; restore it, or start another --out");

@@ -2,7 +2,7 @@
 //   m = b1 m + (1 - b1) g              v = b2 v + (1 - b2) g^2
 //   m_hat = m / (1 - b1^t)             v_hat = v / (1 - b2^t)
 //   p -= lr * m_hat / (sqrt(v_hat) + eps) + f * p     (f only where decay applies)
-// with f = lr * wd (coupled: torch.optim.AdamW's update) or the independent form (optimizer.h).
+// with f = lr * wd (lr-scaled: torch.optim.AdamW's update) or the independent form (optimizer.h).
 // The decay acts on the weights directly, not through the gradient, so it is not rescaled by
 // the adaptive denominator.
 #pragma once
@@ -19,7 +19,7 @@ struct AdamWOptions {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.01;
-  WeightDecayMode decay_mode = WeightDecayMode::kCoupled;
+  WeightDecayMode decay_mode = WeightDecayMode::kLrScaled;
   double peak_lr = 0;  // the schedule's peak lr, for the independent decay form
 };
 

@@ -15,27 +15,32 @@
 namespace tapegrad {
 
 // How a weight decay rate lambda enters an update at learning rate lr, where decay applies:
-//   coupled      w -= lr lambda w             torch.optim.AdamW's weight_decay; SGD's L2 term
-//                                             g + lambda w, as torch.optim.SGD
+//   lr-scaled    w -= lr lambda w             torch.optim.AdamW's weight_decay — decoupled from
+//                                             the gradient, as Loshchilov & Hutter 2019 define
+//                                             AdamW, but scaled by the lr; SGD's L2 term
+//                                             g + lambda w, as torch.optim.SGD (the tapegrad name
+//                                             before 2026-12 was "coupled", still read)
 //   independent  w -= (lr / peak_lr) lambda w  decoupled from the lr (Loshchilov & Hutter 2019's
 //                                             "schedule multiplier" eta_t times lambda; Wortsman
 //                                             et al. 2023's "independent" decay): the decay per
 //                                             step is lambda at the schedule's peak, whatever lr
 //                                             the run uses, and follows the schedule's shape.
 // With peak_lr 0, (lr / peak_lr) is taken as 1 (a constant lambda per step).
-enum class WeightDecayMode { kCoupled, kIndependent };
-WeightDecayMode parse_weight_decay_mode(const std::string& name);  // "coupled" | "independent"
+enum class WeightDecayMode { kLrScaled, kIndependent };
+// "lr-scaled" | "independent"; the former name "coupled" is read as "lr-scaled" (old checkpoints
+// and sweep folders).
+WeightDecayMode parse_weight_decay_mode(const std::string& name);
 std::string to_string(WeightDecayMode mode);
 std::vector<std::string> weight_decay_mode_names();
 
 struct WeightDecay {
   double rate = 0;  // lambda
-  WeightDecayMode mode = WeightDecayMode::kCoupled;
+  WeightDecayMode mode = WeightDecayMode::kLrScaled;
   double peak_lr = 0;  // the schedule's peak, for the independent form
-  // The factor f in w -= f w for a step at learning rate lr (decoupled forms; SGD's coupled form
-  // enters through the gradient instead).
+  // The factor f in w -= f w for a step at learning rate lr (SGD's lr-scaled form enters through
+  // the gradient instead).
   double per_step(double lr) const {
-    if (mode == WeightDecayMode::kCoupled) return lr * rate;
+    if (mode == WeightDecayMode::kLrScaled) return lr * rate;
     return (peak_lr > 0 ? lr / peak_lr : 1.0) * rate;
   }
 };

@@ -5,7 +5,7 @@
 
 namespace tapegrad {
 
-std::vector<std::string> weight_decay_mode_names() { return {"coupled", "independent"}; }
+std::vector<std::string> weight_decay_mode_names() { return {"lr-scaled", "independent"}; }
 
 std::string to_string(WeightDecayMode mode) { return weight_decay_mode_names()[static_cast<size_t>(mode)]; }
 
@@ -13,7 +13,8 @@ WeightDecayMode parse_weight_decay_mode(const std::string& name) {
   const std::vector<std::string> names = weight_decay_mode_names();
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == name) return static_cast<WeightDecayMode>(i);
-  throw Error(cat("unknown weight decay mode '", name.substr(0, 64), "'; known: coupled, independent"));
+  if (name == "coupled") return WeightDecayMode::kLrScaled;  // the former name
+  throw Error(cat("unknown weight decay mode '", name.substr(0, 64), "'; known: lr-scaled, independent"));
 }
 
 // THE BUILT-IN OPTIMIZERS: one entry each; order is --help's.

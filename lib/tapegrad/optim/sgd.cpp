@@ -20,10 +20,10 @@ template <typename T>
 void SGD<T>::step(double lr, double grad_scale) {
   const bool first = this->steps_++ == 0;
   const T mu = static_cast<T>(options_.momentum), a = static_cast<T>(lr), scale = static_cast<T>(grad_scale);
-  const bool coupled = options_.decay_mode == WeightDecayMode::kCoupled;
-  const T weight_decay = coupled ? static_cast<T>(options_.weight_decay) : T(0);
+  const bool lr_scaled = options_.decay_mode == WeightDecayMode::kLrScaled;
+  const T weight_decay = lr_scaled ? static_cast<T>(options_.weight_decay) : T(0);
   const T independent =
-      coupled ? T(0) : static_cast<T>(WeightDecay{options_.weight_decay, options_.decay_mode, options_.peak_lr}.per_step(lr));
+      lr_scaled ? T(0) : static_cast<T>(WeightDecay{options_.weight_decay, options_.decay_mode, options_.peak_lr}.per_step(lr));
   this->for_each_update(4, [&](size_t j, T* const w, const T* const g, int64_t i0, int64_t i1) {
     T* const b = buf_[j].data();  // locals, not captured references: see adamw.cpp
     const T wd = decay_[j] ? weight_decay : T(0), f = decay_[j] ? independent : T(0);

@@ -1,5 +1,5 @@
 // SGD with momentum, as torch.optim.SGD (dampening 0, no Nesterov):
-//   g' = g + wd p          (coupled: L2 weight decay through the gradient, where decay applies)
+//   g' = g + wd p          (lr-scaled: L2 weight decay through the gradient, where decay applies)
 //   buf = mu buf + g'      (buf = g' on the first step)
 //   p -= lr buf  (+ f p, with f the independent decay form of optimizer.h, which bypasses g')
 #pragma once
@@ -14,7 +14,7 @@ namespace tapegrad {
 struct SGDOptions {
   double momentum = 0.9;
   double weight_decay = 0.0;
-  WeightDecayMode decay_mode = WeightDecayMode::kCoupled;
+  WeightDecayMode decay_mode = WeightDecayMode::kLrScaled;
   double peak_lr = 0;  // the schedule's peak lr, for the independent decay form
 };
 

@@ -139,9 +139,10 @@ std::vector<Setting> make_settings() {
       {.key = "weight-decay", .member = &TrainConfig::weight_decay, .group = G::kOptimisation,
        .help = "weight decay rate (matrices only), applied as --weight-decay-mode says", .range = at_least_zero()},
       {.key = "weight-decay-mode", .member = &TrainConfig::weight_decay_mode, .group = G::kOptimisation,
-       .help = "coupled: w -= lr * decay * w per step (torch's AdamW; SGD's L2 term); independent: w -= (lr / "
-               "peak lr) * decay * w, the decay not scaled by the lr (Loshchilov & Hutter 2019; Wortsman et al. 2023)",
-       .choices = weight_decay_mode_names()},
+       .help = "lr-scaled: w -= lr * decay * w per step (torch's AdamW: decoupled from the gradient, scaled by the "
+               "lr; SGD's L2 term); independent: w -= (lr / peak lr) * decay * w, the decay not scaled by the lr "
+               "(Loshchilov & Hutter 2019's schedule multiplier; Wortsman et al. 2023). Formerly 'coupled' (still read)",
+       .choices = weight_decay_mode_names(), .renamed = {{"coupled", "lr-scaled"}}},
       {.key = "beta1", .member = &TrainConfig::beta1, .group = G::kOptimisation, .help = "AdamW beta1",
        .range = unit_interval_open_above()},
       {.key = "beta2", .member = &TrainConfig::beta2, .group = G::kOptimisation, .help = "AdamW beta2",
@@ -241,9 +242,22 @@ void set_setting(const Setting& s, TrainConfig& c, const nlohmann::json& value) 
           }
         } else {
           io::read_field(j, s.key.c_str(), out, "training config");
+          if constexpr (std::is_same_v<V, std::string>) out = current_name(s, std::move(out));
         }
       },
       s.member);
+}
+
+std::string current_name(const Setting& s, std::string text) {
+  for (const auto& [old, now] : s.renamed)
+    if (text == old) return now;
+  return text;
+}
+
+nlohmann::json current_value(std::string_view key, nlohmann::json value) {
+  const Setting* s = find_setting(key);
+  if (s == nullptr || s->renamed.empty() || !value.is_string()) return value;
+  return current_name(*s, value.get<std::string>());
 }
 
 std::string settings_markdown() {

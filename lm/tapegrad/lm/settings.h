@@ -58,6 +58,9 @@ struct Setting {
   std::optional<SettingRange> range{};   // numbers: validate() checks it, naming the flag
   std::optional<double> at_most{};       // integers: a size bound ("--dim 70000 is too large (at most 65536)")
   std::vector<std::string> choices{};    // names a text setting may take (the enums use their registries)
+  // Former names of choices, {old, today's}: read as today's wherever a value enters (flags, JSON
+  // from checkpoints and sweep folders, Python), so renaming a choice never orphans old folders.
+  std::vector<std::pair<std::string, std::string>> renamed{};
   // For a text setting named from an open registry (optimizer, schedule): its names, read at each
   // check, so entries a program registers after the table was built are accepted.
   std::function<std::vector<std::string>()> registry_names{};
@@ -77,6 +80,10 @@ const Setting* find_setting(std::string_view key);
 // wrong type or unknown name is an Error naming the key).
 nlohmann::json setting_json(const Setting& s, const TrainConfig& c);
 void set_setting(const Setting& s, TrainConfig& c, const nlohmann::json& value);
+// `text` with a former name of s's choices replaced by today's (Setting::renamed).
+std::string current_name(const Setting& s, std::string text);
+// A stored setting value as today's table writes it: a former name replaced (other values as given).
+nlohmann::json current_value(std::string_view key, nlohmann::json value);
 
 // The table as Markdown, one section per group ("| flag | default | what it sets |"), for
 // docs/training.md (a test keeps the page equal to it). Defaults are TrainConfig{}'s.

@@ -44,7 +44,7 @@ struct TrainConfig {
   // optimisation
   std::string optimizer = "adamw";  // a registered optimizer (optim/registry.h)
   std::string schedule = "cosine";  // a registered learning-rate schedule (optim/schedule.h)
-  std::string weight_decay_mode = "coupled";  // coupled | independent (optim/optimizer.h)
+  std::string weight_decay_mode = "lr-scaled";  // lr-scaled | independent (optim/optimizer.h)
   int64_t batch = 12, steps = 2000, warmup = 100;
   // Gradient accumulation: each step's batch runs as this many micro-batches, one after another,
   // their gradients summed before the one update (the activations of batch / accumulate sequences

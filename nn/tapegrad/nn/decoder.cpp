@@ -5,6 +5,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "tapegrad/gemm_bf16.h"
 #include "tapegrad/nn/learned_scale.h"
 #include "tapegrad/ops/add.h"
 #include "tapegrad/ops/cross_entropy.h"
@@ -17,6 +18,9 @@ namespace tapegrad::nn {
 template <typename T>
 Decoder<T>::Decoder(DecoderConfig c, uint64_t seed) : config_(c) {
   c.validate();
+  // The bf16 kernels are chosen (TAPEGRAD_BF16_GEMM read and checked) here, not inside the first
+  // step's parallel region, where a bad value could not be reported.
+  if (c.precision == Precision::kBf16) bf16_kernels();
   wte_ = &this->add_module("wte", std::make_unique<Embedding<T>>(EmbeddingOptions{c.vocab_size, c.dim, c.init_std}));
   wpe_ = &this->add_module("wpe", std::make_unique<Embedding<T>>(EmbeddingOptions{c.context, c.dim, c.init_std}));
   if (c.embed_scale == EmbedScale::kLearned)

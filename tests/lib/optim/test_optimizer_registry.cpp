@@ -1,4 +1,4 @@
-// Weight decay's two forms (coupled, independent) in both optimizers, and the optimizer registry:
+// Weight decay's two forms (lr-scaled, independent) in both optimizers, and the optimizer registry:
 // built-ins by name, a program's own rule registered and built by name, the sharpness hooks.
 #include "support.h"
 #include "tapegrad/optim/adamw.h"
@@ -28,10 +28,10 @@ std::vector<double> three_steps(Options options) {
 }
 }  // namespace
 
-TEST_CASE("weight decay: AdamW's coupled and independent forms, step by step", "[optim]") {
+TEST_CASE("weight decay: AdamW's lr-scaled and independent forms, step by step", "[optim]") {
   using M = WeightDecayMode;
-  // coupled: p -= lr (m_hat / (sqrt(v_hat) + eps) + wd p)
-  CHECK_THAT(three_steps<AdamW<double>>(AdamWOptions{.weight_decay = 0.1, .decay_mode = M::kCoupled, .peak_lr = 0.1}),
+  // lr-scaled: p -= lr (m_hat / (sqrt(v_hat) + eps) + wd p)
+  CHECK_THAT(three_steps<AdamW<double>>(AdamWOptions{.weight_decay = 0.1, .decay_mode = M::kLrScaled, .peak_lr = 0.1}),
              Catch::Matchers::Approx(std::vector<double>{0.890000002, 0.872233150343923, 0.85328637642339}).epsilon(1e-13).margin(1e-14));
   // independent: p -= lr m_hat / (sqrt(v_hat) + eps) + (lr / peak) wd p
   CHECK_THAT(
@@ -39,9 +39,9 @@ TEST_CASE("weight decay: AdamW's coupled and independent forms, step by step", "
       Catch::Matchers::Approx(std::vector<double>{0.800000002, 0.746683150253923, 0.711249880452902}).epsilon(1e-13).margin(1e-14));
 }
 
-TEST_CASE("weight decay: SGD's coupled (L2 through the gradient) and independent forms", "[optim]") {
+TEST_CASE("weight decay: SGD's lr-scaled (L2 through the gradient) and independent forms", "[optim]") {
   using M = WeightDecayMode;
-  CHECK_THAT(three_steps<SGD<double>>(SGDOptions{.momentum = 0.9, .weight_decay = 0.1, .decay_mode = M::kCoupled}),
+  CHECK_THAT(three_steps<SGD<double>>(SGDOptions{.momentum = 0.9, .weight_decay = 0.1, .decay_mode = M::kLrScaled}),
              Catch::Matchers::Approx(std::vector<double>{0.94, 0.9208, 0.859858}).epsilon(1e-13).margin(1e-14));
   CHECK_THAT(three_steps<SGD<double>>(
                  SGDOptions{.momentum = 0.9, .weight_decay = 0.1, .decay_mode = M::kIndependent, .peak_lr = 0.1}),
@@ -50,18 +50,19 @@ TEST_CASE("weight decay: SGD's coupled (L2 through the gradient) and independent
 
 TEST_CASE("weight decay: the independent form does not scale with the learning rate", "[optim]") {
   // Zero gradient, one step at the schedule's peak: w = 1 - wd whatever the peak lr is, where the
-  // coupled form gives 1 - lr wd.
+  // lr-scaled form gives 1 - lr wd.
   for (const double peak : {1e-3, 1e-1}) {
     Parameter<double> a("a", Tensor<double>::full({2, 2}, 1.0)), b("b", Tensor<double>::full({2, 2}, 1.0));
     AdamW<double> independent({&a}, {.weight_decay = 1e-4, .decay_mode = WeightDecayMode::kIndependent, .peak_lr = peak});
-    AdamW<double> coupled({&b}, {.weight_decay = 1e-4});
-    independent.step(peak), coupled.step(peak);
+    AdamW<double> lr_scaled({&b}, {.weight_decay = 1e-4});
+    independent.step(peak), lr_scaled.step(peak);
     CHECK(a.value()[0] == 1 - 1e-4);
     CHECK(b.value()[0] == 1 - peak * 1e-4);
   }
   CHECK(parse_weight_decay_mode("independent") == WeightDecayMode::kIndependent);
-  CHECK(to_string(WeightDecayMode::kCoupled) == "coupled");
-  REQUIRE_THROWS_WITH(parse_weight_decay_mode("l2"), "unknown weight decay mode 'l2'; known: coupled, independent");
+  CHECK(to_string(WeightDecayMode::kLrScaled) == "lr-scaled");
+  CHECK(parse_weight_decay_mode("coupled") == WeightDecayMode::kLrScaled);  // the former name, still read
+  REQUIRE_THROWS_WITH(parse_weight_decay_mode("l2"), "unknown weight decay mode 'l2'; known: lr-scaled, independent");
 }
 
 TEST_CASE("optimizer registry: built-ins by name, a program's own rule by name", "[optim][registry]") {

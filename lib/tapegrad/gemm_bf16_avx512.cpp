@@ -1,7 +1,7 @@
 // The AVX512-BF16 GEMM (gemm_bf16.h). Its functions carry the target attribute (no x86-64 level
 // includes AVX512-BF16), so the file itself compiles for the baseline and the templates it
 // instantiates (std::vector's) are baseline code another file may share; called only where the CPU
-// has AVX512-BF16 (bf16_native_available).
+// has AVX512-BF16 (bf16_avx512_available).
 //
 // vdpbf16ps acc, a, b computes, per float32 lane i: acc[i] += a[2i] b[2i] + a[2i+1] b[2i+1]. With a
 // holding one pair (A(m,k), A(m,k+1)) in every lane and b the pairs (B(k,n), B(k+1,n)) of 16
@@ -68,9 +68,9 @@ TAPEGRAD_BF16_TARGET void micro(int64_t kp, const uint32_t* ap, const uint32_t* 
 
 }  // namespace
 
-bool gemm_bf16_native_compiled() { return true; }
+bool gemm_bf16_avx512_compiled() { return true; }
 
-TAPEGRAD_BF16_TARGET void gemm_bf16_native(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
+TAPEGRAD_BF16_TARGET void gemm_bf16_avx512(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
                                            const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                                            float* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
@@ -111,10 +111,10 @@ TAPEGRAD_BF16_TARGET void gemm_bf16_native(Trans ta, Trans tb, int64_t M, int64_
 
 #else
 
-bool gemm_bf16_native_compiled() { return false; }
-void gemm_bf16_native(Trans, Trans, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
+bool gemm_bf16_avx512_compiled() { return false; }
+void gemm_bf16_avx512(Trans, Trans, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
                       float, float*, int64_t) {
-  throw Error("gemm_bf16_native: not in this build");
+  throw Error("gemm_bf16_avx512: not in this build");
 }
 
 #endif
