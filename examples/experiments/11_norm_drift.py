@@ -8,7 +8,7 @@ bf16, nn::apply_norm), and reports the relative drift rms(y16 - y) / rms(y), wit
 |mean| / std — what a bf16 input costs LayerNorm: rounding x at |x| ~ |mean| moves x - mean by up to
 2^-9 |mean|, i.e. 2^-9 |mean|/std of the output, where RMSNorm and DyT see relative rounding only.
 
-    11_norm_drift.py CHECKPOINT_DIR [...]      # prints a Markdown table
+    11_norm_drift.py CHECKPOINT_DIR [...] [--per-layer]     # prints a Markdown table
 """
 import json
 import math
@@ -71,12 +71,19 @@ def drift(checkpoint, batches):
 
 
 def main():
+    per_layer = "--per-layer" in sys.argv
     lines = ["| checkpoint | norm | layer | drift rms(y16 - y) / rms(y) | input row abs(mean) / std (median) |",
-             "|---|---|---|---|---|"]
-    for checkpoint in sys.argv[1:]:
+             "|---|---|---|---|---|"] if per_layer else [
+             "| checkpoint | norm | drift, mean over the norms | largest | input abs(mean) / std, largest |", "|---|---|---|---|---|"]
+    for checkpoint in (a for a in sys.argv[1:] if a != "--per-layer"):
         model, per = drift(checkpoint, batches=4)
-        for name, (d, r) in per.items():
-            lines.append(f"| {os.path.basename(os.path.normpath(checkpoint))} | {model['norm']} | {name} | {d:.2e} | {r:.2f} |")
+        name = os.path.basename(os.path.normpath(checkpoint))
+        if per_layer:
+            for layer, (d, r) in per.items():
+                lines.append(f"| {name} | {model['norm']} | {layer} | {d:.2e} | {r:.2f} |")
+        else:
+            ds, rs = [d for d, _ in per.values()], [r for _, r in per.values()]
+            lines.append(f"| {name} | {model['norm']} | {np.mean(ds):.2e} | {max(ds):.2e} | {max(rs):.2f} |")
     print("\n".join(lines))
 
 

@@ -24,37 +24,42 @@ struct PackOperand {
 // r < width and p < kp: zero where r >= rows or k >= k0 + kc (rows, k-pairs and an odd k padded).
 inline void pack_pairs(uint32_t* out, int64_t sp, int64_t sr, const PackOperand& X, int64_t i0, int64_t rows,
                        int64_t width, int64_t k0, int64_t kc, int64_t kp) {
-  if (!X.trans && sp == 1) {  // rows of pairs out of rows of X (AMX's A): both sides contiguous
-    const int64_t full = kc / 2;  // pairs with both k inside the block
+  const int64_t full = kc / 2;  // pairs with both k inside the block; then an odd k's, then padding
+  if (!X.trans && sp == 1) {  // rows of pairs out of rows of X (AMX's A): read and write in order
     for (int64_t r = 0; r < width; ++r) {
       uint32_t* o = out + r * sr;
       if (r >= rows) {
-        for (int64_t p = 0; p < kp; ++p) o[p] = 0;
+        for (int64_t p = 0; p < kp; ++p) o[p * sp] = 0;
         continue;
       }
       const float* row = X.x + (i0 + r) * X.ld + k0;
-      for (int64_t p = 0; p < full; ++p) o[p] = bf16_pair(row[2 * p], row[2 * p + 1]);
-      for (int64_t p = full; p < kp; ++p) o[p] = 2 * p < kc ? bf16_pair(row[2 * p], 0.f) : 0u;
+      for (int64_t p = 0; p < full; ++p) o[p * sp] = bf16_pair(row[2 * p], row[2 * p + 1]);
+      for (int64_t p = full; p < kp; ++p) o[p * sp] = 2 * p < kc ? bf16_pair(row[2 * p], 0.f) : 0u;
     }
     return;
   }
+  // Otherwise a k-pair at a time, its words written in order (the panels' layout).
   for (int64_t p = 0; p < kp; ++p) {
-    const int64_t k = k0 + 2 * p;
     uint32_t* o = out + p * sp;
-    if (2 * p >= kc) {
+    const int64_t k = k0 + 2 * p;
+    if (p >= full && 2 * p >= kc) {
       for (int64_t r = 0; r < width; ++r) o[r * sr] = 0;
       continue;
     }
-    const bool odd_end = 2 * p + 1 >= kc;  // the block's last k has no partner
-    if (!X.trans) {
+    if (!X.trans) {  // a pair from each row of X
       for (int64_t r = 0; r < rows; ++r) {
         const float* row = X.x + (i0 + r) * X.ld + k;
-        o[r * sr] = bf16_pair(row[0], odd_end ? 0.f : row[1]);
+        o[r * sr] = bf16_pair(row[0], p < full ? row[1] : 0.f);
       }
-    } else {  // rows of op(X) are contiguous columns of X
-      const float* lo = X.x + k * X.ld + i0;
-      const float* hi = odd_end ? nullptr : lo + X.ld;
-      for (int64_t r = 0; r < rows; ++r) o[r * sr] = bf16_pair(lo[r], hi ? hi[r] : 0.f);
+      for (int64_t r = rows; r < width; ++r) o[r * sr] = 0;
+      continue;
+    }
+    const float* lo = X.x + k * X.ld + i0;  // rows of op(X) are columns of X: contiguous
+    if (p < full) {
+      const float* hi = lo + X.ld;
+      for (int64_t r = 0; r < rows; ++r) o[r * sr] = bf16_pair(lo[r], hi[r]);
+    } else {
+      for (int64_t r = 0; r < rows; ++r) o[r * sr] = bf16_pair(lo[r], 0.f);
     }
     for (int64_t r = rows; r < width; ++r) o[r * sr] = 0;
   }

@@ -123,7 +123,8 @@ TAPEGRAD_AMX_TARGET void gemm_bf16_amx(Trans ta, Trans tb, int64_t M, int64_t N,
     for (int64_t j = 0; j < panels; ++j)
       pack_pairs(bp + j * kp * kBlock, kBlock, 1, b, j * kBlock, std::min(kBlock, N - j * kBlock), kBlock, 0, K, kp);
     configure_thread();
-    std::vector<uint32_t> ap(static_cast<size_t>(kBlock * kp));
+    thread_local std::vector<uint32_t> ap;  // grows once per thread: no allocation in a step
+    ap.resize(static_cast<size_t>(kBlock * kp));
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < blocks_m; ++t) {
       const int64_t m0 = t * kBlock, mr = std::min(kBlock, M - m0);

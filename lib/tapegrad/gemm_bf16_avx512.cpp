@@ -94,7 +94,8 @@ TAPEGRAD_BF16_TARGET void gemm_bf16_avx512(Trans ta, Trans tb, int64_t M, int64_
 #pragma omp for schedule(static)
       for (int64_t j = 0; j < panels; ++j)
         pack_pairs(bp + j * kp * kNR, kNR, 1, b, j * kNR, std::min<int64_t>(kNR, N - j * kNR), kNR, k0, kc, kp);
-      std::vector<uint32_t> ap(static_cast<size_t>(kp * kMR));
+      thread_local std::vector<uint32_t> ap;  // grows once per thread: no allocation in a step
+      ap.resize(static_cast<size_t>(kp * kMR));
 #pragma omp for schedule(static)
       for (int64_t t = 0; t < tiles_m; ++t) {
         const int64_t m0 = t * kMR;

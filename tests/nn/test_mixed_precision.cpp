@@ -53,7 +53,14 @@ TEST_CASE("apply_norm: under Autocast the norm reads and writes bf16 values; flo
     exact_not_bf16 += !is_bf16(exact.value()[i]);
     worst = std::max(worst, std::abs(static_cast<double>(mixed.value()[i]) - exact.value()[i]));
   }
-  CHECK(exact_not_bf16 > 200);  // the float32 norm's outputs are not bf16 values
+  CHECK(exact_not_bf16 > 200);
+  // No norm ("none", the identity): nothing computed, nothing rounded.
+  const auto none = make_norm<float>(NormKind::none(), {.dim = 64});
+  {
+    const Autocast bf16({.gemm = Precision::kBf16, .norms = Precision::kBf16});
+    const Var<float> y = apply_norm<float>(*none, tape.constant(x));
+    for (int64_t i = 0; i < x.numel(); ++i) CHECK(y.value()[i] == x[i]);
+  }  // the float32 norm's outputs are not bf16 values
   // The input rounded at |x| ~ 40 carries up to 2^-9 * 64 = 0.125 of error in x - mu, against a unit
   // spread: the output moves by up to ~0.13 here (what the lab measures as the norm's drift).
   CHECK(worst > 0.01);

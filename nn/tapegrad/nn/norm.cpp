@@ -51,7 +51,8 @@ std::string to_string(NormKind kind) { return std::string(kind.name()); }
 
 template <typename T>
 Var<T> apply_norm(UnaryModule<T>& norm, Var<T> x) {
-  if (autocast_state().norms != Precision::kBf16) return norm(x);
+  // The identity ("none") computes nothing, so nothing is rounded: the residual stream stays float32.
+  if (autocast_state().norms != Precision::kBf16 || dynamic_cast<Identity<T>*>(&norm) != nullptr) return norm(x);
   return to_bf16(norm(to_bf16(x)));
 }
 
