@@ -85,7 +85,9 @@ def compare_mixed(config, grads, reference, float32, exact, tapegrad, autocast):
     match float64 better than that allows, and the two round different tensors (autocast also rounds
     every linear's output to bf16 and runs the attention core in bf16; tapegrad keeps both float32),
     so they cannot match each other bitwise. What can be asked: tapegrad's distance from float64
-    is within autocast's own (at most twice it, plus 2^-9 of the gradient's scale) — a wrong
+    is of bf16's own size — at most twice autocast's distance, or 8 units of bf16's rounding
+    (8 x 2^-8 = 3.1e-2 of the gradient's scale: a gradient passes through a chain of bf16 products,
+    one per layer and direction, each adding its operands' rounding), whichever is larger; a wrong
     backward is off by O(1) — and it is clearly more than float32 rounding (ten times PyTorch's
     float32 run's distance), or the bf16 path was not taken.
     """
@@ -98,9 +100,9 @@ def compare_mixed(config, grads, reference, float32, exact, tapegrad, autocast):
         err_32 = abs(g_ref - float32[name]).max() / scale
         worst, worst_ac = max(worst, err), max(worst_ac, err_ac)
         above_fp32 += err > 10 * err_32
-        if err > 2 * err_ac + 2.0 ** -9:
+        if err > max(2 * err_ac, 8 * 2.0 ** -8):
             print(f"FAIL: bf16 gradient of {name}: {err:.2e} from float64, autocast's {err_ac:.2e} "
-                  f"(allowed 2x that + 2^-9)")
+                  f"(allowed twice that or 8 x 2^-8)")
             sys.exit(1)
     if above_fp32 < len(reference) // 2:
         print(f"FAIL: only {above_fp32} of {len(reference)} bf16 gradients differ from float64 by more than "
@@ -108,7 +110,7 @@ def compare_mixed(config, grads, reference, float32, exact, tapegrad, autocast):
         sys.exit(1)
     loss, objective = exact
     rel, rel_ac = abs(tapegrad[0] - loss) / abs(loss), abs(ac_loss - loss) / abs(loss)
-    if rel > 2 * rel_ac + 2.0 ** -9:
+    if rel > max(2 * rel_ac, 2.0 ** -8):
         print(f"FAIL: bf16 loss {tapegrad[0]} vs float64 {loss} (rel {rel:.1e}); autocast {ac_loss} (rel {rel_ac:.1e})")
         sys.exit(1)
     print(f"OK: {config['norm']}/{config['placement']} bf16 (norms {config.get('norm_precision', 'fp32')}): loss "

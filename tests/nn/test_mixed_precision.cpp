@@ -16,7 +16,7 @@ namespace {
 bool is_bf16(float v) { return round_bf16(v) == v; }
 }  // namespace
 
-TEST_CASE("to_bf16: rounds the value and the gradient crossing it; double tapes pass through", "[nn][bf16]") {
+TEST_CASE("to_bf16: rounds the value and the gradient crossing it, and double tapes pass through", "[nn][bf16]") {
   Tape<float> tape;
   auto x = Tensor<float>::from({1.0f + 0x1p-8f, 1.0f + 0x1p-7f + 0x1p-8f, -3.14159f}, {3});
   Tensor<float> dx(Shape{3});
@@ -33,7 +33,7 @@ TEST_CASE("to_bf16: rounds the value and the gradient crossing it; double tapes 
   CHECK(to_bf16(d).value()[0] == 1.0 + 0x1p-8);
 }
 
-TEST_CASE("apply_norm: under Autocast the norm reads and writes bf16 values; float32 otherwise", "[nn][bf16]") {
+TEST_CASE("apply_norm: under Autocast the norm reads and writes bf16 values, float32 otherwise", "[nn][bf16]") {
   LayerNorm<float> ln({.dim = 64});
   Rng rng(3);
   Tensor<float> x(Shape{4, 64});
