@@ -121,14 +121,14 @@ TAPEGRAD_AMX_TARGET void gemm_bf16_amx(Trans ta, Trans tb, int64_t M, int64_t N,
   {
 #pragma omp for schedule(static)
     for (int64_t j = 0; j < panels; ++j)
-      pack_pairs(bp + j * kp * kBlock, kBlock, 1, b, j * kBlock, std::min(kBlock, N - j * kBlock), kBlock, 0, K, kp);
+      pack_pairs_fast(bp + j * kp * kBlock, kBlock, 1, b, j * kBlock, std::min(kBlock, N - j * kBlock), kBlock, 0, K, kp);
     configure_thread();
     thread_local std::vector<uint32_t> ap;  // grows once per thread: no allocation in a step
     ap.resize(static_cast<size_t>(kBlock * kp));
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < blocks_m; ++t) {
       const int64_t m0 = t * kBlock, mr = std::min(kBlock, M - m0);
-      pack_pairs(ap.data(), 1, kp, a, m0, mr, kBlock, 0, K, kp);
+      pack_pairs_fast(ap.data(), 1, kp, a, m0, mr, kBlock, 0, K, kp);
       for (int64_t j = 0; j < panels; ++j)
         block(kp, ap.data(), bp + j * kp * kBlock, C + m0 * ldc + j * kBlock, ldc, mr,
               std::min(kBlock, N - j * kBlock), alpha, beta);

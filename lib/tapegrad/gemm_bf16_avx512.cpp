@@ -93,14 +93,14 @@ TAPEGRAD_BF16_TARGET void gemm_bf16_avx512(Trans ta, Trans tb, int64_t M, int64_
     {
 #pragma omp for schedule(static)
       for (int64_t j = 0; j < panels; ++j)
-        pack_pairs(bp + j * kp * kNR, kNR, 1, b, j * kNR, std::min<int64_t>(kNR, N - j * kNR), kNR, k0, kc, kp);
+        pack_pairs_fast(bp + j * kp * kNR, kNR, 1, b, j * kNR, std::min<int64_t>(kNR, N - j * kNR), kNR, k0, kc, kp);
       thread_local std::vector<uint32_t> ap;  // grows once per thread: no allocation in a step
       ap.resize(static_cast<size_t>(kp * kMR));
 #pragma omp for schedule(static)
       for (int64_t t = 0; t < tiles_m; ++t) {
         const int64_t m0 = t * kMR;
         const int mr = static_cast<int>(std::min<int64_t>(kMR, M - m0));
-        pack_pairs(ap.data(), kMR, 1, a, m0, mr, kMR, k0, kc, kp);
+        pack_pairs_fast(ap.data(), kMR, 1, a, m0, mr, kMR, k0, kc, kp);
         for (int64_t j = 0; j < panels; ++j) {
           const int nr = static_cast<int>(std::min<int64_t>(kNR, N - j * kNR));
           micro(kp, ap.data(), bp + j * kp * kNR, C + m0 * ldc + j * kNR, ldc, mr, nr, alpha, beta, k0 == 0);
