@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "tapegrad/error.h"
+#include "fma_peak.h"
 #include "tapegrad/gemm_bf16.h"
 
 namespace tapegrad::bench {
@@ -81,33 +82,13 @@ Bf16Peak measure_bf16_peak(const std::string& instruction, int threads, double s
   check(threads >= 1, "measure_bf16_peak: threads must be >= 1, got ", threads);
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 11
   const bool amx = instruction == "amx";
-  const auto loop = amx ? amx_loop : dp_loop;
+  float (*loop)(int64_t) = amx ? amx_loop : dp_loop;
   const double flop_per_iter = amx ? 4.0 * 16 * 16 * 32 * 2 : 2.0 * kChains * 32;
 #else
-  const auto loop = [](int64_t) { return 0.f; };
+  float (*loop)(int64_t) = [](int64_t) { return 0.f; };
   const double flop_per_iter = 0;
 #endif
-  int64_t iters = 1 << 12;
-  volatile float sink = 0;
-  for (;;) {  // calibrate on one thread
-    const auto t0 = std::chrono::steady_clock::now();
-    sink = sink + loop(iters);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (s > seconds / 8 || iters > (int64_t{1} << 40)) {
-      iters = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(iters) * seconds / 3 / std::max(s, 1e-9)));
-      break;
-    }
-    iters *= 4;
-  }
-  Bf16Peak best{instruction, threads, 0};
-  for (int run = 0; run < 3; ++run) {
-    const auto t0 = std::chrono::steady_clock::now();
-#pragma omp parallel num_threads(threads)
-    { sink = sink + loop(iters); }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best.gflops = std::max(best.gflops, flop_per_iter * static_cast<double>(iters) * threads / s / 1e9);
-  }
-  return best;
+  return {instruction, threads, loop_gflops(loop, flop_per_iter, threads, seconds)};
 }
 
 }  // namespace tapegrad::bench

@@ -61,11 +61,14 @@ FmaPeak measure_fma_peak(int width_bits, int threads, double seconds) {
 #if defined(__x86_64__)
   const auto loop = width_bits == 512 ? fma_loop_512 : width_bits == 256 ? fma_loop_256 : fma_loop_128;
 #else
-  const auto loop = [](int64_t) { return 0.f; };  // unreachable: no widths off x86-64
+  float (*loop)(int64_t) = [](int64_t) { return 0.f; };  // unreachable: no widths off x86-64
 #endif
-  const double flop_per_iter = 2.0 * kChains * (width_bits / 32);
+  return {width_bits, threads, loop_gflops(loop, 2.0 * kChains * (width_bits / 32), threads, seconds)};
+}
+
+double loop_gflops(float (*loop)(int64_t), double flop_per_iter, int threads, double seconds) {
   // Calibrate on one thread, then time all threads together, keeping the best of 3 runs.
-  int64_t iters = 1 << 16;
+  int64_t iters = 1 << 12;
   volatile float sink = 0;
   for (;;) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -77,13 +80,13 @@ FmaPeak measure_fma_peak(int width_bits, int threads, double seconds) {
     }
     iters *= 4;
   }
-  FmaPeak best{width_bits, threads, 0};
+  double best = 0;
   for (int run = 0; run < 3; ++run) {
     const auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel num_threads(threads)
     { sink = sink + loop(iters); }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best.gflops = std::max(best.gflops, flop_per_iter * static_cast<double>(iters) * threads / s / 1e9);
+    best = std::max(best, flop_per_iter * static_cast<double>(iters) * threads / s / 1e9);
   }
   return best;
 }

@@ -7,6 +7,7 @@
 // lane: 2 FLOP per lane per FMA.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace tapegrad::bench {
@@ -21,6 +22,10 @@ struct FmaPeak {
 std::vector<int> fma_widths();
 // The peak at one width over `threads` threads (OpenMP), timed over about `seconds`.
 FmaPeak measure_fma_peak(int width_bits, int threads, double seconds = 0.2);
+// GFLOP/s of `loop(iters)` (flop_per_iter each) run on `threads` threads at once: its iteration
+// count calibrated on one thread to ~seconds / 3, then the best of 3 timed runs. The FMA and bf16
+// probes' shared timing.
+double loop_gflops(float (*loop)(int64_t), double flop_per_iter, int threads, double seconds);
 
 // The peak sampled several times while a benchmark runs, so that a fraction of it compares two
 // medians taken over the same minutes: on a shared host the FMA loop's rate moves by up to 1.5x

@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from exp_table import fmt, mean_std, per_lr, runs_of, verdict  # noqa: E402
+from exp_table import fmt, mean_std, per_lr, runs_of, verdict, write_table  # noqa: E402
 
 ARMS = [  # (label, folder, norm, settings that pick the runs)
     ("LayerNorm", "matched", "layernorm", {}),
@@ -68,10 +68,7 @@ def main():
         bb_se = math.sqrt(bs ** 2 / bn + ls ** 2 / ln_n) if bn > 1 and ln_n > 1 else math.nan
         reading = "—" if label == "LayerNorm" else verdict(bb, bb_se)
         lines.append(f"| {label} | {best:g} | {fmt(bm, bs, bn)} | {paired} | {bb:+.3f} ± {bb_se:.3f} se | {reading} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    with open(os.path.join(out, "table.md"), "w", encoding="utf-8") as f:
-        f.write(text)
+    write_table(out, lines)
 
 
 if __name__ == "__main__":

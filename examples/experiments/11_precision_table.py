@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from exp_table import fmt, mean_std, per_lr, runs_of, verdict  # noqa: E402
+from exp_table import fmt, mean_std, per_lr, runs_of, verdict, write_table  # noqa: E402
 
 VOCAB = 65  # tinyshakespeare's characters: the loss at initialisation is ln 65 = 4.17
 
@@ -68,10 +68,7 @@ def main():
     lines += ["", "LR sensitivity over the 7-rate grid 3e-4 … 3e-1 (Wortsman et al. 2023's: the mean of min(loss, ln 65) "
               "minus the best; a rate where a seed diverged counts as ln 65). No norm in bf16 is its norms-fp32 row: "
               "there is no norm to compute in bf16."]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    with open(os.path.join(out, "table.md"), "w", encoding="utf-8") as f:
-        f.write(text)
+    write_table(out, lines)
 
 
 if __name__ == "__main__":

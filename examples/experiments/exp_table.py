@@ -71,3 +71,11 @@ def verdict(diff, se):
     return "higher" if diff > 0 else "lower"
 
 
+
+
+def write_table(out, lines):
+    """Prints the table's lines as Markdown and writes them to out/table.md."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(os.path.join(out, "table.md"), "w", encoding="utf-8") as f:
+        f.write(text)
