@@ -26,8 +26,11 @@ __attribute__((target("avx512f,avx512bf16"))) float dp_loop(int64_t iters) {
   for (int64_t i = 0; i < iters; ++i)
 #pragma GCC unroll 12
     for (int k = 0; k < kChains; ++k) acc[k] = _mm512_dpbf16_ps(acc[k], a, b);
-  float sum = 0;
-  for (int k = 0; k < kChains; ++k) sum += _mm512_reduce_add_ps(acc[k]);
+  float sum = 0, lanes[16];
+  for (int k = 0; k < kChains; ++k) {
+    _mm512_storeu_ps(lanes, acc[k]);
+    for (float v : lanes) sum += v;
+  }
   return sum;
 }
 
