@@ -16,6 +16,8 @@ Writes into runs/lab/plots/ (sharpness.png only for sweeps run with --sharpness-
   log_z_vs_lr.png    the lowest mean log Z (the LM head's logsumexp) of each run vs learning rate, median
                      over seeds, with the drift floor the report flags (-10)
   log_z.png          mean log Z per step at the largest learning rate, where output-logit drift shows first
+  output_logit.png   the mean output (LM-head) logit per step at the largest learning rate: what
+                     Wortsman et al. 2023 (§3.2) plot for output-logit divergence
 
 Needs matplotlib and numpy (Debian: python3-matplotlib); without them it exits with status 3
 (NO_MATPLOTLIB) and prints nothing. On Debian use /usr/bin/python3.
@@ -418,6 +420,20 @@ def main(argv):
                "step", "mean log Z over the batch's tokens")
     if at_top:
         figures.append(("log_z.png", 1, log_z))
+
+    def output_logit():
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        labelled = set()
+        first_seed = min(rows[0]["seed"] for rows in at_top.values())
+        for run_id, rows in sorted(at_top.items()):
+            k = group_key(rows[0])
+            ax.plot([int(c["step"]) for c in rows], [num(c.get("output_logit_mean")) for c in rows],
+                    label=None if k in labelled else k, alpha=0.85 if rows[0]["seed"] == first_seed else 0.4, **style(rows[0]))
+            labelled.add(k)
+        finish(fig, ax, os.path.join(plots, "output_logit.png"),
+               f"mean output logit per step at lr {top:g} (every seed)", "step", "mean LM-head logit over the batch")
+    if at_top and any(math.isfinite(num(c.get("output_logit_mean"))) for rows in at_top.values() for c in rows):
+        figures.append(("output_logit.png", 1, output_logit))
 
     # Per-step curves at the reference lr.
     by_run = defaultdict(list)

@@ -67,7 +67,7 @@ const std::vector<std::string> kRunColumns = identified({
     "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss", "diverged", "divergence_step",
     "divergence_cause", "divergence_quantity", "step_ms", "tokens_per_s", "peak_residual_rms", "final_residual_rms",
     "peak_attention_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit",
-    "min_log_z_mean", "min_log_z", "peak_batch_sharpness_ratio", "settings"});
+    "min_log_z_mean", "min_log_z", "peak_batch_sharpness_ratio", "min_output_logit_mean", "settings"});
 
 namespace {
 // runs.csv files written before the sharpness columns existed still read (as not measured).
@@ -110,7 +110,8 @@ std::string csv_row(const RunRecord& r) {
                csv_number(r.step_ms), csv_number(r.tokens_per_s), csv_number(r.peak_residual_rms), csv_number(r.final_residual_rms),
                csv_number(r.peak_attention_logit), csv_number(r.wall_s), csv_number(r.peak_sharpness_ratio),
                std::to_string(r.sharpness_cross_step), std::to_string(r.spikes), csv_number(r.peak_output_logit),
-               csv_number(r.min_log_z_mean), csv_number(r.min_log_z), csv_number(r.peak_batch_sharpness_ratio), s.settings_text(";")});
+               csv_number(r.min_log_z_mean), csv_number(r.min_log_z), csv_number(r.peak_batch_sharpness_ratio),
+               csv_number(r.min_output_logit_mean), s.settings_text(";")});
 }
 
 void write_runs(const std::string& path, const std::vector<RunRecord>& runs) {
@@ -211,6 +212,7 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
     number("spikes", r.spikes), number("peak_output_logit", r.peak_output_logit);
     number("min_log_z_mean", r.min_log_z_mean), number("min_log_z", r.min_log_z);
     number("peak_batch_sharpness_ratio", r.peak_batch_sharpness_ratio);
+    number("min_output_logit_mean", r.min_output_logit_mean);
     if (has("settings") && !field("settings").empty()) {  // "dim=64;qk-norm=rmsnorm": swept settings, checked as on the command line
       std::istringstream items(field("settings"));
       for (std::string item; std::getline(items, item, ';');) {

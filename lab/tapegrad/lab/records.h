@@ -49,6 +49,9 @@ struct RunRecord {
   // its mean over the batch's tokens, and of its minimum over them. Output-logit divergence shows
   // as these drifting very negative (Wortsman et al. 2023); NaN when the record predates them.
   double min_log_z_mean = std::numeric_limits<double>::quiet_NaN();
+  // The lowest mean LM-head logit over the run's steps: what Wortsman et al. 2023 (§3.2) plot for
+  // output-logit divergence (log Z's drift is the lab's flag; the two move together).
+  double min_output_logit_mean = std::numeric_limits<double>::quiet_NaN();
   double min_log_z = std::numeric_limits<double>::quiet_NaN();
 };
 

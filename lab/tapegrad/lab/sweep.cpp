@@ -47,8 +47,9 @@ std::vector<std::string> sweep_warnings(const SweepOptions& o) {
       if (it == seen.end()) it = seen.insert(seen.end(), {w, {}});
       it->second.push_back(spec.settings_text());
     }
-  // A recipe no run of the sweep is a target of: no run is on it, which the command does not say.
-  for (const auto& name : axis_values(o, "recipe")) {
+  // A recipe the user named that no run of the sweep is a target of: no run is on it, which the
+  // command does not say. (The lab's default recipe, for the norms that have one, is not named.)
+  for (const auto& name : o.given.count("recipe") ? axis_values(o, "recipe") : std::vector<nlohmann::json>{}) {
     const std::vector<const lm::Recipe*> in = lm::recipes_in(name.get<std::string>());
     if (in.empty()) continue;
     bool targeted = false;
@@ -113,6 +114,8 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
     }
     if (std::isfinite(s.final_residual_rms)) rec.peak_residual_rms = std::max(rec.peak_residual_rms, s.final_residual_rms);
     if (std::isfinite(s.output_logit_max) && !(s.output_logit_max <= rec.peak_output_logit)) rec.peak_output_logit = s.output_logit_max;
+    if (std::isfinite(s.output_logit_mean) && !(s.output_logit_mean >= rec.min_output_logit_mean))
+      rec.min_output_logit_mean = s.output_logit_mean;
     rec.final_residual_rms = s.final_residual_rms;
     if (std::isfinite(r.log_z_mean) && !(r.log_z_mean >= rec.min_log_z_mean)) rec.min_log_z_mean = r.log_z_mean;
     if (std::isfinite(r.log_z_min) && !(r.log_z_min >= rec.min_log_z)) rec.min_log_z = r.log_z_min;
