@@ -43,4 +43,13 @@ common=(--data "$shakespeare" --norm layernorm --qk-norm layernorm --bias false 
 "$bin" "${common[@]}" --weight-decay 0 --out runs/exp10_output_logits/wd0 "$@"
 "$bin" "${common[@]}" --weight-decay 1e-4 --weight-decay-mode independent --out runs/exp10_output_logits/independent "$@"
 "$bin" "${common[@]}" --weight-decay 0.1 --weight-decay-mode lr-scaled --out runs/exp10_output_logits/lr_scaled "$@"
-echo "Reports: runs/exp10_output_logits/{wd0,independent,lr_scaled}/report.md"
+# Wider output and longer: a BPE vocabulary of 2,048 (the LM head's logits 30x as many), 4,000
+# steps, weight decay 0 at the two top rates, the mean output logit per step (plots/output_logit.png)
+# and per run (runs.csv's min_output_logit_mean) as Wortsman et al. plot it. Measured (2026-12-06,
+# 8 runs, 331 s): none diverged; the mean output logit fell from ~0 to -3...-4 within 500 steps and
+# stayed there (lowest steps -5.4...-7.0; z-loss 1e-4 alike), log Z stayed 6.8-7.1 (ln V 7.6), the
+# residual stream grew to RMS 5e4-4e6; val 4.57-4.87. No divergence: still not tested at this scale.
+"$bin" --data "$shakespeare" --tokenizer bpe --vocab-size 2048 --norm layernorm --qk-norm layernorm --bias false \
+  --beta2 0.95 --layers 4 --dim 64 --heads 4 --batch 8 --steps 4000 --warmup 250 --evals 8 --lr 1e-1 3e-1 \
+  --z-loss 0 1e-4 --seed 1 2 --jobs 2 --weight-decay 0 --out runs/exp10_output_logits/bpe2048_wd0 "$@"
+echo "Reports: runs/exp10_output_logits/{wd0,independent,lr_scaled,bpe2048_wd0}/report.md"
