@@ -3,6 +3,8 @@
 // error as a Python exception with the same message.
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 
@@ -66,11 +68,29 @@ template <typename T>
 Tensor<T> tensor_from(const pyb::array& a, const char* what) {
   check(a.dtype().kind() == 'f' || a.dtype().kind() == 'i' || a.dtype().kind() == 'u' || a.dtype().kind() == 'b', what,
         ": expected an array of numbers, got dtype ", std::string(pyb::str(a.dtype())));
+  const char* type = sizeof(T) == 4 ? "float32" : "float64";
   auto c = pyb::array_t<T, pyb::array::c_style | pyb::array::forcecast>::ensure(a);
-  check(static_cast<bool>(c), what, ": cannot convert the array to ", sizeof(T) == 4 ? "float32" : "float64");
+  check(static_cast<bool>(c), what, ": cannot convert the array to ", type);
   std::vector<int64_t> dims(c.shape(), c.shape() + c.ndim());
   Tensor<T> t(shape_of(dims, what));
   if (t.numel() > 0) std::memcpy(t.data(), c.data(), sizeof(T) * static_cast<size_t>(t.numel()));
+  // Another dtype converts only where no value changes (a list of 0.5s, np.arange, float32 into a
+  // float64 tape): a float64 array of arbitrary values into a float32 tape is refused, not rounded
+  // behind the caller's back, as torch refuses a Double tensor where Float is expected.
+  if (!a.dtype().is(pyb::dtype::of<T>())) {
+    const auto exact = pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>::ensure(a);
+    const double* d = exact.data();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const double v = static_cast<double>(t[i]);
+      if (v == d[i] || (std::isnan(v) && std::isnan(d[i]))) continue;
+      char shown[32];
+      std::snprintf(shown, sizeof shown, "%.17g", d[i]);
+      throw Error(cat(what, ": a ", std::string(pyb::str(a.dtype())), " array whose values ", type,
+                      " cannot hold exactly (the first: ", shown, " at flat index ", i, "); convert it yourself (",
+                      sizeof(T) == 4 ? "x.astype(np.float32)" : "x.astype(np.float64)", ")",
+                      sizeof(T) == 4 ? " or use tapegrad.Tape64 for float64" : ""));
+    }
+  }
   return t;
 }
 

@@ -2,8 +2,8 @@
 
     import numpy as np, tapegrad as tg
     tape = tg.Tape()
-    w = tg.Parameter("w", np.random.randn(3, 1))
-    x = tape.constant(np.random.randn(8, 3))
+    w = tg.Parameter("w", np.random.randn(3, 1).astype(np.float32))
+    x = tape.constant(np.random.randn(8, 3).astype(np.float32))
     loss = ((x @ tape.param(w)) ** 2).mean()
     loss.backward()            # w.grad is a numpy view of the gradient
 

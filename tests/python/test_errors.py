@@ -134,3 +134,22 @@ def victim_dir_file(tmp_path):
     f = tmp_path / "a_file"
     f.write_text("x")
     return f / "sub"  # a checkpoint folder under a regular file
+
+
+def test_no_silent_cast_into_a_float32_tape():
+    # A float64 array of arbitrary values is refused, naming the first value and the fix; values
+    # float32 holds exactly (lists of halves, integers, float32 into Tape64) convert without a word.
+    tape = tg.Tape()
+    x = np.array([[0.5, 0.1]])
+    with pytest.raises(tg.Error, match=r"Tape.constant: a float64 array whose values float32 cannot hold exactly "
+                                       r"\(the first: 0.10000000000000001 at flat index 1\); convert it yourself "
+                                       r"\(x.astype\(np.float32\)\) or use tapegrad.Tape64 for float64"):
+        tape.constant(x)
+    np.testing.assert_array_equal(tape.constant(x.astype(np.float32)).numpy(), x.astype(np.float32))
+    np.testing.assert_array_equal(tape.constant(np.array([0.5, -2.0, 3.0])).numpy(), [0.5, -2.0, 3.0])
+    np.testing.assert_array_equal(tape.constant(np.arange(6).reshape(2, 3)).numpy(), np.arange(6).reshape(2, 3))
+    with pytest.raises(tg.Error, match="int64 array whose values float32 cannot hold exactly"):
+        tape.constant(np.array([2 ** 24 + 1]))
+    with pytest.raises(tg.Error, match="Parameter: a float64 array"):
+        tg.Parameter("w", np.random.default_rng(0).standard_normal((2, 2)))
+    np.testing.assert_array_equal(tg.Tape64().constant(np.float32([0.1])).numpy(), np.float32([0.1]).astype(np.float64))

@@ -19,7 +19,7 @@ def test_the_definitions_numbers():
 def test_every_registered_norm_by_name():
     names = tg.nn.norm_names()
     assert {"layernorm", "rmsnorm", "none"} <= set(names)
-    x = np.random.default_rng(0).standard_normal((3, 8))
+    x = np.random.default_rng(0).standard_normal((3, 8), dtype=np.float32)
     for name in names:
         y = run(tg.nn.norm(name, 8), x)
         assert y.shape == (3, 8) and np.isfinite(y).all(), name
@@ -55,7 +55,7 @@ def test_state_dict_round_trip_and_strictness():
     a = tg.nn.MLP(8)
     tg.manual_seed(2)
     b = tg.nn.MLP(8)
-    x = np.random.default_rng(0).standard_normal((2, 8))
+    x = np.random.default_rng(0).standard_normal((2, 8), dtype=np.float32)
     assert not np.allclose(run(a, x), run(b, x))
     b.load_state_dict({k: v.copy() for k, v in a.state_dict().items()})
     np.testing.assert_array_equal(run(a, x), run(b, x))
