@@ -13,13 +13,15 @@
 # 2,000 steps, AdamW, warmups of 0, 100 and 500 steps (each ends well inside the run), cosine to
 # lr x 0.1, the 7-rate grid of Wortsman et al. 2023 (3e-4 ... 3e-1), 3 seeds; pre- vs post-norm.
 #
-# Measured (126 runs, 40 min 38 s on 2 cores): without warmup post-norm trained only at lr <= 1e-3
-# (best 2.165) and stalled at the unigram level (3.353) from 3e-3 up; 100 warmup steps let one
-# seed of three train at 3e-3; 500 let it train up to 1e-2, where it reached 1.910, the sweep's
-# lowest loss. Pre-norm trained without warmup up to 3e-2 (best 2.002 at 3e-3; all three runs at
-# 3e-1 diverged), and with 100 warmup steps up to 1e-1 (1.939). LR sensitivity: post 0.925 -> 0.810
-# -> 0.735 with warmup 0/100/500, pre 0.625 -> 0.424 -> 0.378. Reproduced: post-norm needs the
-# warmup, pre-norm trains without it — though at this scale warmup widens pre-norm's range too.
+# Measured (2026-12-06, 126 runs, 26 min on 2 cores; losses mean ± std over 3 seeds): without
+# warmup post-norm trained only at lr <= 1e-3 (best 2.165 ± 0.002) and stalled at the unigram level
+# (3.35) from 3e-3 up; 100 warmup steps let one seed of three train at 3e-3 (2.859 ± 0.808); 500 let
+# it train up to 1e-2, where it reached 1.920 ± 0.020, the sweep's lowest loss. Pre-norm trained
+# without warmup up to 3e-2 (best 2.009 ± 0.025 at 3e-3; all three runs at 3e-1 diverged), and with
+# 100 warmup steps over the same range to 1.941 ± 0.011 (at 1e-2: lower beyond the spread). LR
+# sensitivity (the 7 rates): post 0.924 -> 0.829 -> 0.726 with warmup 0/100/500, pre 0.610 -> 0.430
+# -> 0.359. Post-norm needs the warmup (reproduced); pre-norm trains without it, though at this
+# scale warmup still lowers its best loss (partly).
 #
 #   bash examples/experiments/03_post_norm_warmup.sh [more flags]
 set -euo pipefail
