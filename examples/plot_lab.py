@@ -407,33 +407,24 @@ def main(argv):
         if abs(num(c["lr"]) - top) <= 1e-12 * top and math.isfinite(num(c.get("log_z_mean"))):
             at_top[c["run_id"]].append(c)
 
-    def log_z():
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        labelled = set()
-        first_seed = min(rows[0]["seed"] for rows in at_top.values())
-        for run_id, rows in sorted(at_top.items()):
-            k = group_key(rows[0])
-            ax.plot([int(c["step"]) for c in rows], [num(c["log_z_mean"]) for c in rows], label=None if k in labelled else k,
-                    alpha=0.85 if rows[0]["seed"] == first_seed else 0.4, **style(rows[0]))
-            labelled.add(k)
-        finish(fig, ax, os.path.join(plots, "log_z.png"), f"log Z of the LM head per step at lr {top:g} (every seed)",
-               "step", "mean log Z over the batch's tokens")
-    if at_top:
-        figures.append(("log_z.png", 1, log_z))
+    def per_step_at_top(column, name, title, ylabel):
+        """A curve column per step for every run at the top lr, one colour per configuration."""
+        def draw():
+            fig, ax = plt.subplots(figsize=(7, 4.5))
+            labelled = set()
+            first_seed = min(rows[0]["seed"] for rows in at_top.values())
+            for run_id, rows in sorted(at_top.items()):
+                k = group_key(rows[0])
+                ax.plot([int(c["step"]) for c in rows], [num(c.get(column)) for c in rows],
+                        label=None if k in labelled else k, alpha=0.85 if rows[0]["seed"] == first_seed else 0.4,
+                        **style(rows[0]))
+                labelled.add(k)
+            finish(fig, ax, os.path.join(plots, name), f"{title} per step at lr {top:g} (every seed)", "step", ylabel)
+        if at_top and any(math.isfinite(num(c.get(column))) for rows in at_top.values() for c in rows):
+            figures.append((name, 1, draw))
 
-    def output_logit():
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        labelled = set()
-        first_seed = min(rows[0]["seed"] for rows in at_top.values())
-        for run_id, rows in sorted(at_top.items()):
-            k = group_key(rows[0])
-            ax.plot([int(c["step"]) for c in rows], [num(c.get("output_logit_mean")) for c in rows],
-                    label=None if k in labelled else k, alpha=0.85 if rows[0]["seed"] == first_seed else 0.4, **style(rows[0]))
-            labelled.add(k)
-        finish(fig, ax, os.path.join(plots, "output_logit.png"),
-               f"mean output logit per step at lr {top:g} (every seed)", "step", "mean LM-head logit over the batch")
-    if at_top and any(math.isfinite(num(c.get("output_logit_mean"))) for rows in at_top.values() for c in rows):
-        figures.append(("output_logit.png", 1, output_logit))
+    per_step_at_top("log_z_mean", "log_z.png", "log Z of the LM head", "mean log Z over the batch's tokens")
+    per_step_at_top("output_logit_mean", "output_logit.png", "mean output logit", "mean LM-head logit over the batch")
 
     # Per-step curves at the reference lr.
     by_run = defaultdict(list)
