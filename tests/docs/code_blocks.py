@@ -155,7 +155,9 @@ def run_page(page: Path, bin_dir: Path, root: Path, mpi: bool):
             if "mpirun" in text and not mpi:
                 skipped.append(f"{where} (tapegrad was built without MPI)")
                 continue
-            if "import tapegrad" in text and not (python_package / "tapegrad").is_dir():
+            # Any form of the import, in Python or a shell line ("import numpy as np, tapegrad as tg",
+            # "from tapegrad import nn", python3 -c "import tapegrad; ...").
+            if re.search(r"\b(?:import|from)\s[^\n;]*\btapegrad\b", text) and not (python_package / "tapegrad").is_dir():
                 skipped.append(f"{where} (tapegrad was built without its Python front-end)")
                 continue
             command = ["/usr/bin/python3", "-c", text] if lang == "python" else ["bash", "-euo", "pipefail", "-c", text]
