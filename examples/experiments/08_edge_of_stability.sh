@@ -47,12 +47,14 @@
 #   bash examples/experiments/08_edge_of_stability.sh [more flags]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run.sh"
-common=(--norm none layernorm rmsnorm --seed 1 2 3 --layers 2 --dim 32 --heads 2 --ctx 32 --steps 300
-        --warmup 0 --min-lr-ratio 1 --clip 0 --weight-decay 0 --eval-iters 4 --sharpness-iters 10 --jobs 2)
-"$bin" "${common[@]}" --full-batch true --batch 32 --optimizer sgd --momentum 0 --lr 0.3 1 --sharpness-every 5 \
-  --out runs/exp8_eos/gd "$@"
-"$bin" "${common[@]}" --full-batch true --batch 32 --optimizer adamw --lr 3e-3 1e-2 --sharpness-every 5 \
-  --out runs/exp8_eos/adam "$@"
-"$bin" "${common[@]}" --batch 16 --sharpness-batch 32 --optimizer sgd --momentum 0 --lr 0.3 1 --sharpness-every 10 \
-  --batch-sharpness 4 --out runs/exp8_eos/sgd_minibatch "$@"
-echo "Reports: runs/exp8_eos/{gd,adam,sgd_minibatch}/report.md (section 'Edge of stability', plots/sharpness.png)"
+common=(--seed 1 2 3 --layers 2 --dim 32 --heads 2 --ctx 32 --steps 300
+        --warmup 0 --min-lr-ratio 1 --clip 0 --weight-decay 0 --eval-iters 4 --jobs 2)
+gd=(--full-batch true --batch 32 --optimizer sgd --momentum 0 --lr 0.3 1 --sharpness-every 5 --sharpness-iters 20)
+"$bin" "${common[@]}" "${gd[@]}" --norm none layernorm rmsnorm --out runs/exp8_eos/gd "$@"
+"$bin" "${common[@]}" "${gd[@]}" --norm layernorm rmsnorm --tie-head false --out runs/exp8_eos/gd_untied "$@"
+"$bin" "${common[@]}" --norm none layernorm rmsnorm --full-batch true --batch 32 --optimizer adamw --lr 3e-3 1e-2 \
+  --sharpness-every 5 --sharpness-iters 10 --out runs/exp8_eos/adam "$@"
+"$bin" "${common[@]}" --norm none layernorm rmsnorm --batch 16 --sharpness-batch 128 --optimizer sgd --momentum 0 \
+  --lr 0.3 1 --sharpness-every 20 --batch-sharpness 16 --sharpness-iters 10 --out runs/exp8_eos/sgd_minibatch "$@"
+/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/08_eos_table.py" runs/exp8_eos
+echo "Reports: runs/exp8_eos/{gd,gd_untied,adam,sgd_minibatch}/report.md (section 'Edge of stability', plots/sharpness.png); the anatomy: runs/exp8_eos/table.md"

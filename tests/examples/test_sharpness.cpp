@@ -126,6 +126,115 @@ TEST_CASE("sharpness: the curvature along the gradient equals g'Hg / g'g with th
   CHECK(got <= eig.eigenvalues().maxCoeff() * (1 + 1e-9));
 }
 
+namespace {
+std::unique_ptr<Trainer> prenorm_trainer(bool tie_head, double eps) {
+  TrainConfig c;
+  c.layers = 2, c.heads = 1, c.dim = 4, c.ctx = 3, c.batch = 2, c.steps = 20, c.warmup = 0, c.lr = 3e-2;
+  c.threads = 1, c.eval_every = 0, c.tie_head = tie_head, c.norm_eps = eps;
+  const std::string text = "abcab cabba bacca ccab abba cab ";
+  auto tok = build_tokenizer(c, text, "text");
+  auto t = std::make_unique<Trainer>(c, tok, make_token_data(c, *tok, text));
+  for (int i = 0; i < 5; ++i) t->train_step();
+  return t;
+}
+
+// cos(g_S, w_S) and L(1.7 w_S) / L(w_S) - 1 over the weights that write the residual stream.
+std::pair<double, double> stream_invariance(Trainer& trainer) {
+  auto model = to_float64(*trainer.decoder());
+  std::vector<int32_t> ids, targets;
+  int64_t B = 0;
+  sharpness_batch(trainer, {}, ids, targets, B);
+  BatchLoss loss(*model, ids, targets, B, trainer.config().ctx);
+  std::vector<double> g(static_cast<size_t>(loss.size()));
+  loss.gradient(g);
+  double gw = 0, gg = 0, ww = 0;
+  size_t k = 0;
+  for (auto& [name, p] : model->named_parameters())
+    for (int64_t i = 0; i < p->numel(); ++i, ++k)
+      if (writes_stream(name)) gw += g[k] * p->value()[i], gg += g[k] * g[k], ww += p->value()[i] * p->value()[i];
+  const double before = loss.value();
+  for (auto& [name, p] : model->named_parameters())
+    if (writes_stream(name))
+      for (int64_t i = 0; i < p->numel(); ++i) p->value()[i] *= 1.7;
+  return {gw / std::sqrt(gg * ww), loss.value() / before - 1};
+}
+}  // namespace
+
+TEST_CASE("sharpness: the weights that write the residual stream are a scale-invariant set of a pre-norm decoder with an untied head", "[sharpness]") {
+  // Lyu, Li & Arora's premise, checked on the set the anatomy reports: with ε ≈ 0 the loss does
+  // not change when the set is scaled, and its gradient is orthogonal to it.
+  const auto [cos_untied, change_untied] = stream_invariance(*prenorm_trainer(false, 1e-30));
+  INFO("untied, eps 1e-30: cos(g_S, w_S) " << cos_untied << ", L(1.7 w_S)/L - 1 " << change_untied);
+  CHECK(std::abs(cos_untied) < 1e-9);
+  CHECK(std::abs(change_untied) < 1e-12);
+  // A tied head reads the token table, one of the writers: no longer invariant.
+  const auto [cos_tied, change_tied] = stream_invariance(*prenorm_trainer(true, 1e-30));
+  INFO("tied: cos " << cos_tied << ", change " << change_tied);
+  CHECK(std::abs(cos_tied) > 1e-3);
+  CHECK(std::abs(change_tied) > 1e-4);
+  // The groups: every parameter in one, the writers among embeddings and the output projections.
+  CHECK(parameter_group("wte.weight") == 0);
+  CHECK(parameter_group("blocks.1.attn.qkv.bias") == 1);
+  CHECK(parameter_group("blocks.1.attn.proj.weight") == 2);
+  CHECK(parameter_group("blocks.0.mlp.fc.weight") == 3);
+  CHECK(parameter_group("blocks.0.mlp.proj.bias") == 4);
+  CHECK(parameter_group("blocks.0.attn.q_norm.weight") == 5);
+  CHECK(parameter_group("norm_f.weight") == 5);
+  CHECK(parameter_group("lm_head.weight") == 6);
+  CHECK(parameter_group("blocks.0.my_module.w") == 7);
+  CHECK(writes_stream("wpe.weight"));
+  CHECK_FALSE(writes_stream("embed_scale.weight"));
+  CHECK_FALSE(writes_stream("blocks.0.attn.qkv.weight"));
+}
+
+TEST_CASE("sharpness: the anatomy of the top eigenvector against the dense Hessian", "[sharpness]") {
+  auto trainer = prenorm_trainer(false, 1e-5);
+  auto model = to_float64(*trainer->decoder());
+  std::vector<int32_t> ids, targets;
+  int64_t B = 0;
+  sharpness_batch(*trainer, {}, ids, targets, B);
+  BatchLoss loss(*model, ids, targets, B, trainer->config().ctx);
+  const Eigen::MatrixXd h = dense_hessian(loss);
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(0.5 * (h + h.transpose()));
+  const Eigen::VectorXd y = eig.eigenvectors().col(eig.eigenvalues().size() - 1);
+  Eigen::VectorXd g(loss.size());
+  loss.gradient({g.data(), static_cast<size_t>(g.size())});
+  const Sharpness s = measure_sharpness(*trainer, 3e-2, {.iters = 400, .tol = 1e-12});
+  REQUIRE(s.top_mass.size() == parameter_groups().size());
+  CHECK_THAT(s.step_curvature, Catch::Matchers::WithinRel(g.dot(h * g) / g.squaredNorm(), 1e-6));
+  CHECK_THAT(s.top_step_overlap, Catch::Matchers::WithinRel(std::pow(y.dot(g), 2) / g.squaredNorm(), 1e-4));
+  // Mass per group: the dense eigenvector's, summing to 1; weight norms: the model's.
+  std::vector<double> mass(parameter_groups().size(), 0.0), norm2(mass.size(), 0.0);
+  double yw = 0, ww = 0;
+  int64_t k = 0;
+  for (auto& [name, p] : model->named_parameters())
+    for (int64_t i = 0; i < p->numel(); ++i, ++k) {
+      mass[parameter_group(name)] += y(k) * y(k), norm2[parameter_group(name)] += p->value()[i] * p->value()[i];
+      if (writes_stream(name)) yw += y(k) * p->value()[i], ww += p->value()[i] * p->value()[i];
+    }
+  double total = 0;
+  for (size_t i = 0; i < mass.size(); ++i) {
+    INFO(parameter_groups()[i]);
+    CHECK(s.top_mass[i] == Approx(mass[i]).margin(1e-6));
+    CHECK(s.weight_norm[i] == Approx(std::sqrt(norm2[i])).epsilon(1e-12));
+    total += s.top_mass[i];
+  }
+  CHECK(total == Approx(1).epsilon(1e-9));
+  CHECK(s.top_mass[6] > 0);  // the untied head is a group of its own
+  CHECK(s.top_mass[7] == 0);
+  CHECK(s.stream_radial_mass == Approx(yw * yw / ww).margin(1e-6));
+  // The curve's columns and the metrics line carry every value under one name.
+  const auto values = sharpness_values(s);
+  const nlohmann::json line = sharpness_line(7, s);
+  for (const auto& [name, v] : values) {
+    INFO(name);
+    if (std::isnan(v)) CHECK(line.at(name).dump() == "null");  // the batch ones: not measured
+    else CHECK(line.at(name).get<double>() == v);
+  }
+  CHECK(values.size() == 9 + 2 * parameter_groups().size());
+  for (const auto& [name, v] : sharpness_values(Sharpness::unmeasured())) CHECK(std::isnan(v));
+}
+
 TEST_CASE("sharpness: batch sharpness over fresh batches — at most their top eigenvalues, new batches each step, the run untouched", "[sharpness]") {
   auto trainer = tiny_trainer();
   const std::vector<int32_t> before(trainer->batch_ids().begin(), trainer->batch_ids().end());

@@ -12,6 +12,7 @@
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/json.h"
 #include "tapegrad/lab/grid.h"
+#include "tapegrad/lm/sharpness.h"
 
 namespace tapegrad::lab {
 
@@ -72,8 +73,6 @@ const std::vector<std::string> kRunColumns = identified({
 namespace {
 // runs.csv files written before the sharpness columns existed still read (as not measured).
 constexpr size_t kColumnsBeforeSharpness = 24;
-const std::vector<std::string> kSharpnessFields = {"sharpness",         "sharpness_threshold", "precond_sharpness",
-                                                   "precond_threshold", "batch_sharpness",     "batch_lambda_max"};
 }  // namespace
 
 std::string current_column(const std::string& name) {
@@ -87,7 +86,8 @@ std::string current_column(const std::string& name) {
 
 std::vector<std::string> curve_columns(int64_t max_layers, bool sharpness) {
   std::vector<std::string> c = identified(kCurveFields);
-  if (sharpness) c.insert(c.end(), kSharpnessFields.begin(), kSharpnessFields.end());
+  if (sharpness)
+    for (const auto& [name, value] : lm::sharpness_values(lm::Sharpness::unmeasured())) c.push_back(name);
   for (int64_t i = 0; i < max_layers; ++i)
     for (const auto& f : kLayerFields) c.push_back(f + "_" + std::to_string(i));
   return c;

@@ -60,9 +60,10 @@ extern const std::vector<std::string> kRunColumns;
 // logit_mean, logit_max, max_logit_<i>) are read under the new names (layers, peak_attention_logit,
 // output_logit_mean, output_logit_max, attention_logit_<i>).
 std::string current_column(const std::string& name);
-// With `sharpness`, six columns after the run's own: sharpness, sharpness_threshold,
-// precond_sharpness, precond_threshold, batch_sharpness, batch_lambda_max (NaN at steps without
-// a measurement; the batch ones without --batch-sharpness).
+// With `sharpness`, lm::sharpness_values()' names after the run's own: sharpness,
+// sharpness_threshold, precond_sharpness, precond_threshold, batch_sharpness, batch_lambda_max
+// and the eigenvector's anatomy (NaN at steps without a measurement; the batch ones without
+// --batch-sharpness).
 std::vector<std::string> curve_columns(int64_t max_layers, bool sharpness = false);
 
 // runs.csv I/O. read_runs returns {} for a missing file and names the line of a malformed row.

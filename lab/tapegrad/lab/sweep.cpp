@@ -131,8 +131,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
                                  csv_number(s.final_residual_rms), csv_number(val),    csv_number(train),
                                  csv_number(r.z_loss), csv_number(r.log_z_mean), csv_number(r.log_z_min)};
     if (c.sharpness_every > 0) {
-      lm::Sharpness h;
-      h.value = h.threshold = h.preconditioned = h.preconditioned_threshold = h.batch_sharpness = h.batch_lambda_max = kNaN;
+      lm::Sharpness h = lm::Sharpness::unmeasured();
       if (report.sharpness) {
         h = *report.sharpness;
         const double ratio = lm::edge_ratio(h);
@@ -141,8 +140,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
         const double batch_ratio = h.batch_sharpness / h.threshold;
         if (std::isfinite(batch_ratio) && !(batch_ratio <= rec.peak_batch_sharpness_ratio)) rec.peak_batch_sharpness_ratio = batch_ratio;
       }
-      for (double v : {h.value, h.threshold, h.preconditioned, h.preconditioned_threshold, h.batch_sharpness, h.batch_lambda_max})
-        row.push_back(csv_number(v));
+      for (const auto& [name, v] : lm::sharpness_values(h)) row.push_back(csv_number(v));
     }
     for (const auto& l : s.layers)
       for (double v : {l.residual_rms, l.norm_out_rms, l.attention_logit, l.grad_norm, l.update_ratio}) row.push_back(csv_number(v));

@@ -79,22 +79,106 @@ double edge_ratio(const Sharpness& s) {
   return std::isnan(s.preconditioned) ? s.value / s.threshold : s.preconditioned / s.preconditioned_threshold;
 }
 
+const std::vector<std::string>& parameter_groups() {
+  static const std::vector<std::string> groups = {"embeddings", "attn_in", "attn_out", "mlp_in",
+                                                  "mlp_out",    "norms",   "head",     "other"};
+  return groups;
+}
+
+size_t parameter_group(const std::string& name) {
+  // Paths are module names joined by '.': the module a parameter belongs to decides its group.
+  const auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+  const auto starts = [&](const std::string& module) {  // the path's first module (after any prefix)
+    return name.rfind(module, 0) == 0 || has(("." + module).c_str());
+  };
+  size_t g = 7;
+  if (starts("wte.") || starts("wpe.") || starts("embed_scale.")) g = 0;
+  else if (has("norm")) g = 5;  // norm1, norm2, norm_f, q_norm, embed_norm, ...: before the projections
+  else if (has(".attn.qkv.")) g = 1;
+  else if (has(".attn.proj.")) g = 2;
+  else if (has(".mlp.fc.")) g = 3;
+  else if (has(".mlp.proj.")) g = 4;
+  else if (starts("lm_head.")) g = 6;
+  return g;
+}
+
+bool writes_stream(const std::string& name) {
+  // The embedding scale multiplies what the tables write; scaling the tables scales the stream.
+  const size_t g = parameter_group(name);
+  return (g == 0 && name.find("embed_scale.") == std::string::npos) || g == 2 || g == 4;
+}
+
+Sharpness Sharpness::unmeasured() {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  Sharpness s;
+  s.value = s.threshold = s.residual = nan;
+  s.preconditioned = s.preconditioned_threshold = s.preconditioned_residual = nan;
+  s.batch_sharpness = s.batch_lambda_max = nan;
+  s.step_curvature = s.top_step_overlap = s.stream_radial_mass = nan;
+  s.top_mass.assign(parameter_groups().size(), nan);
+  s.weight_norm.assign(parameter_groups().size(), nan);
+  return s;
+}
+
+std::vector<std::pair<std::string, double>> sharpness_values(const Sharpness& s) {
+  std::vector<std::pair<std::string, double>> v = {{"sharpness", s.value},
+                                                   {"sharpness_threshold", s.threshold},
+                                                   {"precond_sharpness", s.preconditioned},
+                                                   {"precond_threshold", s.preconditioned_threshold},
+                                                   {"batch_sharpness", s.batch_sharpness},
+                                                   {"batch_lambda_max", s.batch_lambda_max},
+                                                   {"step_curvature", s.step_curvature},
+                                                   {"top_step_overlap", s.top_step_overlap},
+                                                   {"stream_radial_mass", s.stream_radial_mass}};
+  const auto& groups = parameter_groups();
+  const auto at = [](const std::vector<double>& x, size_t g) {
+    return g < x.size() ? x[g] : std::numeric_limits<double>::quiet_NaN();
+  };
+  for (size_t g = 0; g < groups.size(); ++g) v.emplace_back("top_mass_" + groups[g], at(s.top_mass, g));
+  for (size_t g = 0; g < groups.size(); ++g) v.emplace_back("weight_norm_" + groups[g], at(s.weight_norm, g));
+  return v;
+}
+
 nlohmann::json sharpness_line(int64_t step, const Sharpness& s) {
-  return {{"step", step},
-          {"sharpness", s.value},
-          {"sharpness_threshold", s.threshold},
-          {"sharpness_iters", s.iterations},
-          {"sharpness_residual", s.residual},
-          {"precond_sharpness", s.preconditioned},
-          {"precond_threshold", s.preconditioned_threshold},
-          {"precond_iters", s.preconditioned_iterations},
-          {"precond_residual", s.preconditioned_residual},
-          {"batch_sharpness", s.batch_sharpness},
-          {"batch_lambda_max", s.batch_lambda_max},
-          {"sharpness_ms", s.ms}};
+  nlohmann::json line = {{"step", step}};
+  for (const auto& [name, value] : sharpness_values(s)) line[name] = value;
+  line["sharpness_iters"] = s.iterations, line["sharpness_residual"] = s.residual;
+  line["precond_iters"] = s.preconditioned_iterations, line["precond_residual"] = s.preconditioned_residual;
+  line["sharpness_ms"] = s.ms;
+  return line;
 }
 
 namespace {
+// The anatomy of the top eigenvector y (unit) of `loss` at the model's weights (sharpness.h).
+void anatomy(BatchLoss& loss, nn::Decoder<double>& model, const std::vector<double>& y, Sharpness& s) {
+  const size_t n = static_cast<size_t>(loss.size()), groups = parameter_groups().size();
+  std::vector<double> g(n), hg(n);
+  loss.gradient(g);
+  loss.hvp(g, hg);
+  double ghg = 0, gg = 0, yg = 0;
+  for (size_t i = 0; i < n; ++i) ghg += g[i] * hg[i], gg += g[i] * g[i], yg += y[i] * g[i];
+  s.step_curvature = gg > 0 ? ghg / gg : 0.0;
+  s.top_step_overlap = gg > 0 ? yg * yg / gg : 0.0;
+  s.top_mass.assign(groups, 0.0);
+  std::vector<double> norm2(groups, 0.0);
+  double yw = 0, ww = 0;
+  size_t k = 0;
+  for (auto& [name, p] : model.named_parameters()) {
+    const size_t group = parameter_group(name);
+    const bool stream = writes_stream(name);
+    for (int64_t i = 0; i < p->numel(); ++i, ++k) {
+      check(k < n && k < y.size(), "measure_sharpness: the model has more weights than the loss (", n, ")");
+      const double w = p->value()[i];
+      s.top_mass[group] += y[k] * y[k], norm2[group] += w * w;
+      if (stream) yw += y[k] * w, ww += w * w;
+    }
+  }
+  check(k == n, "measure_sharpness: the model has ", k, " weights, the loss ", n);
+  s.weight_norm.resize(groups);
+  for (size_t i = 0; i < groups; ++i) s.weight_norm[i] = std::sqrt(norm2[i]);
+  s.stream_radial_mass = ww > 0 ? yw * yw / ww : 0.0;
+}
+
 // λ₁(H) and λ₁(P⁻¹H) of `loss` (a float64 copy's), thresholds from the optimizer at step size lr.
 Sharpness top_eigenvalues(BatchLoss& loss, nn::Decoder<double>& model, const Optimizer<float>& optimizer,
                           double lr, const LanczosOptions& lanczos) {
@@ -104,6 +188,7 @@ Sharpness top_eigenvalues(BatchLoss& loss, nn::Decoder<double>& model, const Opt
   Sharpness s;
   const EigenEstimate plain = top_eigenvalue(n, hessian, lanczos);
   s.value = plain.value, s.iterations = plain.iterations, s.residual = plain.residual;
+  anatomy(loss, model, plain.vector, s);
   // Gradient descent's threshold (2/lr, with heavy-ball momentum (2 + 2 mu)/lr) for the plain
   // sharpness; a preconditioned rule's threshold applies to P^-1 H.
   s.threshold = optimizer.preconditioned() ? 2 / lr : optimizer.stability_threshold(lr);

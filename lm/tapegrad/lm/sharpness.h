@@ -22,12 +22,30 @@
 // estimated over K fresh training batches (drawn anew at every measurement, from a generator of
 // the run's seed and the step, never the training stream), with the mean of their Hessians'
 // top eigenvalues λ₁(H_B) beside it.
+//
+// Where the sharpness lives (its anatomy), to tell apart why it may sit above 2/η. A loss that
+// is scale-invariant in a set S of weights (L(c·w_S) = L(w_S), c > 0) has a gradient orthogonal to
+// w_S and a Hessian that scales as 1/c²: GD on S is GD on the unit sphere with the effective
+// step η/‖w_S‖² (Lyu, Li & Arora 2022, "Understanding the Generalization Benefit of Normalization
+// Layers: Sharpness Reduction"; Arora, Li & Panigrahi 2022). The product η·λ₁ is the same in both
+// pictures, so the threshold on λ₁(H) stays 2/η; what changes is the way back below it: each step
+// grows ‖w_S‖² by η²‖g_S‖² (Pythagoras, g_S ⊥ w_S), so an oscillation across a sharp valley
+// lowers λ₁ ∝ 1/‖w_S‖² instead of blowing up, and along a great circle the loss is bounded. In a
+// pre-norm decoder with a final norm and an untied head, S is every weight that writes the
+// residual stream (the embeddings, attention's and the MLP's output projections, with their
+// biases): scaled together they scale the stream, which every reader normalises (up to ε).
+// Measured with the top eigenvector y (unit): its mass ‖y_G‖² per parameter group G, its radial
+// part (yᵀw_S)²/‖w_S‖², each group's weight norm ‖w_G‖, the curvature along the step gᵀHg/gᵀg
+// (for GD, the quadratic model decreases the loss along −ηg only if that is below 2/η) and the
+// fraction of the step on y, (yᵀg)²/gᵀg.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "tapegrad/lm/trainer.h"
@@ -61,6 +79,15 @@ double directional_curvature(BatchLoss& loss);
 // A float64 copy of a decoder, weight for weight.
 std::unique_ptr<nn::Decoder<double>> to_float64(nn::Decoder<float>& model);
 
+// The parameter groups of the anatomy, in column order: embeddings (tokens, positions, their
+// scale), attention's input (qkv) and output projections, the MLP's input and output, every norm's
+// parameters, an untied head, and anything else (a user's module).
+const std::vector<std::string>& parameter_groups();
+// The group of a parameter by its path in the model ("blocks.0.attn.proj.weight" -> attn_out).
+size_t parameter_group(const std::string& name);
+// Whether the parameter writes the residual stream (the set S above).
+bool writes_stream(const std::string& name);
+
 struct SharpnessOptions {
   int iters = 20;          // Lanczos steps at most, per eigenvalue
   double tol = 1e-3;       // stop when the Ritz residual is below this x the value (lanczos.h)
@@ -80,8 +107,20 @@ struct Sharpness {
   double preconditioned_residual = 0;
   // Over the K fresh batches (NaN when K = 0): the mean of g_Bᵀ H_B g_B / g_Bᵀ g_B, and of λ₁(H_B).
   double batch_sharpness = 0, batch_lambda_max = 0;
+  // The anatomy (above), of the measured loss and its top eigenvector; per parameter_groups().
+  double step_curvature = 0, top_step_overlap = 0, stream_radial_mass = 0;
+  std::vector<double> top_mass, weight_norm;
   double ms = 0;  // wall time of the whole measurement
+
+  // Every value, NaN, with its groups: what a step without a measurement records.
+  static Sharpness unmeasured();
 };
+
+// The values a curve records per measurement, named, in column order: the six of the edge
+// (sharpness, sharpness_threshold, precond_sharpness, precond_threshold, batch_sharpness,
+// batch_lambda_max), then the anatomy (step_curvature, top_step_overlap, stream_radial_mass,
+// top_mass_<group>..., weight_norm_<group>...). Columns and JSON keys are these names.
+std::vector<std::pair<std::string, double>> sharpness_values(const Sharpness& s);
 
 // The options a run's settings ask for (--sharpness-iters, --sharpness-batch, --batch-sharpness).
 SharpnessOptions sharpness_options(const TrainConfig& config);
@@ -98,10 +137,9 @@ Sharpness measure_sharpness(nn::Decoder<float>& model, const Optimizer<float>& o
                             std::vector<int32_t> targets, int64_t B, int64_t T, double lr,
                             const SharpnessOptions& options = {});
 
-// A metrics line: {"step", "sharpness", "sharpness_threshold", "sharpness_iters",
-// "sharpness_residual", "precond_sharpness", "precond_threshold", "precond_iters",
-// "precond_residual", "batch_sharpness", "batch_lambda_max", "sharpness_ms"} (NaN fields — the
-// preconditioned ones for optimizers other than AdamW, the batch ones when not measured — are null).
+// A metrics line: {"step", every sharpness_values() name, "sharpness_iters", "sharpness_residual",
+// "precond_iters", "precond_residual", "sharpness_ms"} (NaN fields — the preconditioned ones for
+// optimizers other than AdamW, the batch ones when not measured — are null).
 nlohmann::json sharpness_line(int64_t step, const Sharpness& s);
 
 // The fixed batch a measurement uses: under full-batch training the full batch; otherwise
