@@ -468,16 +468,22 @@ def main(argv):
 
     # Edge of stability (--sharpness-every), one column per lr: above, the sharpness the optimizer
     # depends on over its threshold (preconditioned under AdamW against 38/eta, plain under SGD
-    # against 2/eta; 1 is the edge), with the batch sharpness over 2/eta dashed where measured;
-    # below, the training loss, which under full-batch training keeps falling, non-monotonically.
+    # against 2/eta; 1 is the edge), dotted the curvature the step itself meets over 2/eta — the
+    # batch sharpness where measured, else (plain SGD) g'Hg/g'g of the measured loss; below, the
+    # training loss, which under full-batch training keeps falling, non-monotonically.
     def sharpness():
         def edge(c):
             pre, pre_t = num(c["precond_sharpness"]), num(c["precond_threshold"])
             plain, plain_t = num(c["sharpness"]), num(c["sharpness_threshold"])
             return pre / pre_t if not math.isnan(pre) else plain / plain_t
 
-        def batch_edge(c):
-            return num(c.get("batch_sharpness")) * num(c["lr_now"]) / 2
+        def step_edge(c):
+            batch = num(c.get("batch_sharpness"))
+            if math.isfinite(batch):
+                return batch * num(c["lr_now"]) / 2, "batch sharpness"
+            if math.isnan(num(c["precond_sharpness"])):
+                return num(c.get("step_curvature")) * num(c["lr_now"]) / 2, "curvature along the step"
+            return math.nan, ""
 
         runs_at = defaultdict(lambda: defaultdict(list))
         for c in curves:
@@ -495,12 +501,13 @@ def main(argv):
                 if pts:
                     top.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=2,
                              label=None if k in labelled else k, alpha=alpha, **style(r0))
-                bpts = [(int(c["step"]), batch_edge(c)) for c in rows if math.isfinite(batch_edge(c))]
+                bpts = [(int(c["step"]),) + step_edge(c) for c in rows if math.isfinite(step_edge(c)[0])]
                 if bpts:
                     st = dict(style(r0), linestyle=":")
+                    what = bpts[0][2]
                     top.plot([p[0] for p in bpts], [p[1] for p in bpts], marker="x", markersize=3,
-                             label=None if (k, "batch") in labelled else k + " batch sharpness", alpha=alpha, **st)
-                    labelled.add((k, "batch"))
+                             label=None if (k, what) in labelled else f"{k} {what}", alpha=alpha, **st)
+                    labelled.add((k, what))
                 bottom.plot([int(c["step"]) for c in rows], [num(c["loss"]) for c in rows], alpha=alpha, **style(r0))
                 labelled.add(k)
             starts = [num(rows[0]["loss"]) for rows in runs_at[lr].values() if math.isfinite(num(rows[0]["loss"]))]

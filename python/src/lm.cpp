@@ -318,8 +318,9 @@ void bind_lm(pyb::module_& top) {
          "The run saved in dir, continuing exactly where it stopped (pass text= if it trained on a string).")
       .def("train_step", [](PyTrainer& p) { TrainerCall use(p, true); return p.trainer->train_step(); },
            pyb::call_guard<pyb::gil_scoped_release>())
-      .def("evaluate", [](PyTrainer& p) { TrainerCall use(p, true); return p.trainer->evaluate(); },
-           pyb::call_guard<pyb::gil_scoped_release>())
+      .def("evaluate", [](PyTrainer& p, bool hooks) { TrainerCall use(p, true); return p.trainer->evaluate(hooks); },
+           pyb::arg("hooks") = false, pyb::call_guard<pyb::gil_scoped_release>(),
+           "Mean loss over eval_iters batches of each split; module hooks run only with hooks=True.")
       .def("save", [](PyTrainer& p, const std::string& dir) {
              io::check_path(dir, "Trainer.save dir");
              TrainerCall use(p, true);

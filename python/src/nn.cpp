@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bind.h"
+#include "tapegrad/nn/hook_calls.h"
 #include "tapegrad/nn.h"
 #include "tapegrad/nn/init.h"
 #include "tapegrad/nn/norm.h"
@@ -146,6 +147,9 @@ void bind_nn(pyb::module_& top) {
         return PV{tape, y};
       }, pyb::arg("tape"), pyb::arg("ids"), "emb(tape, ids): ids an integer array (B, T) -> Var (B, T, dim).");
 
+  m.def("hooks_per_worker", &nn::set_hooks_per_worker, pyb::arg("enabled"),
+        "True: a hook runs once per worker thread with its slice of the batch (the default, False: once per\n"
+        "module call with the whole batch, on the calling thread, as torch's).");
   m.def("norm_names", &nn::norm_names, "Every registered norm's name (the --norm values).");
   m.def(
       "norm",

@@ -32,6 +32,7 @@ from ._tapegrad._nn import (  # noqa: F401
     SiLU,
     Tanh,
     UnaryModule,
+    hooks_per_worker,
     manual_seed,
     norm,
     norm_names,

@@ -198,3 +198,67 @@ TEST_CASE("batch parallel: add=false writes every gradient over whatever .grad()
   }
   set_num_threads(0);
 }
+
+TEST_CASE("batch parallel: a hook runs once per module call with the whole batch, on the calling thread", "[lm][hooks]") {
+  // B = 5 on two threads: shares of 2 and 3 sequences, joined in order for the hooks.
+  const int64_t B = 5, Tn = 6;
+  nn::Decoder<double> model(tiny(), 1);
+  randomize(model);
+  const auto ids = tokens(B * Tn, 5), targets = tokens(B * Tn, 6);
+  nn::Module<double>* found = nullptr;
+  for (auto& [name, m] : model.named_modules())
+    if (name == "blocks.1") found = m;
+  REQUIRE(found);
+  auto& block = dynamic_cast<nn::UnaryModule<double>&>(*found);
+  struct Seen {
+    std::vector<std::vector<double>> out, grad;
+    std::vector<Shape> shapes;
+    std::vector<int> threads;
+  };
+  Seen seen;
+  block.register_forward_hook([&](nn::UnaryModule<double>&, Var<double>, Var<double> y) {
+    seen.out.push_back(to_vector<double>(y.value())), seen.shapes.push_back(y.shape());
+    seen.threads.push_back(omp_in_parallel());
+  });
+  block.register_backward_hook([&](nn::UnaryModule<double>&, TensorView<const double> dy) {
+    seen.grad.push_back(to_vector<double>(dy)), seen.threads.push_back(omp_in_parallel());
+  });
+  // The whole batch on one thread: what every run must show.
+  set_num_threads(1);
+  {
+    Tape<double> tape;
+    tape.backward(model.forward(tape, ids, B, Tn, targets).loss);
+  }
+  REQUIRE(seen.out.size() == 1);
+  REQUIRE(seen.grad.size() == 1);
+  const Seen whole = std::exchange(seen, {});
+
+  set_num_threads(2);
+  lm::BatchParallelStep<double> step(model, model.parameters());
+  step.forward_backward(ids, targets, B, Tn);
+  CHECK(step.workers() == 2);
+  CHECK(seen.out.size() == 1);
+  CHECK(seen.grad.size() == 1);
+  CHECK(seen.shapes.at(0) == whole.shapes.at(0));
+  CHECK_THAT(seen.out.at(0), Catch::Matchers::Approx(whole.out.at(0)).epsilon(1e-12));
+  CHECK_THAT(seen.grad.at(0), Catch::Matchers::Approx(whole.grad.at(0)).epsilon(1e-10).margin(1e-15));
+  CHECK(std::count(seen.threads.begin(), seen.threads.end(), 1) == 0);  // never inside the workers' region
+
+  // Per worker, when asked: one call per share.
+  seen = {};
+  nn::set_hooks_per_worker(true);
+  step.forward_backward(ids, targets, B, Tn);
+  nn::set_hooks_per_worker(false);
+  set_num_threads(0);
+  CHECK(seen.out.size() == 2);
+  CHECK(seen.grad.size() == 2);
+  // HooksOff: nothing runs.
+  seen = {};
+  {
+    nn::HooksOff off;
+    Tape<double> tape;
+    tape.backward(model.forward(tape, ids, B, Tn, targets).loss);
+  }
+  CHECK(seen.out.empty());
+  CHECK(seen.grad.empty());
+}

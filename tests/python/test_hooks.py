@@ -74,6 +74,53 @@ def test_hooks_run_inside_the_trainer_and_their_vars_stay_inside():
         escaped[0].numpy()
 
 
+def _observed_step(threads, per_worker=False):
+    """One training step on `threads` threads with forward and backward hooks on block 0."""
+    import threading
+    t = tg.lm.Trainer(tg.lm.TrainConfig(dim=32, heads=2, layers=2, ctx=16, batch=5, steps=3, warmup=1,
+                                        seed=1, threads=threads))
+    seen = {"out": [], "grad": [], "threads": set()}
+    block = t.model.get_submodule("blocks.0")
+
+    def forward(module, inputs, output):
+        seen["out"].append(output.numpy().copy())
+        seen["threads"].add(threading.get_ident())
+
+    def backward(module, grad_output):
+        seen["grad"].append(grad_output[0].copy())
+        seen["threads"].add(threading.get_ident())
+    tg.nn.hooks_per_worker(per_worker)
+    try:
+        with block.register_forward_hook(forward), block.register_full_backward_pre_hook(backward):
+            t.train_step()
+            t.evaluate()  # no hooks inside evaluate() unless asked
+            calls_after_eval = len(seen["out"])
+            t.evaluate(hooks=True)
+    finally:
+        tg.nn.hooks_per_worker(False)
+    return seen, calls_after_eval
+
+
+def test_hooks_run_once_per_module_call_with_the_whole_batch_on_the_calling_thread():
+    import threading
+    one, _ = _observed_step(1)
+    two, after_eval = _observed_step(2)
+    # One forward and one backward call per step, on the caller's thread, with all 5 sequences —
+    # the same values as on one thread (the workers' slices joined in order).
+    assert after_eval == 1 and len(two["grad"]) == 1
+    assert two["threads"] == {threading.get_ident()}
+    assert two["out"][0].shape == one["out"][0].shape == (5, 16, 32)
+    np.testing.assert_allclose(two["out"][0], one["out"][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(two["grad"][0], one["grad"][0], rtol=1e-4, atol=1e-9)
+    assert np.abs(two["grad"][0]).max() > 0
+    # evaluate(hooks=True) runs them: once per evaluation batch.
+    assert len(two["out"]) > 1
+    # Per worker, as asked: one call per thread's slice (2 + 3 sequences).
+    per, _ = _observed_step(2, per_worker=True)
+    assert sorted(o.shape[0] for o in per["out"][:2]) == [2, 3]
+    assert len(per["grad"]) == 2
+
+
 def test_hooks_on_a_python_module():
     class Net(tg.nn.Module):
         def __init__(self):

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <exception>
 #include <limits>
+#include <optional>
 
 #include "tapegrad/threads.h"
 
@@ -31,6 +32,7 @@ void BatchParallelStep<T>::ensure_workers(int n) {
   }
   probes_.resize(static_cast<size_t>(n));
   weights_.resize(static_cast<size_t>(n));
+  hook_calls_.resize(static_cast<size_t>(n));
 }
 
 template <typename T>
@@ -47,8 +49,11 @@ CrossEntropyTerms BatchParallelStep<T>::forward_backward(std::span<const int32_t
     const BatchShare s = batch_share(B, n, k);
     weights_[static_cast<size_t>(k)] = static_cast<double>(s.end - s.begin) / static_cast<double>(B);
   }
+  const bool collect = n > 1 && !nn::hooks_per_worker();
   const auto run = [&](int k) {
     Worker& w = *workers_[static_cast<size_t>(k)];
+    std::optional<typename nn::HookCalls<T>::Collect> collecting;
+    if (collect) collecting.emplace(hook_calls_[static_cast<size_t>(k)]);
     try {
       const BatchShare s = batch_share(B, n, k);
       const auto part = [&](std::span<const int32_t> all) {
@@ -90,7 +95,12 @@ CrossEntropyTerms BatchParallelStep<T>::forward_backward(std::span<const int32_t
     w.error = nullptr;
   }
   workers_[0]->grads.fill_unwritten();  // parameters no op reached (or, after an error, not yet): zero
-  if (error) std::rethrow_exception(error);
+  const std::span<nn::HookCalls<T>> calls(hook_calls_.data(), static_cast<size_t>(n));
+  if (error) {
+    for (nn::HookCalls<T>& c : calls) c.calls.clear();
+    std::rethrow_exception(error);
+  }
+  if (collect) nn::run_collected(calls, hook_tape_);
   CrossEntropyTerms terms{.log_z_min = std::numeric_limits<double>::infinity()};
   for (int k = 0; k < n; ++k) {
     const double wk = weights_[static_cast<size_t>(k)];

@@ -12,6 +12,9 @@
 // The loss is the batch's mean: worker k's mean over its B_k sequences, seeded with B_k / B, so
 // the summed gradient is the full batch's. Determinism: which thread takes which sequences, and
 // the order the buffers are summed in, depend only on B and the thread count.
+//
+// Module hooks run as torch's would: once per module call with the whole batch's tensors, on the
+// calling thread, after the workers finish (nn/hook_calls.h).
 #pragma once
 
 #include <cstdint>
@@ -70,6 +73,9 @@ class BatchParallelStep {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<nn::DecoderProbe> probes_;  // worker k's statistics
   std::vector<double> weights_;           // worker k's share of the batch, B_k / B
+  // Hook calls collected per worker, run once on the whole batch after the step (hook_calls.h).
+  std::vector<nn::HookCalls<T>> hook_calls_;
+  Tape<T> hook_tape_;
   int used_ = 0;
 };
 

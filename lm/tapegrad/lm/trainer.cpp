@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "tapegrad/lm/usage_error.h"
 #include "tapegrad/lm/corpus.h"
@@ -222,7 +223,9 @@ double Trainer::mean_loss(std::span<const int32_t> split, uint64_t seed) {
   return total;
 }
 
-EvalResult Trainer::evaluate() {
+EvalResult Trainer::evaluate(bool hooks) {
+  std::optional<nn::HooksOff> off;
+  if (!hooks) off.emplace();
   double sums[2] = {mean_loss(data_->val, val_seed(config_.seed)),
                     config_.eval_train ? mean_loss(data_->train, train_eval_seed(config_.seed)) : 0.0};
   if (comm_) comm_->allreduce_sum(sums, 2);

@@ -71,8 +71,9 @@ class Trainer {
   StepResult train_step(bool request_stop = false);
   // Mean loss over config.eval_iters batches of each split. The batches are the same at every
   // evaluation (a fixed seed), so successive evaluations — and runs with other norms — compare
-  // on identical text.
-  EvalResult evaluate();
+  // on identical text. Module hooks run only with `hooks` (its forward calls are not the training
+  // step a hook observes).
+  EvalResult evaluate(bool hooks = false);
   // Mean cross-entropy of the model on the given batch, without recording a backward pass.
   double loss_on(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T);
 

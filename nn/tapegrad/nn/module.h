@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "tapegrad/nn/hook_calls.h"
 #include "tapegrad/parameter.h"
 #include "tapegrad/random.h"
 #include "tapegrad/state_dict.h"
@@ -167,15 +168,30 @@ class UnaryModule : public Module<T> {
 
   // The hooks' part of m(x), for a composite module that calls a child's richer forward (the
   // block calls the attention's with its probe): runs the forward hooks on (x, y) and returns y,
-  // or, with backward hooks, y passed through the node that calls them.
-  // The hooks run from a copy of the list, so a hook may add or remove hooks.
+  // or, with backward hooks, y passed through the node that calls them. Under a HookCalls
+  // collector (a worker of a batch split across threads, hook_calls.h) the calls are collected
+  // for one whole-batch call after the workers finish; under HooksOff nothing runs.
   Var<T> with_hooks(Var<T> x, Var<T> y) {
-    if (!forward_hooks_.empty())
-      for (const auto& [id, hook] : std::vector(forward_hooks_)) hook(*this, x, y);
+    if ((forward_hooks_.empty() && backward_hooks_.empty()) || HooksOff::active()) return y;
+    if (!forward_hooks_.empty()) {
+      if (HookCalls<T>* c = HookCalls<T>::active())
+        c->calls.push_back({this, false, Tensor<T>::copy_of(x.value()), Tensor<T>::copy_of(y.value())});
+      else
+        call_forward_hooks(x, y);
+    }
     if (backward_hooks_.empty()) return y;
     return grad_tap(y, [this](TensorView<const T> dy) {
-      for (const auto& [id, hook] : std::vector(backward_hooks_)) hook(*this, dy);
+      if (HookCalls<T>* c = HookCalls<T>::active()) c->calls.push_back({this, true, {}, Tensor<T>::copy_of(dy)});
+      else call_backward_hooks(dy);
     });
+  }
+
+  // Runs the hooks now, from a copy of the list (so a hook may add or remove hooks).
+  void call_forward_hooks(Var<T> x, Var<T> y) {
+    for (const auto& [id, hook] : std::vector(forward_hooks_)) hook(*this, x, y);
+  }
+  void call_backward_hooks(TensorView<const T> dy) {
+    for (const auto& [id, hook] : std::vector(backward_hooks_)) hook(*this, dy);
   }
 
  private:
