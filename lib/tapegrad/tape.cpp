@@ -240,6 +240,7 @@ template <typename T>
 void Tape<T>::clear() {
   slots_.clear();
   nodes_.clear();
+  kept_.clear();
   free_grads_.clear();
   arena_.reset();
   ++generation_;

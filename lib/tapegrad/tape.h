@@ -22,6 +22,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include "tapegrad/arena.h"
@@ -119,6 +120,9 @@ class Tape {
     check(in_backward_node_, "Tape::workspace: only a backward closure may ask for workspace (from forward, use scratch())");
     return workspace_.allocate<U>(n);
   }
+  // Owns an object a backward closure points to until clear() (closures hold pointers and values
+  // only: a node written in another language keeps its state here).
+  void keep_alive(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
   // Appends the node producing `output`. Does nothing if `output` needs no gradient. `assigns`:
   // the inputs (bit i for input i) whose gradient the backward can write instead of add to, when
   // din_fresh(i) says so (see Backward).
@@ -226,6 +230,7 @@ class Tape {
 
   std::vector<Slot> slots_;
   std::vector<Node> nodes_;
+  std::vector<std::shared_ptr<const void>> kept_;  // keep_alive()
   Arena arena_;
   Arena workspace_;               // see workspace(): reset before every node's backward
   bool retain_intermediate_grads_ = true;

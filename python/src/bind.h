@@ -139,6 +139,10 @@ class RecordingOn {
   std::shared_ptr<PyTape<float>> previous_;
 };
 
+// The PyTape a C++ callback hands Python for `tape`: the one a module called from Python records
+// on (RecordingOn), else `tape` lent for the callback's length.
+std::shared_ptr<PyTape<float>> py_tape_for(Tape<float>& tape, LentTapes<float>& lent);
+
 // Tape-memory copy of integer ids (cross-entropy targets, embedding ids), valid until clear().
 template <typename T>
 std::span<const int32_t> tape_ids(PyTape<T>& t, const pyb::array& ids, const char* what);
@@ -164,6 +168,7 @@ void bind_tensor(pyb::module_& m);
 void bind_autograd(pyb::module_& m);
 void bind_nn(pyb::module_& m);
 void bind_hooks(pyb::module_& nn_module);
+void bind_function(pyb::module_& m);
 void bind_optim(pyb::module_& m);
 void bind_lm(pyb::module_& m);
 void bind_lab(pyb::module_& m);

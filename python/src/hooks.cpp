@@ -62,6 +62,10 @@ struct HookHandle {
 
 }  // namespace
 
+std::shared_ptr<PyTape<float>> py_tape_for(Tape<float>& tape, LentTapes<float>& lent) {
+  return recording && &recording->get() == &tape ? recording : lent.lend(tape);
+}
+
 RecordingOn::RecordingOn(std::shared_ptr<PyTape<float>> tape) : previous_(std::exchange(recording, std::move(tape))) {}
 RecordingOn::~RecordingOn() { recording = std::move(previous_); }
 
@@ -82,8 +86,7 @@ void bind_hooks(pyb::module_& m) {
         const int64_t id = self.cast<U&>().register_forward_hook([fn, on](U& module, Var<float> x, Var<float> y) {
           pyb::gil_scoped_acquire gil;
           LentTapes<float> lent;
-          Tape<float>& tape = y.tape();
-          const auto owner = recording && &recording->get() == &tape ? recording : lent.lend(tape);
+          const auto owner = py_tape_for(y.tape(), lent);
           const pyb::object module_obj = module_arg(*on, module);
           refuse_result((*fn)(module_obj, pyb::make_tuple(PV{owner, x}), PV{owner, y}), "a forward hook");
         });

@@ -11,7 +11,8 @@ Submodules: tapegrad.nn (modules), tapegrad.optim (AdamW, SGD, schedules), tapeg
 (TrainConfig, Trainer), tapegrad.lab (sweeps and their reports). Every error of the engine is a
 tapegrad.Error (a RuntimeError) with the engine's message; a bad setting is a tapegrad.SettingError
 (also a ValueError); settings that contradict each other without being invalid (warmup >= steps)
-give a tapegrad.SettingWarning. `with tg.autocast("bf16"):` runs the float GEMMs recorded inside on
+give a tapegrad.SettingWarning. tapegrad.Function is an op written in Python with its own backward
+(torch.autograd.Function); tapegrad.nn.register_norm(name, cls) trains a norm written in Python by name. `with tg.autocast("bf16"):` runs the float GEMMs recorded inside on
 bfloat16 operands (mixed precision, as torch.autocast); TrainConfig(precision="bf16") trains so.
 """
 from ._tapegrad import (  # noqa: F401
@@ -35,11 +36,12 @@ from ._tapegrad import (  # noqa: F401
     optim,
     set_num_threads,
 )
+from .function import Function  # noqa: F401,E402
 from . import nn, lab  # noqa: F401,E402
 from ._tapegrad._nn import manual_seed  # noqa: F401,E402
 
 __all__ = [
-    "Error", "GradcheckResult", "Parameter", "SettingError", "SettingWarning", "Tape", "Tape64", "Tensor", "Var", "Var64",
+    "Error", "Function", "GradcheckResult", "Parameter", "SettingError", "SettingWarning", "Tape", "Tape64", "Tensor", "Var", "Var64",
     "autocast", "cross_entropy", "gradcheck", "kernel_variant", "lab", "lm", "manual_seed", "mse_loss", "nn",
     "num_threads", "optim", "set_num_threads",
 ]

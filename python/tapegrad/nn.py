@@ -39,7 +39,7 @@ from ._tapegrad._nn import (  # noqa: F401
 )
 from ._tapegrad._nn import HookHandle  # noqa: F401
 from ._tapegrad._nn import Module as _CppModule
-from ._tapegrad._nn import _backward_pre_hook_node
+from ._tapegrad._nn import _backward_pre_hook_node, _register_python_norm
 from ._tapegrad.lm import Decoder, LanguageModel  # noqa: F401
 
 
@@ -218,3 +218,17 @@ def _check_hook_result(result, what):
     if result is not None:
         raise Error(f"{what} returned {type(result).__name__}; a hook must return None "
                            "(tapegrad cannot replace a module's output or gradient from a hook)")
+
+
+def register_norm(name, cls, label=None, description=None):
+    """Registers a norm written in Python, a tapegrad.nn.Module subclass built as cls(dim, eps=eps),
+    under `name`: TrainConfig(norm=name), tapegrad.lab sweeps and checkpoints (resumed in a process
+    that registered it) then know it, as a C++ norm registered with nn::register_norm. Inside the
+    trainer its parameters are the model's (the module's Parameter attributes are rebound to them);
+    its forward runs in Python with the GIL, once per worker thread's share of the batch. Float32
+    only: a float64 copy of the model (sharpness measurements) needs a C++ norm."""
+    if not (isinstance(cls, type) and issubclass(cls, Module)):
+        raise TypeError(f"register_norm: {cls!r} is not a tapegrad.nn.Module subclass")
+    doc = (cls.__doc__ or "").strip().splitlines()
+    _register_python_norm(name, cls, label or cls.__name__,
+                          description or (doc[0] if doc else f"a norm written in Python ({cls.__name__})"))

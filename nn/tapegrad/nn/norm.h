@@ -18,6 +18,7 @@
 // It initialises its own parameters (Module::reset_parameters).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -52,8 +53,9 @@ struct NormRowKernels {
                    int64_t C, T* scratch) = nullptr;
 };
 
+// A function, not a pointer: a norm registered from another language captures its class.
 template <typename T>
-using NormFactory = std::unique_ptr<UnaryModule<T>> (*)(const NormSpec&);
+using NormFactory = std::function<std::unique_ptr<UnaryModule<T>>(const NormSpec&)>;
 
 struct NormEntry {
   std::string name;         // as typed on the command line and stored in checkpoints

@@ -1,0 +1,174 @@
+"""Ops and norms written in Python: tapegrad.Function (forward and backward in numpy, checked in
+float64 against finite differences) and tapegrad.nn.register_norm (a norm trained by name, saved
+and resumed, its parameters the model's)."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+class Cube(tg.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        return scale * x ** 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 3 * ctx.scale * x ** 2 * grad, None
+
+
+class Bilinear(tg.Function):
+    """x @ w, its backward by hand."""
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x @ w
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        return grad @ w.T, x.T @ grad
+
+
+def test_a_function_records_a_node_and_its_backward_is_gradchecked():
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
+    r = tg.gradcheck(lambda a, b: Cube.apply(Bilinear.apply(a, b), 0.5), [x, w], name="cube(x @ w)")
+    assert r.ok, r.message
+    assert r.max_rel_error < 1e-6
+    # float32: the values and gradients a composed twin gives.
+    tape = tg.Tape()
+    xv = tg.Parameter("x", x.astype(np.float32))
+    y = Cube.apply(tape.param(xv), 2.0)
+    np.testing.assert_allclose(y.numpy(), 2 * x.astype(np.float32) ** 3, rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(xv.grad, 6 * x.astype(np.float32) ** 2, rtol=1e-5)
+
+
+def test_function_mistakes_are_errors_that_name_the_function():
+    class WrongShape(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad[:1]
+
+    class Raises(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise ValueError("boom")
+
+    class TwoGrads(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, grad
+
+    class NotAnArray(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return "x"
+
+    x = tg.Parameter("x", np.ones((3, 2), np.float32))
+    for fn, match in [(WrongShape, r"WrongShape.backward's gradient 0 has shape \(1,2\), the input \(3,2\)"),
+                      (Raises, "Raises.backward raised ValueError: boom"),
+                      (TwoGrads, "TwoGrads.backward returned 2 gradients for 1 inputs")]:
+        tape = tg.Tape()
+        y = fn.apply(tape.param(x))
+        with pytest.raises(tg.Error, match=match):
+            y.sum().backward()
+    with pytest.raises(tg.Error, match="NotAnArray.forward returned str"):
+        NotAnArray.apply(tg.Tape().param(x))
+    with pytest.raises(tg.Error, match="no argument is a Var"):
+        Cube.apply(np.ones(3, np.float32), 1.0)
+
+
+class PyRMSNorm(tg.nn.Module):
+    """RMSNorm composed in Python: w x / sqrt(mean(x^2) + eps)."""
+
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = tg.Parameter("weight", np.ones(dim, np.float32))
+
+    def forward(self, x):
+        ms = (x * x).mean(dim=-1, keepdim=True) + self.eps
+        return x / ms.sqrt() * x.tape.param(self.weight)
+
+
+class MeanAbsNorm(tg.nn.Module):
+    """w x / (mean|x| + eps)"""
+
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = tg.Parameter("weight", np.ones(dim, np.float32))
+
+    def forward(self, x):
+        return x / (x.abs().mean(dim=-1, keepdim=True) + self.eps) * x.tape.param(self.weight)
+
+
+tg.nn.register_norm("pyrms", PyRMSNorm)
+tg.nn.register_norm("meanabs", MeanAbsNorm)
+
+
+def _config(norm, **kw):
+    base = dict(norm=norm, dim=32, heads=2, layers=2, ctx=32, batch=4, steps=12, warmup=2, seed=3, eval_every=0)
+    base.update(kw)
+    return tg.lm.TrainConfig(**base)
+
+
+def test_a_python_norm_trains_by_name_like_its_cpp_twin():
+    assert "pyrms" in tg.nn.norm_names() and "meanabs" in tg.nn.norm_names()
+    ours = tg.lm.Trainer(_config("pyrms"))
+    theirs = tg.lm.Trainer(_config("rmsnorm"))
+    names = [n for n, _ in ours.model.named_parameters()]
+    assert names == [n for n, _ in theirs.model.named_parameters()]
+    assert "blocks.0.norm1.weight" in names
+    a = [ours.train_step().loss for _ in range(12)]
+    b = [theirs.train_step().loss for _ in range(12)]
+    # The same model, seed and batches: the losses agree to float32 round-off, and the norms'
+    # weights moved alike (their gradients reached the optimizer).
+    np.testing.assert_allclose(a, b, rtol=2e-4)
+    wa = dict(ours.model.named_parameters())["blocks.1.norm2.weight"].value
+    wb = dict(theirs.model.named_parameters())["blocks.1.norm2.weight"].value
+    assert np.abs(wb - 1).max() > 1e-3
+    np.testing.assert_allclose(wa, wb, rtol=1e-3, atol=1e-5)
+
+
+def test_a_python_norm_resumes_and_its_mistakes_name_it(tmp_path):
+    t = tg.lm.Trainer(_config("meanabs", threads=2))
+    for _ in range(4):
+        t.train_step()
+    t.save(str(tmp_path / "run"))
+    rest = [t.train_step().loss for _ in range(3)]
+    again = tg.lm.Trainer.resume(str(tmp_path / "run"))
+    assert [again.train_step().loss for _ in range(3)] == rest
+    with pytest.raises(tg.Error, match="'pyrms' is written in Python and runs in float32 only"):
+        tg.lm.Trainer(_config("pyrms", sharpness_every=2, steps=2, warmup=0)).fit()
+    with pytest.raises(TypeError, match="not a tapegrad.nn.Module subclass"):
+        tg.nn.register_norm("plain", object)
+    with pytest.raises(tg.Error, match="pyrms"):
+        tg.nn.register_norm("pyrms", PyRMSNorm)  # taken
+
+    class Broken(tg.nn.Module):
+        def __init__(self, dim, eps=1e-5):
+            super().__init__()
+
+        def forward(self, x):
+            return x.sum(dim=-1)
+    tg.nn.register_norm("broken", Broken)
+    with pytest.raises(tg.Error, match="norm 'broken': forward must return a Var of its input's shape"):
+        tg.lm.Trainer(_config("broken")).train_step()
