@@ -19,19 +19,20 @@
 # report flags a run whose mean log Z fell below -10 (output-logit drift) and tables each run's
 # lowest mean log Z by lr; plots/log_z.png draws log Z per step at lr 3e-1.
 #
-# Measured (2026-12-03, 54 runs, 23 min on 2 cores: 442 + 473 + 484 s). No run diverged, none
-# collapsed, none passed attention logit 1e4. log Z never drifted negative: its mean over tokens
-# started at 4.1-4.2 (ln 65) and rose — without weight decay to 6.6-6.9 at the end (max 7.6-8.5),
-# with independent 1e-4 to 6.7-7.1, with lr-scaled 0.1 to 4.9-6.1; the lowest per-token log Z of
-# any run was 2.7. z-loss 1e-4 lowered the final mean log Z by 0.8-1.3 (wd 0: 6.79 -> 5.96 at lr
-# 3e-2, 6.90 -> 5.98 at 3e-1) at a cost within the seeds' spread (best val 2.012 vs 2.028 with wd
-# 0, 2.015 vs 2.020 independent, 1.970 vs 1.965 lr-scaled). LR sensitivity: 0.083 / 0.067 (wd 0,
-# z-loss 0 / 1e-4), 0.079 / 0.060 (independent), 0.228 (lr-scaled, z-loss 0) — lr-scaled decay 0.1
-# costs the high rates most (2.459 at lr 3e-1 against 2.192-2.202). So in 2,500 steps (pilots to
-# 4,000 alike) the condition Wortsman et al. describe — log Z running very negative without weight
-# decay — did not arise at this scale: that it arises is not reproduced on the recipe; that
-# z-loss prevents it stays not tested (nothing to prevent); z-loss holding log Z nearer 0 at no
-# cost in loss is reproduced.
+# Measured (2026-12-06 re-run with spreads, 54 runs, 314 + 524 + ~480 s on 2 cores shared; the
+# table: 10_table.py -> runs/exp10_output_logits/table.md). No run diverged, none collapsed, none
+# passed attention logit 1e4. log Z never drifted negative: its mean over tokens started at 4.2
+# (ln 65) and ended, without weight decay, at 6.5-7.0, with independent 1e-4 at 6.4-7.2, with
+# lr-scaled 0.1 at 4.5-6.2. z-loss 1e-4 lowered the final mean log Z by 0.7-1.2 (wd 0,
+# independent; 0.3-0.5 below lr 3e-1 with lr-scaled decay) — to 5.4-6.3, nowhere near 0. Best val
+# (mean ± std, 3 seeds, all at lr 3e-2) with vs without z-loss: 2.025 ± 0.014 vs 2.007 ± 0.024
+# (wd 0), 2.042 ± 0.030 vs 2.033 ± 0.024 (independent), 1.959 ± 0.026 vs 1.965 ± 0.015
+# (lr-scaled): within the spread best against best; paired at the same lr and seed +0.018 ±
+# 0.006 se and +0.009 ± 0.004 se (higher), -0.006 ± 0.007 (within). So in 2,500 steps the
+# condition Wortsman et al. describe — log Z running very negative without weight decay — did
+# not arise at this scale: not tested; that z-loss prevents it: not tested (nothing to prevent);
+# z-loss pulling log Z towards 0: partly (lower by ~1, not near 0); at no cost: partly (0.01-0.02
+# at a matched lr and seed).
 #
 #   bash examples/experiments/10_output_logit_divergence.sh [more flags]
 set -euo pipefail
