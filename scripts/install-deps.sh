@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh --test     also PyTorch (python3-torch): the golden tests compare against it;
 #                                      clang (clang, libomp-dev): every source must compile with it too;
 #                                      pytest (python3-pytest) for the Python front-end's suite, pandas
-#                                      (python3-pandas) for its dataframe()
+#                                      (python3-pandas) for its dataframe(), nbconvert and ipykernel
+#                                      (python3-nbconvert, python3-ipykernel) to execute its notebook
 #   scripts/install-deps.sh --bench    also PyTorch, for bench/compare_pytorch.sh
 #   scripts/install-deps.sh --docs     only doxygen (scripts/api-docs.sh), which --test includes
 set -euo pipefail
@@ -22,7 +23,7 @@ packages=(
 # libxsmm's generated GEMM kernels (lib/tapegrad/libxsmm_gemm.h) exist for x86-64 only.
 [[ "$(dpkg --print-architecture 2>/dev/null)" == "amd64" ]] && packages+=(libxsmm-dev)
 [[ "${1:-}" == "--bench" || "${1:-}" == "--test" ]] && packages+=(python3-torch)
-[[ "${1:-}" == "--test" ]] && packages+=(clang libomp-dev doxygen python3-pytest python3-pandas)
+[[ "${1:-}" == "--test" ]] && packages+=(clang libomp-dev doxygen python3-pytest python3-pandas python3-nbconvert python3-ipykernel)
 [[ "${1:-}" == "--docs" ]] && packages=(doxygen)
 
 missing=()

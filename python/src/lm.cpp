@@ -337,16 +337,17 @@ void bind_lm(pyb::module_& top) {
             lm::RunHooks hooks;
             bool interrupted = false;
             hooks.stop_after = until.value_or(0);
-            pyb::object print = pyb::module_::import("builtins").attr("print");
+            // The progress line (tapegrad/progress.py): in place in a terminal or a notebook, a line
+            // per evaluation elsewhere.
+            pyb::object bar = progress ? pyb::module_::import("tapegrad.progress")
+                                             .attr("Progress")(until.value_or(p.trainer->config().steps))
+                                       : pyb::none();
             hooks.on_step = [&](const lm::StepReport& r) {
               pyb::gil_scoped_acquire gil;
-              if (!on_step.is_none()) on_step(step_dict(r));
-              if (progress && (r.eval || r.divergence))
-                print(r.divergence ? cat("step ", r.result.step, ": diverged: ", r.divergence->detail)
-                                   : cat("step ", r.result.step, "/", p.trainer->config().steps, "  loss ", r.result.loss,
-                                         "  val ", r.eval->val_loss, "  lr ", r.result.lr, "  ",
-                                         static_cast<int64_t>(r.result.tokens_per_s), " tok/s"),
-                      pyb::arg("flush") = true);
+              if (on_step.is_none() && bar.is_none()) return;
+              const pyb::dict d = step_dict(r);
+              if (!on_step.is_none()) on_step(d);
+              if (!bar.is_none()) bar.attr("update")(d);
             };
             if (checkpoint_dir)
               hooks.on_checkpoint = [&](int64_t) { lm::save_checkpoint(*p.trainer, *checkpoint_dir); };
@@ -373,7 +374,8 @@ void bind_lm(pyb::module_& top) {
           pyb::arg("until") = pyb::none(), pyb::arg("on_step") = pyb::none(), pyb::arg("progress") = true,
           pyb::arg("checkpoint_dir") = pyb::none(),
           "Trains to config.steps (or step `until`), evaluating every eval_every steps; on_step(dict) sees each step.\n"
-          "progress prints a line per evaluation with Python's print (notebooks show it). With checkpoint_dir,\n"
+          "progress draws a line that updates in place in a terminal or a notebook (a line per evaluation\n"
+          "when stdout is a file), tokens/s averaged over the last 20 steps. With checkpoint_dir,\n"
           "saves every checkpoint_every steps and at the end. Returns {'end', 'step'[, 'divergence']}.")
       .def(
           "generate",

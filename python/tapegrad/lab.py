@@ -80,6 +80,33 @@ class SweepResult:
     def __repr__(self):
         return f"SweepResult({self.out!r}, {len(self.records)} runs: {self.grid})"
 
+    def _repr_html_(self):
+        """A notebook's view: the summary, every run's row and the plots (embedded, so the saved
+        notebook shows them without the folder)."""
+        import base64
+        import html
+        columns = ["run_id", "final_val_loss", "min_val_loss", "diverged", "peak_residual_rms", "peak_attention_logit",
+                   "step_ms"]
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+
+        def cell(v):
+            return f"{v:.4g}" if isinstance(v, float) else html.escape(str(v))
+        rows = "".join("<tr>" + "".join(f"<td>{cell(r.get(c, ''))}</td>" for c in columns) + "</tr>"
+                       for r in self.records)
+        plots = os.path.join(self.out, "plots")
+        images = ""
+        if os.path.isdir(plots):
+            for name in sorted(os.listdir(plots)):
+                if name.endswith(".png"):
+                    with open(os.path.join(plots, name), "rb") as f:
+                        data = base64.b64encode(f.read()).decode("ascii")
+                    images += (f'<figure style="display:inline-block;margin:4px"><img style="max-width:480px" '
+                               f'src="data:image/png;base64,{data}"/><figcaption>{html.escape(name)}</figcaption></figure>')
+        return (f"<div><b>tapegrad.lab sweep</b> <code>{html.escape(self.out)}</code>: {len(self.records)} runs "
+                f"({html.escape(str(self.grid))})<pre>{html.escape(self.summary)}</pre>"
+                f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{images}"
+                f"<p>report: <code>{html.escape(self.report_path)}</code></p></div>")
+
 
 # plot_lab.py's exit status when the interpreter has no matplotlib (its NO_MATPLOTLIB): the script
 # is its own probe.
