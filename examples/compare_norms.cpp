@@ -189,6 +189,9 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) ctx.this_command += " " + text::shell_quote(argv[i]);
     std::string plot_note;
     if (plot) {
+      // report.md first without its figure list and timing: plot_lab.py's report.html carries its
+      // tables; the final report.md below replaces it.
+      io::write_file_atomic(o.out + "/report.md", report_markdown(summary, runs, ctx));
       plot_note = draw_plots(python, self_dir() + "/plot_lab.py", summary.reference_lr, o.out, plotter);
       ctx.plots = plots_in(o.out);
     }

@@ -18,6 +18,9 @@ Writes into runs/lab/plots/ (sharpness.png only for sweeps run with --sharpness-
   log_z.png          mean log Z per step at the largest learning rate, where output-logit drift shows first
   output_logit.png   the mean output (LM-head) logit per step at the largest learning rate: what
                      Wortsman et al. 2023 (§3.2) plot for output-logit divergence
+and runs/lab/report.html: report.md's tables with the figures interactive (hover a point or a curve
+to see its run, click a legend entry to hide or show a norm), one self-contained file that works
+offline (plotly.js inside it; Debian: python3-plotly; without plotly it is skipped with a note).
 
 Needs matplotlib and numpy (Debian: python3-matplotlib); without them it exits with status 3
 (NO_MATPLOTLIB) and prints nothing. On Debian use /usr/bin/python3.
@@ -321,6 +324,174 @@ def args_on_stdin():
     return [os.fsdecode(a) for a in data[:-1].split(b"\0")]
 
 
+def markdown_html(text):
+    """report.md as HTML: headings, tables, lists and paragraphs (the forms the report writes)."""
+    import html as h
+
+    def inline(t):
+        t = h.escape(t)
+        t = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", t)
+        return re.sub(r"`(.+?)`", r"<code>\1</code>", t)
+    out, table, para, items = [], [], [], []
+
+    def flush():
+        if table:
+            rows = [r for r in table if not re.fullmatch(r"\|[\s:|-]+\|", r.strip())]
+            cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
+            out.append("<table><thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in cells[0]) + "</tr></thead><tbody>"
+                       + "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in cells[1:])
+                       + "</tbody></table>")
+            table.clear()
+        if items:
+            out.append("<ul>" + "".join(f"<li>{inline(i)}</li>" for i in items) + "</ul>")
+            items.clear()
+        if para:
+            out.append(f"<p>{inline(' '.join(para))}</p>")
+            para.clear()
+    for line in text.splitlines():
+        if line.startswith("|"):
+            if not table:
+                flush()
+            table.append(line)
+            continue
+        if table:
+            flush()
+        if not line.strip():
+            flush()
+        elif m := re.match(r"(#+)\s+(.*)", line):
+            flush()
+            level = min(len(m.group(1)), 4)
+            out.append(f"<h{level}>{inline(m.group(2))}</h{level}>")
+        elif line.startswith("- "):
+            if para:
+                flush()
+            items.append(line[2:])
+        elif items and line.startswith("  "):
+            items[-1] += " " + line.strip()
+        elif line.startswith("!["):
+            continue  # the PNG figures: the page draws its own
+        else:
+            para.append(line.strip())
+    flush()
+    return "\n".join(out)
+
+
+def write_report_html(out, runs, curves, group_key, ref_lr):
+    """report.html: report.md's text and tables, and the lab's figures drawn by plotly (interactive:
+    hover shows the run, the legend toggles a configuration); plotly.js is written into the page."""
+    try:
+        import plotly.graph_objects as go
+        from plotly.offline import get_plotlyjs
+    except ImportError:
+        print("plot_lab.py: report.html skipped (no plotly: Debian's python3-plotly)", file=sys.stderr)
+        return
+    import html as h
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"]
+    keys = sorted({group_key(r) for r in runs}, key=natural)
+    color = {k: palette[i % len(palette)] for i, k in enumerate(keys)}
+    figures = []
+
+    def layout(fig, title, xtitle, ytitle, logx=False, logy=False):
+        fig.update_layout(title=title, xaxis_title=xtitle, yaxis_title=ytitle, template="plotly_white",
+                          height=460, margin=dict(l=60, r=20, t=60, b=50), legend=dict(groupclick="togglegroup"))
+        if logx:
+            fig.update_xaxes(type="log")
+        if logy:
+            fig.update_yaxes(type="log")
+        figures.append(fig)
+
+    # Final validation loss per lr: each seed's point (hover: its run), the mean over seeds as a line.
+    fig = go.Figure()
+    for k in keys:
+        mine = [r for r in runs if group_key(r) == k]
+        lrs = sorted({num(r["lr"]) for r in mine})
+        means = []
+        for lr in lrs:
+            ok = [num(r["final_val_loss"]) for r in mine if num(r["lr"]) == lr and r["diverged"] == "0"
+                  and math.isfinite(num(r["final_val_loss"]))]
+            means.append(sum(ok) / len(ok) if ok else None)
+        fig.add_trace(go.Scatter(x=lrs, y=means, mode="lines", name=k, legendgroup=k, line=dict(color=color[k]),
+                                 hovertemplate=f"{h.escape(k)}<br>lr %{{x:g}}<br>mean val %{{y:.4f}}<extra></extra>"))
+        pts = [r for r in mine if r["diverged"] == "0" and math.isfinite(num(r["final_val_loss"]))]
+        fig.add_trace(go.Scatter(x=[num(r["lr"]) for r in pts], y=[num(r["final_val_loss"]) for r in pts], mode="markers",
+                                 name=k + " runs", legendgroup=k, showlegend=False, marker=dict(color=color[k], size=7),
+                                 text=[r["run_id"] for r in pts],
+                                 hovertemplate="%{text}<br>val %{y:.4f}<extra></extra>"))
+        bad = [r for r in mine if not (r["diverged"] == "0" and math.isfinite(num(r["final_val_loss"])))]
+        if bad:
+            fig.add_trace(go.Scatter(x=[num(r["lr"]) for r in bad], y=[num(r["initial_loss"]) for r in bad],
+                                     mode="markers", name=k + " diverged", legendgroup=k, showlegend=False,
+                                     marker=dict(color=color[k], symbol="x", size=10), text=[r["run_id"] for r in bad],
+                                     hovertemplate="%{text}<br>diverged (drawn at the initial loss)<extra></extra>"))
+    layout(fig, "Final validation loss vs learning rate (points: runs; line: mean over seeds; ×: diverged)",
+           "peak learning rate", "final validation loss", logx=True)
+
+    by_run = defaultdict(list)
+    for c in curves:
+        by_run[c["run_id"]].append(c)
+
+    def per_step(column, title, ytitle, logy=False, lr=ref_lr, transform=None):
+        fig = go.Figure()
+        shown = set()
+        drawn = 0
+        for run_id, rows in sorted(by_run.items()):
+            if abs(num(rows[0]["lr"]) - lr) > 1e-12 * lr or column not in rows[0]:
+                continue
+            k = group_key(rows[0])
+            pts = [(int(c["step"]), transform(c) if transform else num(c[column])) for c in rows]
+            pts = [p for p in pts if math.isfinite(p[1])]
+            if not pts:
+                continue
+            fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines", name=k,
+                                     legendgroup=k, showlegend=k not in shown, line=dict(color=color[k], width=1.5),
+                                     hovertemplate=f"{h.escape(run_id)}<br>step %{{x}}<br>%{{y:.4g}}<extra></extra>"))
+            shown.add(k)
+            drawn += 1
+        if drawn:
+            layout(fig, title, "step", ytitle, logy=logy)
+
+    per_step("loss", f"Training loss per step at lr {ref_lr:g} (every seed)", "training loss")
+    per_step("final_residual_rms", f"Residual stream RMS after the last block, lr {ref_lr:g}", "RMS", logy=True)
+    per_step("grad_norm", f"Global gradient norm per step, lr {ref_lr:g}", "gradient norm", logy=True)
+    per_step("output_logit_mean", f"Mean output logit per step, lr {max(num(r['lr']) for r in runs):g}",
+             "mean output logit", lr=max(num(r["lr"]) for r in runs))
+    if curves and "sharpness" in curves[0]:
+        for lr in sorted({num(r["lr"]) for r in runs}):
+            per_step("sharpness", f"Sharpness over its threshold, lr {lr:g} (1: the edge)", "sharpness / threshold",
+                     lr=lr, transform=lambda c: num(c["precond_sharpness"]) / num(c["precond_threshold"])
+                     if math.isfinite(num(c["precond_sharpness"])) else num(c["sharpness"]) / num(c["sharpness_threshold"]))
+
+    report_md = os.path.join(out, "report.md")
+    body = ""
+    if os.path.isfile(report_md) and not os.path.islink(report_md):
+        with open(report_md, encoding="utf-8") as f:
+            body = markdown_html(f.read())
+    divs = "\n".join(f.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
+                     for f in figures)
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>tapegrad lab report: {h.escape(os.path.basename(os.path.abspath(out)))}</title>
+<script>{get_plotlyjs()}</script>
+<style>body{{font-family:sans-serif;max-width:1200px;margin:auto;padding:0 1em}}table{{border-collapse:collapse;margin:1em 0;font-size:90%}}
+td,th{{border:1px solid #ccc;padding:3px 6px;text-align:left}}th{{background:#f3f3f3}}code{{background:#f6f6f6}}</style>
+</head><body>
+<h1>Figures</h1>
+<p>Hover a point or a curve to see its run; click a legend entry to hide or show a configuration (double-click: that one alone).</p>
+{divs}
+{body}
+</body></html>
+"""
+    path = os.path.join(out, "report.html")
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", help="a compare_norms output directory")
@@ -563,6 +734,10 @@ def main(argv):
 
     figures.append(("residual_rms.png", len(keys), residual_rms))
     status = draw(figures)
+    try:
+        write_report_html(args.out, runs, curves, group_key, ref_lr)
+    except Exception:  # the PNG figures stand without it: name the failure, keep the status
+        print("plot_lab.py: report.html failed:\n" + traceback.format_exc(), file=sys.stderr)
     if status == 0:
         print(f"plot_lab.py: plots written to {plots}", file=sys.stderr)
     return status

@@ -6,7 +6,8 @@
 #                                      clang (clang, libomp-dev): every source must compile with it too;
 #                                      pytest (python3-pytest) for the Python front-end's suite, pandas
 #                                      (python3-pandas) for its dataframe(), nbconvert and ipykernel
-#                                      (python3-nbconvert, python3-ipykernel) to execute its notebook
+#                                      (python3-nbconvert, python3-ipykernel) to execute its notebook,
+#                                      headless Chromium (chromium-headless-shell) to open report.html
 #   scripts/install-deps.sh --bench    also PyTorch, for bench/compare_pytorch.sh
 #   scripts/install-deps.sh --docs     only doxygen (scripts/api-docs.sh), which --test includes
 set -euo pipefail
@@ -17,13 +18,15 @@ packages=(
   catch2 libbenchmark-dev        # tests, benchmarks
   libcli11-dev nlohmann-json3-dev
   python3 python3-matplotlib python3-numpy  # plots (examples/plot_lab.py)
+  python3-plotly                 # the report as a web page (report.html, plotly.js inside)
   python3-dev pybind11-dev       # the Python front-end (import tapegrad)
   libopenmpi-dev openmpi-bin     # data-parallel training and distributed sweeps (optional at build time)
 )
 # libxsmm's generated GEMM kernels (lib/tapegrad/libxsmm_gemm.h) exist for x86-64 only.
 [[ "$(dpkg --print-architecture 2>/dev/null)" == "amd64" ]] && packages+=(libxsmm-dev)
 [[ "${1:-}" == "--bench" || "${1:-}" == "--test" ]] && packages+=(python3-torch)
-[[ "${1:-}" == "--test" ]] && packages+=(clang libomp-dev doxygen python3-pytest python3-pandas python3-nbconvert python3-ipykernel)
+[[ "${1:-}" == "--test" ]] && packages+=(clang libomp-dev doxygen python3-pytest python3-pandas python3-nbconvert python3-ipykernel
+                                         chromium-headless-shell)
 [[ "${1:-}" == "--docs" ]] && packages=(doxygen)
 
 missing=()

@@ -164,7 +164,9 @@ def sweep(out, axes=None, jobs=None, plots=True, python=None, on_run=None, grow=
         for p in filter(None, plotter):  # nothing sent: it exits without drawing
             p.communicate(b"")
         raise
-    note = _plot(engine.out, engine.reference_lr, python, next(iter(plotter), None)) if plots else ""
     args = ", ".join([repr(out)] + ([f"axes={axes!r}"] if axes else []) + [f"{k}={v!r}" for k, v in settings.items()])
+    if plots:  # report.md before the plots too: report.html (plot_lab.py) carries its tables
+        engine.write_report(f"tapegrad.lab.sweep({args})")
+    note = _plot(engine.out, engine.reference_lr, python, next(iter(plotter), None)) if plots else ""
     report = engine.write_report(f"tapegrad.lab.sweep({args})")
     return SweepResult(engine, report, note)
