@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tapegrad/error.h"
+#include "tapegrad/nn/language_model.h"
 #include "tapegrad/nn/module.h"
 #include "tapegrad/tape.h"
 #include "tapegrad/tensor.h"
@@ -169,6 +170,10 @@ void bind_autograd(pyb::module_& m);
 void bind_nn(pyb::module_& m);
 void bind_hooks(pyb::module_& nn_module);
 void bind_function(pyb::module_& m);
+
+// A tapegrad.nn.Module with forward(tape, ids) -> logits (B, T, vocab), as a language model
+// lm::Trainer trains (function.cpp); its parameters are adopted, not copied.
+std::unique_ptr<nn::LanguageModel<float>> python_language_model(pyb::object model, int64_t vocab, int64_t context);
 void bind_optim(pyb::module_& m);
 void bind_lm(pyb::module_& m);
 void bind_lab(pyb::module_& m);

@@ -15,6 +15,7 @@
 #include <pybind11/numpy.h>
 
 #include "bind.h"
+#include "tapegrad/nn/language_model.h"
 #include "tapegrad/nn/norm.h"
 
 namespace tapegrad::py {
@@ -102,32 +103,38 @@ PyVar<T> apply_function(const pyb::object& cls, const pyb::object& ctx, const py
   return {owner, out};
 }
 
+// The Python module's parameters, in its named_parameters() order, for a C++ module to adopt (they
+// stay the Python objects': a C++ module inside the Python one, tg.nn.Linear say, keeps using
+// its own), with their values at construction (what reset_parameters() restores).
+std::vector<std::pair<std::string, Parameter<float>*>> python_parameters(const pyb::object& m, const std::string& what,
+                                                                         std::vector<Tensor<float>>& initial) {
+  check(pyb::hasattr(m, "named_parameters") && pyb::hasattr(m, "forward"), what, ": ",
+        std::string(pyb::str(pyb::type::of(m).attr("__name__"))), " is not a tapegrad.nn.Module");
+  std::vector<std::pair<std::string, Parameter<float>*>> out;
+  for (const pyb::handle item : m.attr("named_parameters")()) {
+    const auto pair = item.cast<pyb::tuple>();
+    auto& p = pair[1].cast<Parameter<float>&>();
+    out.emplace_back(pair[0].cast<std::string>(), &p);
+    initial.push_back(p.value());
+  }
+  return out;
+}
+
+// A Python object owned from C++: released under the GIL.
+std::shared_ptr<pyb::object> held_object(pyb::object o) {
+  return {new pyb::object(std::move(o)), [](pyb::object* p) {
+            pyb::gil_scoped_acquire gil;
+            delete p;
+          }};
+}
+
 // A norm written in Python, inside a C++ model (see the header comment).
 class PyNorm : public nn::UnaryModule<float> {
  public:
   PyNorm(std::string norm, pyb::handle cls, const nn::NormSpec& spec) : norm_(std::move(norm)) {
     pyb::gil_scoped_acquire gil;
-    module_ = std::shared_ptr<pyb::object>(new pyb::object(cls(spec.dim, pyb::arg("eps") = spec.eps)), [](pyb::object* p) {
-      pyb::gil_scoped_acquire g;
-      delete p;
-    });
-    const pyb::object& m = *module_;
-    check(pyb::hasattr(m, "named_parameters") && pyb::hasattr(m, "forward"), "norm '", norm_, "': ",
-          std::string(pyb::str(pyb::type::of(m).attr("__name__"))), "(dim, eps=...) is not a tapegrad.nn.Module");
-    for (const pyb::handle item : m.attr("named_parameters")()) {
-      const auto pair = item.cast<pyb::tuple>();
-      const std::string name = pair[0].cast<std::string>();
-      auto& theirs = pair[1].cast<Parameter<float>&>();
-      Parameter<float>& mine = this->add_parameter(name, theirs.value());
-      mine.requires_grad = theirs.requires_grad;
-      initial_.push_back(theirs.value());
-      // The Python module now reads the C++ parameter: walk "a.b.weight" to its owner.
-      pyb::object owner = m;
-      std::string rest = name;
-      for (size_t dot; (dot = rest.find('.')) != std::string::npos; rest = rest.substr(dot + 1))
-        owner = owner.attr(rest.substr(0, dot).c_str());
-      owner.attr("__setattr__")(rest, pyb::cast(&mine, pyb::return_value_policy::reference));
-    }
+    module_ = held_object(cls(spec.dim, pyb::arg("eps") = spec.eps));
+    for (auto& [name, p] : python_parameters(*module_, "norm '" + norm_ + "'", initial_)) this->adopt_parameter(name, *p);
   }
 
   Var<float> forward(Var<float> x) override {
@@ -162,7 +169,57 @@ class PyNorm : public nn::UnaryModule<float> {
   std::vector<Tensor<float>> initial_;
 };
 
+// A language model written in Python, for lm::Trainer: a tapegrad.nn.Module whose
+// forward(tape, ids) maps ids (B, T) to logits (B, T, V); the loss is the trainer's cross-entropy.
+class PyLanguageModel : public nn::LanguageModel<float> {
+ public:
+  PyLanguageModel(pyb::object model, int64_t vocab, int64_t context) : vocab_(vocab), context_(context) {
+    module_ = held_object(std::move(model));
+    for (auto& [name, p] : python_parameters(*module_, "Trainer model", initial_)) this->adopt_parameter(name, *p);
+  }
+
+  Output forward(Tape<float>& tape, std::span<const int32_t> ids, int64_t B, int64_t T,
+                 std::span<const int32_t> targets) override {
+    Var<float> logits;
+    {
+      pyb::gil_scoped_acquire gil;
+      LentTapes<float> lent;
+      const auto owner = py_tape_for(tape, lent);
+      pyb::array_t<int32_t> a({B, T});
+      std::copy(ids.begin(), ids.end(), a.mutable_data());
+      pyb::object y;
+      try {
+        y = (*module_)(owner, a);
+      } catch (pyb::error_already_set& e) {
+        throw Error(cat("Trainer model: forward raised ", python_error_text(e)));
+      }
+      check(pyb::isinstance<PyVar<float>>(y), "Trainer model: forward(tape, ids) returned ",
+            std::string(pyb::str(pyb::type::of(y).attr("__name__"))), "; it must return the logits, a Var (B, T, vocab)");
+      logits = y.cast<const PyVar<float>&>().get();
+    }
+    check(&logits.tape() == &tape && logits.shape() == Shape{B, T, vocab_}, "Trainer model: forward must return logits of shape (",
+          B, ", ", T, ", ", vocab_, ") on the tape it is given, got ", logits.shape());
+    return nn::lm_output(logits, targets);
+  }
+  int64_t vocab_size() const override { return vocab_; }
+  int64_t context() const override { return context_; }
+  void reset_parameters(Rng&) override {
+    size_t k = 0;
+    for (auto& [name, p] : this->named_parameters()) p->value() = initial_.at(k++);
+  }
+  std::string type_name() const override { return "PythonModel"; }
+
+ private:
+  int64_t vocab_, context_;
+  std::shared_ptr<pyb::object> module_;
+  std::vector<Tensor<float>> initial_;
+};
+
 }  // namespace
+
+std::unique_ptr<nn::LanguageModel<float>> python_language_model(pyb::object model, int64_t vocab, int64_t context) {
+  return std::make_unique<PyLanguageModel>(std::move(model), vocab, context);
+}
 
 void bind_function(pyb::module_& m) {
   m.def("_apply_function", &apply_function<float>, pyb::arg("cls"), pyb::arg("ctx"), pyb::arg("args"));

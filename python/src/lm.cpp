@@ -263,6 +263,13 @@ void bind_lm(pyb::module_& top) {
       .def_readonly("train_loss", &lm::EvalResult::train_loss)
       .def("__repr__", [](const lm::EvalResult& r) { return cat("EvalResult(val_loss=", r.val_loss, ", train_loss=", r.train_loss, ")"); });
 
+  m.def("vocab_size", [](const TrainConfig& config, std::optional<std::string> text) {
+        config.validate();
+        const std::string t = text ? *text : lm::load_text(config.data);
+        return lm::build_tokenizer(config, t, text ? "the text given" : config.data.empty() ? "the embedded corpus" : config.data)
+            ->vocab_size();
+      }, pyb::arg("config"), pyb::arg("text") = pyb::none(),
+      "The vocabulary a Trainer of this config (and text) will have: what a model of your own is built for.");
   using LM = nn::LanguageModel<float>;
   pyb::class_<LM, nn::Module<float>, std::shared_ptr<LM>>(m, "LanguageModel")
       .def("__call__", [](pyb::object self, std::shared_ptr<PyTape<float>> tape, const pyb::array& ids,
@@ -293,16 +300,30 @@ void bind_lm(pyb::module_& top) {
            "The pre-norm decoder the config's model settings describe (dim, layers, heads, norm, ...).");
 
   pyb::class_<PyTrainer>(m, "Trainer", "One training run, a step at a time (lm::Trainer).")
-      .def(pyb::init([](const TrainConfig& config, std::optional<std::string> text) {
+      .def(pyb::init([](const TrainConfig& config, std::optional<std::string> text, pyb::object model) {
              config.validate();
              PyTrainer p;
              const std::string t = text ? *text : lm::load_text(config.data);
              auto tokenizer = lm::build_tokenizer(config, t, text ? "the text given" : config.data.empty() ? "the embedded corpus" : config.data);
-             p.trainer = std::make_unique<lm::Trainer>(config, tokenizer, lm::make_token_data(config, *tokenizer, t));
+             auto data = lm::make_token_data(config, *tokenizer, t);
+             if (model.is_none()) {
+               p.trainer = std::make_unique<lm::Trainer>(config, tokenizer, data);
+             } else {
+               // The vocabulary is the tokenizer's; the model's, if it states one, must match it.
+               const int64_t vocab = tokenizer->vocab_size();
+               if (pyb::hasattr(model, "vocab_size"))
+                 check(model.attr("vocab_size").cast<int64_t>() == vocab, "Trainer model: its vocab_size ",
+                       model.attr("vocab_size").cast<int64_t>(), " is not the tokenizer's ", vocab,
+                       " (build it with tg.lm.vocab_size(config))");
+               const int64_t context = pyb::hasattr(model, "context") ? model.attr("context").cast<int64_t>() : config.ctx;
+               p.trainer = std::make_unique<lm::Trainer>(config, python_language_model(model, vocab, context), tokenizer, data);
+             }
              p.text = text;
              return p;
            }),
-           pyb::arg("config"), pyb::arg("text") = pyb::none())
+           pyb::arg("config"), pyb::arg("text") = pyb::none(), pyb::arg("model") = pyb::none(),
+           "Trainer(config, text=None, model=None). model: a tapegrad.nn.Module of your own with forward(tape, ids)\n"
+           "-> logits (B, T, vocab) (trained with the config's training settings; its model settings are unused).")
       .def_static("resume", [](const std::string& dir, std::optional<int64_t> steps, std::optional<std::string> text,
                                bool allow_data_change) {
         lm::ResumeOverrides o;

@@ -172,3 +172,34 @@ def test_a_python_norm_resumes_and_its_mistakes_name_it(tmp_path):
     tg.nn.register_norm("broken", Broken)
     with pytest.raises(tg.Error, match="norm 'broken': forward must return a Var of its input's shape"):
         tg.lm.Trainer(_config("broken")).train_step()
+
+
+class TinyLm(tg.nn.Module):
+    """A language model of your own: embeddings, a Python norm, a C++ Linear head."""
+
+    def __init__(self, vocab, dim=16, context=32):
+        super().__init__()
+        self.vocab_size, self.context = vocab, context
+        self.wte = tg.nn.Embedding(vocab, dim)
+        self.norm = MeanAbsNorm(dim)
+        self.head = tg.nn.Linear(dim, vocab)
+
+    def forward(self, tape, ids):
+        return self.head(self.norm(self.wte(tape, ids)))
+
+
+def test_a_model_of_your_own_trains_in_the_trainer():
+    config = _config("layernorm", threads=2, steps=30, lr=1e-2)
+    tg.manual_seed(0)
+    model = TinyLm(tg.lm.vocab_size(config))
+    head = dict(model.named_parameters())["head.weight"]
+    head_before = head.value.copy()
+    t = tg.lm.Trainer(config, model=model)
+    losses = [t.train_step().loss for _ in range(30)]
+    assert losses[-1] < losses[0] - 0.5  # it learns: the unigram statistics at least
+    # Its own parameters, C++ modules' and Python ones alike, are what the optimizer stepped.
+    assert np.abs(head.value - head_before).max() > 1e-3
+    assert np.abs(model.norm.weight.value - 1).max() > 1e-4
+    assert [n for n, _ in t.model.named_parameters()] == ["wte.weight", "norm.weight", "head.weight", "head.bias"]
+    with pytest.raises(tg.Error, match="vocab_size 7 is not the tokenizer's"):
+        tg.lm.Trainer(config, model=TinyLm(7))

@@ -12,15 +12,25 @@ Parameter<T>& Module<T>::add_parameter(const std::string& name, Tensor<T> value)
 }
 
 template <typename T>
+void Module<T>::adopt_parameter(const std::string& name, Parameter<T>& external) {
+  for (const auto& [n, p] : params_) check(n != name, type_name(), ": parameter '", name, "' registered twice");
+  for (const auto& [n, p] : adopted_) check(n != name, type_name(), ": parameter '", name, "' registered twice");
+  external.name = prefix_ + name;
+  adopted_.emplace_back(name, &external);
+}
+
+template <typename T>
 void Module<T>::set_prefix(const std::string& prefix) {
   prefix_ = prefix;
   for (auto& [name, p] : params_) p->name = prefix_ + name;
+  for (auto& [name, p] : adopted_) p->name = prefix_ + name;
   for (auto& [name, child] : children_) child->set_prefix(prefix_ + name + ".");
 }
 
 template <typename T>
 void Module<T>::collect(std::vector<std::pair<std::string, Parameter<T>*>>& out) {
   for (auto& [name, p] : params_) out.emplace_back(p->name, p.get());
+  for (auto& [name, p] : adopted_) out.emplace_back(p->name, p);
   for (auto& [name, child] : children_) child->collect(out);
 }
 

@@ -78,6 +78,9 @@ class Module {
  protected:
   // Registers a parameter under `name` (its dotted name is prefixed by the parents' names).
   Parameter<T>& add_parameter(const std::string& name, Tensor<T> value);
+  // Registers a parameter owned elsewhere (by a module written in another language, which this
+  // module keeps alive): listed, named and stepped like its own, after them.
+  void adopt_parameter(const std::string& name, Parameter<T>& external);
   // Registers and takes ownership of a child module; returns it typed.
   // Every Parameter's `name` is its full dotted path from the root, kept current as modules are
   // attached (also when a child gains children after being attached, as a ModuleList does).
@@ -96,6 +99,7 @@ class Module {
   void describe(std::string& out, int indent) const;
 
   std::vector<std::pair<std::string, std::unique_ptr<Parameter<T>>>> params_;
+  std::vector<std::pair<std::string, Parameter<T>*>> adopted_;  // adopt_parameter()
   std::vector<std::pair<std::string, std::unique_ptr<Module<T>>>> children_;
   std::string prefix_;  // this module's path from the root, with a trailing dot ("blocks.0.")
   bool training_ = true;
