@@ -51,7 +51,9 @@ common=(--seed 1 2 3 --layers 2 --dim 32 --heads 2 --ctx 32 --steps 300
         --warmup 0 --min-lr-ratio 1 --clip 0 --weight-decay 0 --eval-iters 4 --jobs 2)
 gd=(--full-batch true --batch 32 --optimizer sgd --momentum 0 --lr 0.3 1 --sharpness-every 5 --sharpness-iters 20)
 "$bin" "${common[@]}" "${gd[@]}" --norm none layernorm rmsnorm --out runs/exp8_eos/gd "$@"
-"$bin" "${common[@]}" "${gd[@]}" --norm layernorm --tie-head false --out runs/exp8_eos/gd_untied "$@"
+# The untied head makes the stream writers exactly scale-invariant (lm/sharpness.h): one lr is enough.
+"$bin" "${common[@]}" --full-batch true --batch 32 --optimizer sgd --momentum 0 --lr 0.3 --sharpness-every 5 \
+  --sharpness-iters 20 --norm layernorm --tie-head false --out runs/exp8_eos/gd_untied "$@"
 "$bin" "${common[@]}" --norm none layernorm rmsnorm --full-batch true --batch 32 --optimizer adamw --lr 3e-3 1e-2 \
   --sharpness-every 5 --sharpness-iters 10 --out runs/exp8_eos/adam "$@"
 "$bin" "${common[@]}" --norm none layernorm rmsnorm --batch 16 --sharpness-batch 128 --optimizer sgd --momentum 0 \

@@ -35,15 +35,23 @@ WINDOW = 100  # measurements from this step on: after the sharpening
 
 
 def read_curves(folder):
-    """(norm, lr) -> seed -> list of curve rows (dicts of floats, 'step' an int)."""
-    path = os.path.join(folder, "curves.csv")
+    """(norm, lr) -> seed -> list of curve rows (dicts of floats, 'step' an int), for the runs that
+    did not diverge; and (norm, lr) -> the diverged runs' "seed s at step n"."""
+    diverged, gone = {}, defaultdict(list)
+    with open(os.path.join(folder, "runs.csv"), newline="", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            if r["diverged"] == "1":
+                diverged[r["run_id"]] = True
+                gone[(r["norm"], float(r["lr"]))].append(f"seed {r['seed']} at step {r['divergence_step']}")
     runs = defaultdict(lambda: defaultdict(list))
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(os.path.join(folder, "curves.csv"), newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
+            if row["run_id"] in diverged:
+                continue
             key = (row["norm"], float(row["lr"]))
             runs[key][row["seed"]].append({k: (int(v) if k == "step" else number(v)) for k, v in row.items()
                                            if k not in ("run_id", "norm", "placement", "settings")})
-    return runs
+    return runs, gone
 
 
 def seeds_summary(per_seed):
@@ -84,7 +92,8 @@ def edge_ratio(r):
     return r["sharpness"] / r["sharpness_threshold"]
 
 
-def full_batch_table(name, runs):
+def full_batch_table(name, curves):
+    runs, gone = curves
     lines = [f"### {name}: the edge and the anatomy (steps {WINDOW}–300)", "",
              "| norm | lr | λ₁ / threshold | step curvature / (2/η) | step on the top eigenvector | period 2: "
              "alternating changes | period 2: size | ‖w_S‖ first → last | radial mass | "
@@ -108,14 +117,16 @@ def full_batch_table(name, runs):
             for g in GROUPS:
                 mass[g].append(statistics.fmean([r["top_mass_" + g] for r in m]) if m else math.nan)
         growth = (f"{statistics.fmean(first):.1f} → {statistics.fmean(last):.1f}" if first else "—")
-        lines.append(f"| {norm} | {lr:g} | {seeds_summary(edge)} | {seeds_summary(curv)} | {seeds_summary(overlap)} | "
+        label = f"{lr:g}" + (f" ({len(seeds)} seeds; diverged: {', '.join(gone[(norm, lr)])})" if gone.get((norm, lr)) else "")
+        lines.append(f"| {norm} | {label} | {seeds_summary(edge)} | {seeds_summary(curv)} | {seeds_summary(overlap)} | "
                      f"{seeds_summary(alt)} | {seeds_summary(size)} | {growth} | {seeds_summary(radial)} | "
                      + " | ".join(f"{statistics.fmean(mass[g]):.2f}" if not any(map(math.isnan, mass[g])) else "—"
                                   for g in GROUPS) + " |")
     return lines
 
 
-def minibatch_table(runs):
+def minibatch_table(curves):
+    runs, gone = curves
     lines = [f"### mini-batch SGD: batch sharpness beside λ₁ (steps {WINDOW}–300)", "",
              "| norm | lr | batch sharpness / (2/η) | mean λ₁(H_B) / (2/η) | λ₁ of the fixed sample / (2/η) | "
              "step curvature on the sample / (2/η) |", "|---|---|---|---|---|---|"]
@@ -128,7 +139,8 @@ def minibatch_table(runs):
             cols[1].append(median_of(m, lambda r: r["batch_lambda_max"] / r["sharpness_threshold"]))
             cols[2].append(median_of(m, lambda r: r["sharpness"] / r["sharpness_threshold"]))
             cols[3].append(median_of(m, lambda r: r["step_curvature"] / r["sharpness_threshold"]))
-        lines.append(f"| {norm} | {lr:g} | " + " | ".join(seeds_summary(c) for c in cols) + " |")
+        label = f"{lr:g}" + (f" ({len(seeds)} seeds; diverged: {', '.join(gone[(norm, lr)])})" if gone.get((norm, lr)) else "")
+        lines.append(f"| {norm} | {label} | " + " | ".join(seeds_summary(c) for c in cols) + " |")
     return lines
 
 

@@ -44,7 +44,7 @@ def test_fit_reports_steps_and_evaluations(capsys):
     assert out == {"end": "finished", "step": 12}
     assert [s["step"] for s in seen] == list(range(1, 13))
     assert [s["step"] for s in seen if "val_loss" in s] == [6, 12]
-    assert "step 12/12" in capsys.readouterr().out
+    assert "] 12/12  loss" in capsys.readouterr().out  # the progress line (a log: one per evaluation)
     ev = t.evaluate()
     assert np.isfinite(ev.val_loss) and ev.val_loss < seen[0]["loss"]
 
