@@ -18,7 +18,8 @@ seeds' range:
   - the top eigenvector's mass per parameter group (lm/sharpness.h) and its radial part along the
     weights that write the residual stream (the scale-invariant set with an untied head);
   - ||w_S||, those weights' norm, at the first measurement and at the last: the growth that lowers
-    the sharpness of scale-invariant weights as 1/||w_S||^2 (Lyu, Li & Arora 2022).
+    the sharpness of scale-invariant weights as 1/||w_S||^2 (Lyu, Li & Arora 2022); and
+    lambda ||w_S||^2 — the sharpness on their unit sphere — at the window's end over its start.
 """
 import csv
 import math
@@ -96,12 +97,12 @@ def full_batch_table(name, curves):
     runs, gone = curves
     lines = [f"### {name}: the edge and the anatomy (steps {WINDOW}–300)", "",
              "| norm | lr | λ₁ / threshold | step curvature / (2/η) | step on the top eigenvector | period 2: "
-             "alternating changes | period 2: size | ‖w_S‖ first → last | radial mass | "
+             "alternating changes | period 2: size | ‖w_S‖ first → last | λ₁‖w_S‖² last / first | radial mass | "
              + " | ".join(f"mass {g}" for g in GROUPS) + " |",
-             "|" + "---|" * (9 + len(GROUPS))]
+             "|" + "---|" * (10 + len(GROUPS))]
     for (norm, lr) in sorted(runs):
         seeds = runs[(norm, lr)]
-        edge, curv, overlap, alt, size, radial, first, last = ([] for _ in range(8))
+        edge, curv, overlap, alt, size, radial, first, last, sphere = ([] for _ in range(9))
         mass = defaultdict(list)
         for rows in seeds.values():
             m = measured(rows)
@@ -114,12 +115,17 @@ def full_batch_table(name, curves):
             all_measured = [r for r in rows if not math.isnan(r.get("sharpness", math.nan))]
             if all_measured:
                 first.append(stream_norm(all_measured[0])), last.append(stream_norm(all_measured[-1]))
+                # The sharpness on the unit sphere of the scale-invariant set, at the window's start and end.
+                w = [r for r in all_measured if r["step"] >= WINDOW]
+                if w:
+                    s0, s1 = w[0]["sharpness"] * stream_norm(w[0]) ** 2, w[-1]["sharpness"] * stream_norm(w[-1]) ** 2
+                    sphere.append(s1 / s0 if s0 > 0 else math.nan)
             for g in GROUPS:
                 mass[g].append(statistics.fmean([r["top_mass_" + g] for r in m]) if m else math.nan)
         growth = (f"{statistics.fmean(first):.1f} → {statistics.fmean(last):.1f}" if first else "—")
         label = f"{lr:g}" + (f" ({len(seeds)} seeds; diverged: {', '.join(gone[(norm, lr)])})" if gone.get((norm, lr)) else "")
         lines.append(f"| {norm} | {label} | {seeds_summary(edge)} | {seeds_summary(curv)} | {seeds_summary(overlap)} | "
-                     f"{seeds_summary(alt)} | {seeds_summary(size)} | {growth} | {seeds_summary(radial)} | "
+                     f"{seeds_summary(alt)} | {seeds_summary(size)} | {growth} | {seeds_summary(sphere)} | {seeds_summary(radial)} | "
                      + " | ".join(f"{statistics.fmean(mass[g]):.2f}" if not any(map(math.isnan, mass[g])) else "—"
                                   for g in GROUPS) + " |")
     return lines
