@@ -8,25 +8,16 @@ rounds of 20 steps so that the machine's drift falls on both; prints the median 
 each and their ratio.
 """
 import argparse
+import os
 import statistics
+import sys
 import time
-
-import numpy as np
 
 import tapegrad as tg
 
 
-class PyRMSNorm(tg.nn.Module):
-    """RMSNorm composed in Python: w x / sqrt(mean(x^2) + eps)."""
-
-    def __init__(self, dim, eps=1e-5):
-        super().__init__()
-        self.eps = eps
-        self.weight = tg.Parameter("weight", np.ones(dim, np.float32))
-
-    def forward(self, x):
-        ms = (x * x).mean(dim=-1, keepdim=True) + self.eps
-        return x / ms.sqrt() * x.tape.param(self.weight)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "python"))
+from my_norms import PyRMSNorm  # noqa: E402
 
 
 def main():

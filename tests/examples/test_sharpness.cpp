@@ -27,6 +27,19 @@ std::unique_ptr<Trainer> tiny_trainer() {
   return t;
 }
 
+// The float64 copy of a trainer's model and its loss on the batch a measurement uses.
+struct Float64Loss {
+  std::unique_ptr<nn::Decoder<double>> model;
+  BatchLoss loss;
+  explicit Float64Loss(Trainer& t) : model(to_float64(*t.decoder())), loss(on_batch(t, *model)) {}
+  static BatchLoss on_batch(Trainer& t, nn::Decoder<double>& m) {
+    std::vector<int32_t> ids, targets;
+    int64_t B = 0;
+    sharpness_batch(t, {}, ids, targets, B);
+    return BatchLoss(m, std::move(ids), std::move(targets), B, t.config().ctx);
+  }
+};
+
 Eigen::MatrixXd dense_hessian(BatchLoss& loss) {
   const int64_t n = loss.size();
   Eigen::MatrixXd h(n, n);
@@ -44,11 +57,8 @@ Eigen::MatrixXd dense_hessian(BatchLoss& loss) {
 TEST_CASE("sharpness: Hessian-vector products and the top eigenvalue of a tiny decoder, against dense H", "[sharpness]") {
   auto trainer = tiny_trainer();
   const SharpnessOptions o{.iters = 400, .tol = 1e-10};
-  std::vector<int32_t> ids, targets;
-  int64_t B = 0;
-  sharpness_batch(*trainer, o, ids, targets, B);
-  auto model = to_float64(*trainer->decoder());
-  BatchLoss loss(*model, ids, targets, B, trainer->config().ctx);
+  Float64Loss f(*trainer);
+  auto& [model, loss] = f;
   const int64_t n = loss.size();
   INFO(n << " weights");
   REQUIRE(n > 100);
@@ -109,11 +119,8 @@ TEST_CASE("sharpness: the default 20 Lanczos steps reach the top eigenvalue of a
 
 TEST_CASE("sharpness: the curvature along the gradient equals g'Hg / g'g with the dense Hessian", "[sharpness]") {
   auto trainer = tiny_trainer();
-  auto model = to_float64(*trainer->decoder());
-  std::vector<int32_t> ids, targets;
-  int64_t B = 0;
-  sharpness_batch(*trainer, {}, ids, targets, B);
-  BatchLoss loss(*model, ids, targets, B, trainer->config().ctx);
+  Float64Loss f(*trainer);
+  auto& [model, loss] = f;
   const Eigen::MatrixXd h = dense_hessian(loss);
   Eigen::VectorXd g(loss.size());
   loss.gradient({g.data(), static_cast<size_t>(g.size())});
@@ -140,11 +147,8 @@ std::unique_ptr<Trainer> prenorm_trainer(bool tie_head, double eps) {
 
 // cos(g_S, w_S) and L(1.7 w_S) / L(w_S) - 1 over the weights that write the residual stream.
 std::pair<double, double> stream_invariance(Trainer& trainer) {
-  auto model = to_float64(*trainer.decoder());
-  std::vector<int32_t> ids, targets;
-  int64_t B = 0;
-  sharpness_batch(trainer, {}, ids, targets, B);
-  BatchLoss loss(*model, ids, targets, B, trainer.config().ctx);
+  Float64Loss f(trainer);
+  auto& [model, loss] = f;
   std::vector<double> g(static_cast<size_t>(loss.size()));
   loss.gradient(g);
   double gw = 0, gg = 0, ww = 0;
@@ -189,11 +193,8 @@ TEST_CASE("sharpness: the weights that write the residual stream are a scale-inv
 
 TEST_CASE("sharpness: the anatomy of the top eigenvector against the dense Hessian", "[sharpness]") {
   auto trainer = prenorm_trainer(false, 1e-5);
-  auto model = to_float64(*trainer->decoder());
-  std::vector<int32_t> ids, targets;
-  int64_t B = 0;
-  sharpness_batch(*trainer, {}, ids, targets, B);
-  BatchLoss loss(*model, ids, targets, B, trainer->config().ctx);
+  Float64Loss f(*trainer);
+  auto& [model, loss] = f;
   const Eigen::MatrixXd h = dense_hessian(loss);
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(0.5 * (h + h.transpose()));
   const Eigen::VectorXd y = eig.eigenvectors().col(eig.eigenvalues().size() - 1);

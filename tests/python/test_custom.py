@@ -1,6 +1,9 @@
 """Ops and norms written in Python: tapegrad.Function (forward and backward in numpy, checked in
 float64 against finite differences) and tapegrad.nn.register_norm (a norm trained by name, saved
 and resumed, its parameters the model's)."""
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -95,30 +98,9 @@ def test_function_mistakes_are_errors_that_name_the_function():
         Cube.apply(np.ones(3, np.float32), 1.0)
 
 
-class PyRMSNorm(tg.nn.Module):
-    """RMSNorm composed in Python: w x / sqrt(mean(x^2) + eps)."""
-
-    def __init__(self, dim, eps=1e-5):
-        super().__init__()
-        self.eps = eps
-        self.weight = tg.Parameter("weight", np.ones(dim, np.float32))
-
-    def forward(self, x):
-        ms = (x * x).mean(dim=-1, keepdim=True) + self.eps
-        return x / ms.sqrt() * x.tape.param(self.weight)
-
-
-class MeanAbsNorm(tg.nn.Module):
-    """w x / (mean|x| + eps)"""
-
-    def __init__(self, dim, eps=1e-5):
-        super().__init__()
-        self.eps = eps
-        self.weight = tg.Parameter("weight", np.ones(dim, np.float32))
-
-    def forward(self, x):
-        return x / (x.abs().mean(dim=-1, keepdim=True) + self.eps) * x.tape.param(self.weight)
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "examples", "python"))
+from my_norms import MeanAbsNorm, PyRMSNorm  # noqa: E402
 
 tg.nn.register_norm("pyrms", PyRMSNorm)
 tg.nn.register_norm("meanabs", MeanAbsNorm)
@@ -178,9 +160,7 @@ try:
 except tg.Error as e:
     print(e)
 """
-    import os
     import subprocess
-    import sys
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(tg.__file__)))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert "norm 'broken': forward must return a Var of its input's shape" in out.stdout, out.stderr
