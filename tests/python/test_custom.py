@@ -52,37 +52,17 @@ def test_a_function_records_a_node_and_its_backward_is_gradchecked():
 
 
 def test_function_mistakes_are_errors_that_name_the_function():
-    class WrongShape(tg.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
+    def function(name, forward, backward=None):
+        """A Function subclass named `name` from two plain functions."""
+        return type(name, (tg.Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
 
-        @staticmethod
-        def backward(ctx, grad):
-            return grad[:1]
+    def boom(ctx, grad):
+        raise ValueError("boom")
 
-    class Raises(tg.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x
-
-        @staticmethod
-        def backward(ctx, grad):
-            raise ValueError("boom")
-
-    class TwoGrads(tg.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad, grad
-
-    class NotAnArray(tg.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return "x"
+    WrongShape = function("WrongShape", lambda ctx, x: x * 2, lambda ctx, grad: grad[:1])
+    Raises = function("Raises", lambda ctx, x: x, boom)
+    TwoGrads = function("TwoGrads", lambda ctx, x: x, lambda ctx, grad: (grad, grad))
+    NotAnArray = function("NotAnArray", lambda ctx, x: "x")
 
     x = tg.Parameter("x", np.ones((3, 2), np.float32))
     for fn, match in [(WrongShape, r"WrongShape.backward's gradient 0 has shape \(1,2\), the input \(3,2\)"),
