@@ -65,7 +65,7 @@ def test_the_example_notebook_runs(tmp_path):
     text = lambda c: "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
                              for o in c.get("outputs", []))
     assert "Trainer(" in text(cells[0])
-    assert "60/60" in text(cells[1])
+    assert "40/40" in text(cells[1])
     assert "val loss:" in text(cells[2])
     assert any("<img" in "".join(o.get("data", {}).get("text/html", "")) for o in cells[3]["outputs"])
     assert "#" in text(cells[4])  # the report's Markdown
