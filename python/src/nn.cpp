@@ -2,6 +2,7 @@
 // attention, MLP, dropout and the activations. Each is held by shared_ptr; calling one on a Var
 // records it on the Var's tape and keeps the module alive until the tape is cleared. Sequential
 // and Module (for models of your own) are Python classes in tapegrad/nn.py over these.
+#include <cmath>
 #include <sstream>
 
 #include "bind.h"
@@ -40,6 +41,61 @@ auto unary(pyb::module_& m, const char* name, const char* doc) {
   return pyb::class_<Cls, U, std::shared_ptr<Cls>>(m, name, doc);
 }
 
+}  // namespace
+
+namespace {
+// torch.nn.functional's layer_norm and rms_norm: one fused tape node each (the kernels of
+// LayerNorm and RMSNorm), for a norm of your own built around them. weight and bias: None, a
+// Var on x's tape, or a Parameter; normalized_shape, if given, must be x's last dimension.
+template <typename T>
+PyVar<T> functional_norm(const char* name, const PyVar<T>& x, const pyb::object& shape, const pyb::object& weight,
+                         const pyb::object& bias, double eps) {
+  const Var<T> xv = x.get();
+  const int64_t C = xv.shape().last();
+  if (!shape.is_none()) {
+    const auto dims = pyb::isinstance<pyb::int_>(shape) ? std::vector<int64_t>{shape.cast<int64_t>()}
+                                                        : shape.cast<std::vector<int64_t>>();
+    check(dims == std::vector<int64_t>{C}, name, ": normalized_shape must be the last dimension (", C,
+          ",); tapegrad normalises over the last dimension only");
+  }
+  check(std::isfinite(eps) && eps >= 0, name, ": eps must be a finite number >= 0, got ", eps);
+  const auto operand = [&](const pyb::object& o, const char* what) -> Var<T> {
+    if (o.is_none()) return Var<T>();
+    Var<T> v;
+    if (pyb::isinstance<PyVar<T>>(o)) {
+      const PyVar<T>& pv = o.cast<const PyVar<T>&>();
+      check(pv.owner == x.owner, name, ": ", what, " is on another tape than the input");
+      v = pv.get();
+    } else if constexpr (std::is_same_v<T, float>) {
+      check(pyb::isinstance<Parameter<float>>(o), name, ": ", what, " must be None, a Var or a Parameter, got ",
+            std::string(pyb::str(pyb::type::of(o).attr("__name__"))));
+      x.owner->keep.push_back(o);
+      v = x.owner->get().param(o.cast<Parameter<float>&>());
+    } else {
+      throw Error(cat(name, ": ", what, " must be None or a Var64 on the input's tape"));
+    }
+    check(v.shape() == Shape{C}, name, ": ", what, " has shape ", v.shape(), "; it must be (", C, ",)");
+    return v;
+  };
+  const Var<T> w = operand(weight, "weight");
+  if (std::string_view(name) == "rms_norm") return {x.owner, nn::rms_norm(xv, w, eps)};
+  const Var<T> b = operand(bias, "bias");
+  check(!b.defined() || w.defined(), name, ": a bias needs a weight (give ones for none)");
+  return {x.owner, nn::layer_norm(xv, w, b, eps)};
+}
+
+template <typename T>
+void bind_functional_norms(pyb::module_& m) {
+  m.def("layer_norm", [](const PyVar<T>& x, pyb::object shape, pyb::object weight, pyb::object bias, double eps) {
+    return functional_norm<T>("layer_norm", x, shape, weight, bias, eps);
+  }, pyb::arg("input"), pyb::arg("normalized_shape") = pyb::none(), pyb::arg("weight") = pyb::none(),
+     pyb::arg("bias") = pyb::none(), pyb::arg("eps") = 1e-5,
+     "(x - mean) / sqrt(var + eps) * weight + bias over the last dimension: one fused node (torch.nn.functional.layer_norm).");
+  m.def("rms_norm", [](const PyVar<T>& x, pyb::object shape, pyb::object weight, double eps) {
+    return functional_norm<T>("rms_norm", x, shape, weight, pyb::none(), eps);
+  }, pyb::arg("input"), pyb::arg("normalized_shape") = pyb::none(), pyb::arg("weight") = pyb::none(),
+     pyb::arg("eps") = 1e-5, "x / sqrt(mean(x^2) + eps) * weight over the last dimension: one fused node (torch.nn.functional.rms_norm).");
+}
 }  // namespace
 
 void bind_nn(pyb::module_& top) {
@@ -147,6 +203,8 @@ void bind_nn(pyb::module_& top) {
         return PV{tape, y};
       }, pyb::arg("tape"), pyb::arg("ids"), "emb(tape, ids): ids an integer array (B, T) -> Var (B, T, dim).");
 
+  bind_functional_norms<float>(m);
+  bind_functional_norms<double>(m);
   m.def("hooks_per_worker", &nn::set_hooks_per_worker, pyb::arg("enabled"),
         "True: a hook runs once per worker thread with its slice of the batch (the default, False: once per\n"
         "module call with the whole batch, on the calling thread, as torch's).");

@@ -12,6 +12,7 @@ grad_output)) runs when the backward pass reaches the module's output, grad_outp
 numpy arrays. Both return a handle whose remove() takes the hook off; a hook returns None.
 named_modules() / get_submodule("blocks.1.norm2") reach a module inside a model.
 """
+import types
 from collections import OrderedDict
 
 import numpy as np
@@ -40,7 +41,14 @@ from ._tapegrad._nn import (  # noqa: F401
 from ._tapegrad._nn import HookHandle  # noqa: F401
 from ._tapegrad._nn import Module as _CppModule
 from ._tapegrad._nn import _backward_pre_hook_node, _register_python_norm
+from ._tapegrad._nn import layer_norm as _layer_norm
+from ._tapegrad._nn import rms_norm as _rms_norm
 from ._tapegrad.lm import Decoder, LanguageModel  # noqa: F401
+
+
+# torch.nn.functional's place: the fused norms as functions (one tape node each), for a norm of
+# your own built around them (tg.nn.functional.rms_norm(x, weight=w)).
+functional = types.SimpleNamespace(layer_norm=_layer_norm, rms_norm=_rms_norm)
 
 
 class Module:

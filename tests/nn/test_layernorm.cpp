@@ -1,5 +1,7 @@
 #include "nn_support.h"
+#include "tapegrad/nn/dyt.h"
 #include "tapegrad/nn/layernorm.h"
+#include "tapegrad/nn/rmsnorm.h"
 #include "tapegrad/nn/norm_affine.h"
 #include "tapegrad/threads.h"
 
@@ -100,4 +102,22 @@ TEST_CASE("layernorm: the optimised backward agrees with the reference kernel", 
   CHECK_THAT(dx1.view(), AllClose<float>(to_vector<float>(dx2.view()), 1e-5, 1e-5));
   CHECK_THAT(dg1.view(), AllClose<float>(to_vector<float>(dg2.view()), 1e-4, 1e-5));
   CHECK_THAT(db1.view(), AllClose<float>(to_vector<float>(db2.view()), 1e-4, 1e-5));
+}
+
+TEST_CASE("gradcheck: the norms as ops of every input, each input in turn a constant", "[nn][gradcheck]") {
+  // A functional norm (Python's tg.nn.functional, a QK-norm's gain) may see a constant gain and a
+  // learned bias: each parameter's gradient must arrive whether or not the others need theirs.
+  const Shape xs = GENERATE(Shape{4, 6}, Shape{2, 3, 5});
+  const int64_t C = xs[-1];
+  const std::vector<Tensor<double>> x_g_b{randn(xs, 1), randn({C}, 2, 0.5), randn({C}, 3)};
+  require_gradcheck(gradcheck(
+      "layer_norm(x, gamma, beta)",
+      [](Tape<double>&, std::span<const Var<double>> in) { return layer_norm(in[0], in[1], in[2], 1e-5); }, x_g_b));
+  require_gradcheck(gradcheck(
+      "rms_norm(x, weight)", [](Tape<double>&, std::span<const Var<double>> in) { return rms_norm(in[0], in[1], 1e-5); },
+      {x_g_b[0], x_g_b[1]}));
+  require_gradcheck(gradcheck(
+      "dyt(x, alpha, gamma, beta)",
+      [](Tape<double>&, std::span<const Var<double>> in) { return dyt(in[0], in[1], in[2], in[3]); },
+      {x_g_b[0], Tensor<double>::full({1}, 0.7), x_g_b[1], x_g_b[2]}));
 }

@@ -174,3 +174,26 @@ def test_a_model_of_your_own_trains_in_the_trainer():
     assert [n for n, _ in t.model.named_parameters()] == ["wte.weight", "norm.weight", "head.weight", "head.bias"]
     with pytest.raises(tg.Error, match="vocab_size 7 is not the tokenizer's"):
         tg.lm.Trainer(config, model=TinyLm(7))
+
+
+def test_the_fused_functional_norms_match_their_composition_and_gradcheck():
+    F = tg.nn.functional
+    rng = np.random.default_rng(5)
+    x, w, b = rng.standard_normal((4, 6)) * 3 + 1, rng.standard_normal(6), rng.standard_normal(6)
+    r = tg.gradcheck(lambda x, w, b: F.layer_norm(x, (6,), weight=w, bias=b, eps=1e-5), [x, w, b], name="layer_norm")
+    assert r.ok, r.message
+    r = tg.gradcheck(lambda x, w: F.rms_norm(x, weight=w, eps=1e-6), [x, w], name="rms_norm")
+    assert r.ok, r.message
+    # Values: the definitions (docs: x = [1, 2, 3, 4], eps 0).
+    tape = tg.Tape()
+    v = tape.constant(np.array([[1, 2, 3, 4]], np.float32))
+    np.testing.assert_allclose(F.layer_norm(v, eps=0).numpy(), [[-1.342, -0.447, 0.447, 1.342]], atol=1e-3)
+    np.testing.assert_allclose(F.rms_norm(v, eps=0).numpy(), [[0.365, 0.730, 1.095, 1.461]], atol=1e-3)
+    # A Parameter as the weight; its gradient arrives.
+    g = tg.Parameter("g", np.ones(4, np.float32))
+    F.rms_norm(v, weight=g).sum().backward()
+    np.testing.assert_allclose(g.grad, [0.365, 0.730, 1.095, 1.461], atol=1e-3)
+    with pytest.raises(tg.Error, match=r"normalized_shape must be the last dimension \(4,\)"):
+        F.layer_norm(v, (2, 2))
+    with pytest.raises(tg.Error, match=r"weight has shape \(3\); it must be \(4,\)"):
+        F.rms_norm(v, weight=tape.constant(np.ones(3, np.float32)))

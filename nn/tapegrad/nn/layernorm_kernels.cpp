@@ -91,7 +91,9 @@ void backward(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, const T* mean
           }
         }
       }
-      for (int64_t r = g0; r < g1 && dgamma; ++r) {
+      // Each parameter's share when its own gradient is wanted (gamma may be a constant while beta
+      // learns: tg.nn.functional.layer_norm with a constant weight).
+      for (int64_t r = g0; r < g1 && (dgamma || dbeta); ++r) {
         const T* dyr = dy + r * C;
         const T* xr = x + r * C;
         const T m = mean[r], s = rstd[r];
@@ -102,7 +104,7 @@ void backward(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, const T* mean
       }
     }
   });
-  if (dgamma) reduce_norm_partials(dgamma, dbeta, scratch, C);
+  if (dgamma || dbeta) reduce_norm_partials(dgamma, dbeta, scratch, C);
 }
 
 }  // namespace

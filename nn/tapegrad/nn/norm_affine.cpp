@@ -10,7 +10,8 @@ template <typename T>
 void reduce_norm_partials(T* dgamma, T* dbeta, const T* scratch, int64_t C) {
   for (int t = 0; t < num_threads(); ++t) {
     const T* part = scratch + static_cast<int64_t>(t) * 4 * C;
-    for (int64_t c = 0; c < C; ++c) dgamma[c] += part[c];
+    if (dgamma)
+      for (int64_t c = 0; c < C; ++c) dgamma[c] += part[c];
     if (dbeta)
       for (int64_t c = 0; c < C; ++c) dbeta[c] += part[C + c];
   }

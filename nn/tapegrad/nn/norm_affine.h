@@ -28,7 +28,7 @@ inline constexpr int64_t kNormRowGroup = 32;
 // dbeta and two row buffers.
 int64_t norm_backward_scratch(int64_t C);
 
-// Adds the per-thread partials into dgamma (and dbeta, if not null) in thread order.
+// Adds the per-thread partials into dgamma and dbeta (each skipped if null) in thread order.
 template <typename T>
 void reduce_norm_partials(T* dgamma, T* dbeta, const T* scratch, int64_t C);
 
