@@ -1,14 +1,13 @@
-// tapegrad.optim: AdamW and SGD over a list of parameters, learning-rate schedules from the
+// tapegrad.optim: every registered update rule (AdamW and SGD by torch's names) over a list of parameters, learning-rate schedules from the
 // registry, gradient clipping. As in torch, an optimizer holds its learning rate (opt.lr, which a
 // schedule may set each step) and step() takes no argument; the C++ optimizers take the rate per
 // step, so the wrapper carries it.
 #include <mutex>
 
 #include "bind.h"
-#include "tapegrad/optim/adamw.h"
 #include "tapegrad/optim/clip.h"
+#include "tapegrad/optim/registry.h"
 #include "tapegrad/optim/schedule.h"
-#include "tapegrad/optim/sgd.h"
 #include "tapegrad/parameter.h"
 
 namespace tapegrad::py {
@@ -39,8 +38,18 @@ std::vector<ParamF*> parameters_of(const pyb::iterable& params, pyb::list& keep,
   return out;
 }
 
-void check_lr(double lr, const char* who) {
+void check_lr(double lr, const std::string& who) {
   check(std::isfinite(lr) && lr >= 0, who, ": lr must be a finite number >= 0, got ", lr);
+}
+
+// The rule registered as `name` (optim/registry.h) over `params`, shown as `shown`.
+PyOptimizer registered(const std::string& name, const std::string& shown, const pyb::iterable& params, double lr,
+                       const OptimizerSettings& settings) {
+  check_lr(lr, shown);
+  PyOptimizer o;
+  o.lr = lr, o.name = shown;
+  o.opt = make_optimizer(name, parameters_of(params, o.params, shown.c_str()), settings);
+  return o;
 }
 
 }  // namespace
@@ -67,19 +76,12 @@ void bind_optim(pyb::module_& top) {
         return cat(o.name, "(", pyb::len(o.params), " parameters, lr=", o.lr, ", ", o.opt->steps(), " steps taken)");
       });
 
+  // torch's names for the registered rules: the same path as optimizer(name, ...).
   m.def(
       "AdamW",
       [](const pyb::iterable& params, double lr, std::pair<double, double> betas, double eps, double weight_decay) {
-        check_lr(lr, "AdamW");
-        PyOptimizer o;
-        o.lr = lr, o.name = "AdamW";
-        AdamWOptions opts;
-        opts.beta1 = betas.first;
-        opts.beta2 = betas.second;
-        opts.eps = eps;
-        opts.weight_decay = weight_decay;
-        o.opt = std::make_unique<AdamW<float>>(parameters_of(params, o.params, "AdamW"), opts);
-        return o;
+        return registered("adamw", "AdamW", params, lr, {.beta1 = betas.first, .beta2 = betas.second, .eps = eps,
+                                                          .weight_decay = {.rate = weight_decay}});
       },
       pyb::arg("params"), pyb::arg("lr") = 1e-3, pyb::arg("betas") = std::pair<double, double>{0.9, 0.999},
       pyb::arg("eps") = 1e-8, pyb::arg("weight_decay") = 0.01,
@@ -87,17 +89,22 @@ void bind_optim(pyb::module_& top) {
   m.def(
       "SGD",
       [](const pyb::iterable& params, double lr, double momentum, double weight_decay) {
-        check_lr(lr, "SGD");
-        PyOptimizer o;
-        o.lr = lr, o.name = "SGD";
-        SGDOptions opts;
-        opts.momentum = momentum;
-        opts.weight_decay = weight_decay;
-        o.opt = std::make_unique<SGD<float>>(parameters_of(params, o.params, "SGD"), opts);
-        return o;
+        return registered("sgd", "SGD", params, lr, {.momentum = momentum, .weight_decay = {.rate = weight_decay}});
       },
       pyb::arg("params"), pyb::arg("lr") = 1e-2, pyb::arg("momentum") = 0.9, pyb::arg("weight_decay") = 0.0);
-
+  m.def("optimizer_names", [] { return optimizer_registry().names(); },
+        "Every registered update rule (the --optimizer values), a program's own included.");
+  m.def(
+      "optimizer",
+      [](const std::string& name, const pyb::iterable& params, double lr, std::pair<double, double> betas, double eps,
+         double momentum, double weight_decay) {
+        return registered(name, name, params, lr, {.beta1 = betas.first, .beta2 = betas.second, .eps = eps,
+                                                     .momentum = momentum, .weight_decay = {.rate = weight_decay}});
+      },
+      pyb::arg("name"), pyb::arg("params"), pyb::arg("lr") = 1e-3, pyb::arg("betas") = std::pair<double, double>{0.9, 0.999},
+      pyb::arg("eps") = 1e-8, pyb::arg("momentum") = 0.9, pyb::arg("weight_decay") = 0.0,
+      "The update rule registered as `name` (optimizer_names(); a rule a program registers in C++ with\n"
+      "optimizer_registry().add appears here with no binding code), each reading the settings it uses.");
   m.def(
       "clip_grad_norm",
       [](const pyb::iterable& params, double max_norm) {

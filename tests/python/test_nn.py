@@ -100,3 +100,27 @@ def test_schedules_from_the_registry():
     assert "cosine" in tg.optim.schedule_names()
     with pytest.raises(tg.Error, match="unknown schedule"):
         tg.optim.schedule("zigzag", lr=1, total=10)
+
+
+def test_optimizers_come_from_the_registry():
+    assert {"adamw", "sgd"} <= set(tg.optim.optimizer_names())
+
+    def stepped(make):
+        w = tg.Parameter("w", np.arange(6, dtype=np.float32).reshape(2, 3))
+        opt = make([w])
+        for _ in range(3):
+            tape = tg.Tape()
+            ((tape.param(w) * 1.5) ** 2).sum().backward()
+            opt.step()
+            w.zero_grad()
+        return w.value.copy(), repr(opt)
+    a, ra = stepped(lambda p: tg.optim.AdamW(p, lr=0.1, weight_decay=0.1))
+    b, rb = stepped(lambda p: tg.optim.optimizer("adamw", p, lr=0.1, weight_decay=0.1))
+    np.testing.assert_array_equal(a, b)
+    assert ra.startswith("AdamW(") and rb.startswith("adamw(")
+    c, _ = stepped(lambda p: tg.optim.SGD(p, lr=0.01, momentum=0.5))
+    d, _ = stepped(lambda p: tg.optim.optimizer("sgd", p, lr=0.01, momentum=0.5))
+    np.testing.assert_array_equal(c, d)
+    assert not np.array_equal(a, np.arange(6, dtype=np.float32).reshape(2, 3))
+    with pytest.raises(tg.Error, match="unknown optimizer 'lion'"):
+        tg.optim.optimizer("lion", [tg.Parameter("w", np.ones(2, np.float32))])
