@@ -157,15 +157,24 @@ class TrainerCall {
   std::unique_lock<std::recursive_mutex> lock_;
 };
 
-pyb::dict step_dict(const lm::StepReport& r) {
+// Every field of a step's result, by its C++ name: StepResult.to_dict() and fit's on_step dicts.
+pyb::dict result_dict(const lm::StepResult& r) {
   pyb::dict d;
-  d["step"] = r.result.step;
-  d["loss"] = r.result.loss;
-  d["lr"] = r.result.lr;
-  d["grad_norm"] = r.result.grad_norm;
-  d["step_ms"] = r.result.step_ms;
-  d["tokens_per_s"] = r.result.tokens_per_s;
-  d["finite"] = r.result.finite;
+  d["step"] = r.step;
+  d["loss"] = r.loss;
+  d["z_loss"] = r.z_loss;
+  d["log_z_mean"] = r.log_z_mean;
+  d["log_z_min"] = r.log_z_min;
+  d["lr"] = r.lr;
+  d["grad_norm"] = r.grad_norm;
+  d["step_ms"] = r.step_ms;
+  d["tokens_per_s"] = r.tokens_per_s;
+  d["finite"] = r.finite;
+  return d;
+}
+
+pyb::dict step_dict(const lm::StepReport& r) {
+  pyb::dict d = result_dict(r.result);
   if (r.eval) {
     d["val_loss"] = r.eval->val_loss;
     if (!std::isnan(r.eval->train_loss)) d["train_loss"] = r.eval->train_loss;  // estimated with eval_train
@@ -250,11 +259,14 @@ void bind_lm(pyb::module_& top) {
       .def_readonly("step", &lm::StepResult::step)
       .def_readonly("loss", &lm::StepResult::loss)
       .def_readonly("z_loss", &lm::StepResult::z_loss)
+      .def_readonly("log_z_mean", &lm::StepResult::log_z_mean)
+      .def_readonly("log_z_min", &lm::StepResult::log_z_min)
       .def_readonly("lr", &lm::StepResult::lr)
       .def_readonly("grad_norm", &lm::StepResult::grad_norm)
       .def_readonly("step_ms", &lm::StepResult::step_ms)
       .def_readonly("tokens_per_s", &lm::StepResult::tokens_per_s)
       .def_readonly("finite", &lm::StepResult::finite)
+      .def("to_dict", &result_dict, "Every field, as fit's on_step dicts hold them.")
       .def("__repr__", [](const lm::StepResult& r) {
         return cat("StepResult(step=", r.step, ", loss=", r.loss, ", lr=", r.lr, ", grad_norm=", r.grad_norm, ")");
       });

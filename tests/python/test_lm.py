@@ -71,3 +71,13 @@ def test_decoder_as_a_module():
     loss.backward()
     assert any(np.abs(p.grad).sum() > 0 for p in model.parameters())
 
+
+
+def test_a_step_is_one_record_in_python():
+    t = tg.lm.Trainer(tg.lm.TrainConfig(dim=16, heads=2, layers=1, ctx=16, batch=4, steps=4, warmup=1, z_loss=1e-4))
+    r = t.train_step()
+    d = r.to_dict()
+    assert d["z_loss"] == r.z_loss > 0 and d["log_z_mean"] == r.log_z_mean and d["log_z_min"] <= r.log_z_mean
+    seen = []
+    t.fit(on_step=seen.append, progress=False)
+    assert set(d) <= set(seen[-1])  # fit's dicts hold every field of the step's record, and the evaluation
