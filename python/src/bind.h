@@ -170,6 +170,7 @@ void bind_autograd(pyb::module_& m);
 void bind_nn(pyb::module_& m);
 void bind_hooks(pyb::module_& nn_module);
 void bind_function(pyb::module_& m);
+void bind_plugin(pyb::module_& nn_module);
 
 // A tapegrad.nn.Module with forward(tape, ids) -> logits (B, T, vocab), as a language model
 // lm::Trainer trains (function.cpp); its parameters are adopted, not copied.

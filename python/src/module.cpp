@@ -12,6 +12,7 @@ PYBIND11_MODULE(_tapegrad, m) {
   {
     auto nn_module = m.attr("_nn").cast<pybind11::module_>();
     bind_hooks(nn_module);
+    bind_plugin(nn_module);
   }
   bind_function(m);
   bind_optim(m);

@@ -34,6 +34,7 @@ from ._tapegrad._nn import (  # noqa: F401
     Tanh,
     UnaryModule,
     hooks_per_worker,
+    load_plugin,
     manual_seed,
     norm,
     norm_names,
