@@ -202,9 +202,22 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
           pyb::arg("dim") = pyb::none(), pyb::arg("keepdim") = false)
       .def("max", [](const PV& x, int dim, bool keepdim) { return wrap(x, tapegrad::max(x.get(), dim, keepdim)); },
            pyb::arg("dim"), pyb::arg("keepdim") = false)
-      .def("reshape", [](const PV& x, const std::vector<int64_t>& dims) {
+      .def("reshape", [](const PV& x, const pyb::args& args) {
+        // reshape(4, -1) or reshape((4, -1)) / reshape([4, -1]), as numpy and torch take both.
+        std::vector<int64_t> dims;
+        if (args.size() == 1 && !pyb::isinstance<pyb::int_>(args[0])) {
+          check(pyb::isinstance<pyb::sequence>(args[0]), "Var.reshape: dims must be ints or one sequence of ints, got ",
+                std::string(pyb::str(pyb::type::of(args[0]).attr("__name__"))));
+          dims = args[0].cast<std::vector<int64_t>>();
+        } else {
+          for (const pyb::handle a : args) {
+            check(pyb::isinstance<pyb::int_>(a), "Var.reshape: dims must be ints, got ",
+                  std::string(pyb::str(pyb::type::of(a).attr("__name__"))));
+            dims.push_back(a.cast<int64_t>());
+          }
+        }
         return wrap(x, reshape(x.get(), shape_of(infer_dim(dims, x.get().shape().numel()), "Var.reshape")));
-      }, "reshape([4, -1]): one dim may be -1, inferred from the element count (as numpy's).")
+      }, "reshape(4, -1) or reshape([4, -1]): one dim may be -1, inferred from the element count (as numpy's).")
       .def("transpose", [](const PV& x, int d0, int d1) { return wrap(x, transpose(x.get(), d0, d1)); })
       .def("__getitem__", [](const PV& x, const pyb::object& key) { return wrap(x, index(x.get(), key)); },
            "x[0], x[1:3], x[:, -1]: ints drop their dim, slices of step 1 keep it; the gradient flows back.")

@@ -149,6 +149,10 @@ def test_arrays_beside_vars_reshape_minus_one_and_T():
     np.testing.assert_allclose((col / (x + 1.0)).numpy(), col / (p.value + 1.0), rtol=1e-6)
     assert x.reshape([4, -1]).numpy().shape == (4, 2)
     assert x.reshape([-1]).numpy().shape == (8,)
+    assert x.reshape(4, -1).shape == x.reshape((4, -1)).shape == (4, 2)  # numpy's and torch's two spellings
+    assert x.reshape(-1).shape == (8,)
+    with pytest.raises(tg.Error, match="dims must be ints"):
+        x.reshape(4, "2")
     with pytest.raises(tg.Error, match="only one dim can be -1"):
         x.reshape([-1, -1])
     with pytest.raises(tg.Error, match="8 elements do not divide into the other dims"):
