@@ -22,8 +22,8 @@
 # final norm); pre and post as given. One folder per depth (84 runs each).
 #
 # Measured (168 runs; L8 47 min, L12 65 min on 2 cores shared with builds). No run diverged.
-#   - Peri-LN on its recipe had the lowest loss at both depths (1.869 at L8, 1.883 at L12, lr 1e-2,
-#     against pre 1.919 / 1.917 and post 1.907 / 1.892), the lowest LR sensitivity (0.333 / 0.307
+#   - Peri-LN on its recipe had the lowest loss at both depths in this run (1.869 at L8, 1.883 at
+#     L12, lr 1e-2, against pre 1.919 / 1.917 and post 1.907 / 1.892; its spread: below), the lowest LR sensitivity (0.333 / 0.307
 #     against pre 0.401 / 0.402, post 0.731 / 0.936), no spikes or collapses, and held the
 #     residual stream to RMS 175 / 229 at lr 3e-1 where pre-norm's grew to 50,600 / 107,000.
 #     Reproduced at this scale. Its attention logits still passed 1e4 in 6 of 21 runs (lr >= 3e-2),
@@ -34,6 +34,14 @@
 #     (hundreds of layers) is beyond this scale.
 #   - Pre-norm trained up to 3e-2 cleanly (1e-1 ended below the threshold but with collapsed runs
 #     and attention logits past 1e4); its stream grows with lr and depth, as Xiong et al. say.
+#
+# Re-run with the seeds' spread (2026-12-06; `06_table.py` -> runs/exp6_placements/table.md): pre,
+# post and peri, 3 seeds, L8 at lr 1e-3 3e-3 1e-2 3e-2 and L12 at 1e-3 3e-3 1e-2 (each
+# placement's best in the 7-rate run bracketed; pass those --lr and --placement to this script),
+# 63 runs, ~50 min on 2 shared cores. Best val, mean ± std: L8 peri 1.878 ± 0.005 (lr 1e-2), pre
+# 1.924 ± 0.002 (1e-2), post 1.912 ± 0.014 (3e-3) — peri lower than both beyond twice the
+# standard error; L12 peri 1.874 ± 0.008, pre 1.920 ± 0.021 (lower), post 1.894 ± 0.023 (3e-3;
+# -0.020 within 2 se 0.028). Peri-LN's lower loss: partly (not against post-norm at L12).
 #
 #   bash examples/experiments/06_placements.sh [more flags]
 set -euo pipefail
