@@ -323,11 +323,19 @@ void bind_lm(pyb::module_& top) {
              } else {
                // The vocabulary is the tokenizer's; the model's, if it states one, must match it.
                const int64_t vocab = tokenizer->vocab_size();
-               if (pyb::hasattr(model, "vocab_size"))
-                 check(model.attr("vocab_size").cast<int64_t>() == vocab, "Trainer model: its vocab_size ",
-                       model.attr("vocab_size").cast<int64_t>(), " is not the tokenizer's ", vocab,
-                       " (build it with tg.lm.vocab_size(config))");
-               const int64_t context = pyb::hasattr(model, "context") ? model.attr("context").cast<int64_t>() : config.ctx;
+               // Optional int attributes of the model: its vocabulary (must match) and longest sequence.
+               const auto int_attr = [&](const char* name, int64_t otherwise) {
+                 if (!pyb::hasattr(model, name)) return otherwise;
+                 const pyb::object v = model.attr(name);
+                 check(pyb::isinstance<pyb::int_>(v) && !pyb::isinstance<pyb::bool_>(v), "Trainer model: its ", name,
+                       " is a ", std::string(pyb::str(pyb::type::of(v).attr("__name__"))), "; it must be an int");
+                 const int64_t n = v.cast<int64_t>();
+                 check(n > 0, "Trainer model: its ", name, " is ", n, "; it must be positive");
+                 return n;
+               };
+               check(int_attr("vocab_size", vocab) == vocab, "Trainer model: its vocab_size ", int_attr("vocab_size", vocab),
+                     " is not the tokenizer's ", vocab, " (build it with tg.lm.vocab_size(config))");
+               const int64_t context = int_attr("context", config.ctx);
                p.trainer = std::make_unique<lm::Trainer>(config, python_language_model(model, vocab, context), tokenizer, data);
              }
              p.text = text;

@@ -174,6 +174,10 @@ def test_a_model_of_your_own_trains_in_the_trainer():
     assert [n for n, _ in t.model.named_parameters()] == ["wte.weight", "norm.weight", "head.weight", "head.bias"]
     with pytest.raises(tg.Error, match="vocab_size 7 is not the tokenizer's"):
         tg.lm.Trainer(config, model=TinyLm(7))
+    wrong = TinyLm(tg.lm.vocab_size(config))
+    wrong.vocab_size = None
+    with pytest.raises(tg.Error, match="its vocab_size is a NoneType; it must be an int"):
+        tg.lm.Trainer(config, model=wrong)
 
 
 def test_the_fused_functional_norms_match_their_composition_and_gradcheck():
