@@ -3,6 +3,8 @@
 // The library stays loaded for the process's life (its norms' code must outlive every model).
 #include <dlfcn.h>
 
+#include <filesystem>
+
 #include "bind.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/nn/plugin.h"
@@ -13,6 +15,10 @@ namespace {
 
 std::vector<std::string> load_plugin(const std::string& path) {
   io::check_path(path, "load_plugin path");
+  // dlopen reads what it is given: a FIFO or a device would block it, so only a regular file.
+  std::error_code ec;
+  check(std::filesystem::is_regular_file(path, ec), "load_plugin: '", path,
+        "' is not a regular file (a shared library built with TAPEGRAD_PLUGIN, tapegrad/nn/plugin.h)");
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     const char* why = dlerror();

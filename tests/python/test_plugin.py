@@ -52,11 +52,20 @@ print("losses:", [t.train_step().loss for _ in range(3)])
 
 
 def test_load_plugin_mistakes_name_the_file(tmp_path):
-    with pytest.raises(tg.Error, match="cannot load '.*nothing.so'"):
+    with pytest.raises(tg.Error, match="nothing.so' is not a regular file"):
         tg.nn.load_plugin(str(tmp_path / "nothing.so"))
+    (tmp_path / "text.so").write_text("not a library")
+    with pytest.raises(tg.Error, match="cannot load '.*text.so'"):
+        tg.nn.load_plugin(str(tmp_path / "text.so"))
     not_a_plugin = glob.glob("/usr/lib/x86_64-linux-gnu/libm.so.6") or glob.glob("/lib/*/libm.so.6")
     if not_a_plugin:
         with pytest.raises(tg.Error, match="has no tapegrad_plugin_version"):
             tg.nn.load_plugin(not_a_plugin[0])
+    fifo = tmp_path / "plugin.fifo"
+    os.mkfifo(fifo)  # dlopen would block on it
+    with pytest.raises(tg.Error, match="is not a regular file"):
+        tg.nn.load_plugin(str(fifo))
+    with pytest.raises(tg.Error, match="is not a regular file"):
+        tg.nn.load_plugin(str(tmp_path))
     with pytest.raises(tg.Error, match="NUL"):
         tg.nn.load_plugin("a\0b")
