@@ -203,7 +203,8 @@ int main(int argc, char** argv) {
     io::write_file_atomic(o.out + "/report.md", report_markdown(summary, runs, ctx));
 
     std::printf("\n%s\n", console_summary(summary).c_str());
-    std::printf("report:  %s/report.md\n", o.out.c_str());
+    std::printf("report:  %s/report.md%s\n", o.out.c_str(),
+                fs::exists(o.out + "/report.html") ? (" and " + o.out + "/report.html (interactive)").c_str() : "");
     std::printf("data:    %s/runs.csv, %s/curves.csv\n", o.out.c_str(), o.out.c_str());
     if (!ctx.plots.empty()) {
       std::vector<std::string> files;
