@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tapegrad/bf16.h"
+#include "tapegrad/bf16_operand_cache.h"
 #include "tapegrad/error.h"
 #include "tapegrad/isa.h"
 #include "tapegrad/parallel.h"
@@ -57,15 +58,18 @@ std::atomic<Bf16Kernels>& state() {
   return s;
 }
 
-// The rows x cols block at x (leading dimension ld), rounded to bf16, compact (ld = cols); rows
-// split over the threads (parallel_for runs inline inside a parallel region).
-const float* rounded(std::vector<float>& buf, const float* x, int64_t rows, int64_t cols, int64_t ld) {
-  buf.resize(static_cast<size_t>(rows * cols));
-  float* out = buf.data();
+// The rows x cols block at x (leading dimension ld), rounded to bf16 into out, compact (ld = cols);
+// rows split over the threads (parallel_for runs inline inside a parallel region).
+void round_block(float* out, const float* x, int64_t rows, int64_t cols, int64_t ld) {
   parallel_for(rows, cols, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) round_bf16(x + r * ld, out + r * cols, cols);
   });
-  return out;
+}
+
+const float* rounded(std::vector<float>& buf, const float* x, int64_t rows, int64_t cols, int64_t ld) {
+  buf.resize(static_cast<size_t>(rows * cols));
+  round_block(buf.data(), x, rows, cols, ld);
+  return buf.data();
 }
 
 }  // namespace
@@ -105,18 +109,31 @@ std::string_view bf16_kernels_name() {
 }
 
 void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-               const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+               const float* B, int64_t ldb, float beta, float* C, int64_t ldc, bool b_constant) {
   if (M == 0 || N == 0) return;
   switch (state().load(std::memory_order_relaxed)) {
-    case Bf16Kernels::kAmx: return detail::gemm_bf16_amx(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    case Bf16Kernels::kAvx512Bf16: return detail::gemm_bf16_avx512(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    case Bf16Kernels::kAmx:
+      return detail::gemm_bf16_amx(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, b_constant);
+    case Bf16Kernels::kAvx512Bf16:
+      return detail::gemm_bf16_avx512(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, b_constant);
     case Bf16Kernels::kEmulated: break;
   }
   // Per thread: attention calls this from inside its parallel loop over heads.
   thread_local std::vector<float> a_buf, b_buf;
   const bool at = ta == Trans::kYes, bt = tb == Trans::kYes;
   const float* a = rounded(a_buf, A, at ? K : M, at ? M : K, lda);
-  const float* b = rounded(b_buf, B, bt ? N : K, bt ? K : N, ldb);
+  const int64_t b_rows = bt ? N : K, b_cols = bt ? K : N;
+  Bf16OperandCache* cache = b_constant ? bf16_operand_cache() : nullptr;
+  const float* b = nullptr;
+  if (cache != nullptr) {
+    const Bf16OperandKey key{B, ldb, b_rows, b_cols, bt, Bf16Form::kRounded};
+    const int64_t bytes = b_rows * b_cols * static_cast<int64_t>(sizeof(float));
+    b = static_cast<const float*>(cache->get(key, bytes, [&](void* out) {
+      round_block(static_cast<float*>(out), B, b_rows, b_cols, ldb);
+    }));
+  } else {
+    b = rounded(b_buf, B, b_rows, b_cols, ldb);
+  }
   gemm<float>(ta, tb, M, N, K, alpha, a, at ? M : K, b, bt ? K : N, beta, C, ldc);
 }
 

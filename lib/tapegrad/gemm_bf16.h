@@ -18,6 +18,9 @@
 // variant (isa.h) is avx512. TAPEGRAD_BF16_GEMM=amx|avx512_bf16|emulated chooses at start (a path
 // unavailable here: an error saying why). Fixed per process and CPU: same seed, same bits.
 // The two agree to float32 round-off of the sums, not bitwise (tests/lib/test_gemm_bf16.cpp).
+//
+// b_constant: B holds still for the caller's step (a Linear's weight), so its rounded or packed form
+// may come from the thread's operand cache (bf16_operand_cache.h) when one is in use.
 #pragma once
 
 #include <cstdint>
@@ -30,14 +33,14 @@
 namespace tapegrad {
 
 void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-               const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+               const float* B, int64_t ldb, float beta, float* C, int64_t ldc, bool b_constant = false);
 
 // gemm<T> at precision p: the bf16 GEMM for float with p = kBf16, gemm<T> otherwise (double always).
 template <typename T>
 void gemm_at(Precision p, Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
-             const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+             const T* B, int64_t ldb, T beta, T* C, int64_t ldc, bool b_constant = false) {
   if constexpr (std::is_same_v<T, float>) {
-    if (p == Precision::kBf16) return gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (p == Precision::kBf16) return gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, b_constant);
   }
   gemm<T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -70,12 +73,12 @@ std::string_view bf16_kernels_name();  // "amx" | "avx512_bf16" | "emulated"
 namespace detail {
 // The AVX512-BF16 path (gemm_bf16_avx512.cpp); single call, threads inside.
 void gemm_bf16_avx512(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                      int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+                      int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc, bool b_constant);
 bool gemm_bf16_avx512_compiled();
 // The AMX path (gemm_bf16_amx.cpp); available: the build has it, the CPU has AMX-BF16 and the OS
 // granted the tile registers.
 void gemm_bf16_amx(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-                   const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+                   const float* B, int64_t ldb, float beta, float* C, int64_t ldc, bool b_constant);
 bool gemm_bf16_amx_available();
 }  // namespace detail
 

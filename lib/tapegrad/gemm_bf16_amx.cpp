@@ -24,6 +24,7 @@
 #include <unistd.h>
 #endif
 
+#include "tapegrad/bf16_operand_cache.h"
 #include "tapegrad/bf16_pack.h"
 #include "tapegrad/error.h"
 #include "tapegrad/gemm_bf16.h"
@@ -64,13 +65,26 @@ TAPEGRAD_AMX_TARGET void configure_thread() {
   configured = true;
 }
 
-// One 32 x 32 block of C (mr x nr of it kept) from packed A rows and a packed B panel.
+// One 32 x 32 block of C (mr x nr of it kept) from packed A rows and a packed B panel. A full
+// block with alpha = 1 and beta 0 or 1 (every product matmul asks for) keeps C in the accumulator
+// tiles: loaded from C (beta = 1) or zeroed, stored straight back, so no float32 pass over the block
+// follows the products — with K = 128 that pass costs as much as the tile work. The sum is then
+// C + p_1 + p_2 + ... rather than C + (p_1 + p_2 + ...): another fixed order, still one per element.
 TAPEGRAD_AMX_TARGET void block(int64_t kp, const uint32_t* ap, const uint32_t* bp, float* c, int64_t ldc, int64_t mr,
                                int64_t nr, float alpha, float beta) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
+  const bool in_place = mr == kBlock && nr == kBlock && alpha == 1.f && (beta == 0.f || beta == 1.f);
+  const int64_t c_stride = ldc * 4;
+  if (in_place && beta == 1.f) {
+    _tile_loadd(0, c, c_stride);
+    _tile_loadd(1, c + 16, c_stride);
+    _tile_loadd(2, c + 16 * ldc, c_stride);
+    _tile_loadd(3, c + 16 * ldc + 16, c_stride);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
   const int64_t a_stride = kp * 4, b_stride = kBlock * 4;  // bytes between tile rows
   for (int64_t p = 0; p < kp; p += 16) {
     _tile_loadd(4, ap + p, a_stride);
@@ -81,6 +95,13 @@ TAPEGRAD_AMX_TARGET void block(int64_t kp, const uint32_t* ap, const uint32_t* b
     _tile_dpbf16ps(1, 4, 7);
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
+  }
+  if (in_place) {
+    _tile_stored(0, c, c_stride);
+    _tile_stored(1, c + 16, c_stride);
+    _tile_stored(2, c + 16 * ldc, c_stride);
+    _tile_stored(3, c + 16 * ldc + 16, c_stride);
+    return;
   }
   alignas(64) float out[kBlock * kBlock];
   _tile_stored(0, out, kBlock * 4);
@@ -106,7 +127,7 @@ bool gemm_bf16_amx_available() {
 
 TAPEGRAD_AMX_TARGET void gemm_bf16_amx(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
                                        const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
-                                       int64_t ldc) {
+                                       int64_t ldc, bool b_constant) {
   if (M == 0 || N == 0) return;
   const int64_t kp = (K + 31) / 32 * 16;  // k-pairs, K padded to a multiple of 32
   const PackOperand a{A, lda, ta == Trans::kYes};
@@ -114,14 +135,31 @@ TAPEGRAD_AMX_TARGET void gemm_bf16_amx(Trans ta, Trans tb, int64_t M, int64_t N,
   const int64_t blocks_m = (M + kBlock - 1) / kBlock, panels = (N + kBlock - 1) / kBlock;
   const int threads = num_threads();
   const bool parallel = threads > 1 && !omp_in_parallel() && M * N * K >= int64_t{64} * 64 * 64;
+  const auto pack_b = [&](uint32_t* out, int64_t j) {
+    pack_pairs_fast(out + j * kp * kBlock, kBlock, 1, b, j * kBlock, std::min(kBlock, N - j * kBlock), kBlock, 0, K, kp);
+  };
+  const int64_t b_words = panels * kp * kBlock;
+  // B packed: from the step's operand cache when B holds still (bf16_operand_cache.h), else here.
+  Bf16OperandCache* cache = b_constant ? bf16_operand_cache() : nullptr;
+  const uint32_t* cached = nullptr;
+  if (cache != nullptr) {
+    const Bf16OperandKey key{B, ldb, N, K, tb == Trans::kYes, Bf16Form::kAmxPanels};
+    cached = static_cast<const uint32_t*>(cache->get(key, b_words * 4, [&](void* out) {
+      auto* words = static_cast<uint32_t*>(out);
+#pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
+      for (int64_t j = 0; j < panels; ++j) pack_b(words, j);
+    }));
+  }
   thread_local std::vector<uint32_t> b_buf;  // per thread: a caller's parallel loop may call this
-  b_buf.resize(static_cast<size_t>(panels * kp * kBlock));
-  uint32_t* bp = b_buf.data();
+  if (cached == nullptr) b_buf.resize(static_cast<size_t>(b_words));
+  uint32_t* packing = cached != nullptr ? nullptr : b_buf.data();  // the caller's buffer: thread_local
+  const uint32_t* bp = cached != nullptr ? cached : packing;
 #pragma omp parallel num_threads(threads) if (parallel)
   {
+    if (packing != nullptr) {
 #pragma omp for schedule(static)
-    for (int64_t j = 0; j < panels; ++j)
-      pack_pairs_fast(bp + j * kp * kBlock, kBlock, 1, b, j * kBlock, std::min(kBlock, N - j * kBlock), kBlock, 0, K, kp);
+      for (int64_t j = 0; j < panels; ++j) pack_b(packing, j);
+    }
     configure_thread();
     thread_local std::vector<uint32_t> ap;  // grows once per thread: no allocation in a step
     ap.resize(static_cast<size_t>(kBlock * kp));
@@ -140,7 +178,7 @@ TAPEGRAD_AMX_TARGET void gemm_bf16_amx(Trans ta, Trans tb, int64_t M, int64_t N,
 
 bool gemm_bf16_amx_available() { return false; }
 void gemm_bf16_amx(Trans, Trans, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float,
-                   float*, int64_t) {
+                   float*, int64_t, bool) {
   throw Error("gemm_bf16_amx: not in this build");
 }
 

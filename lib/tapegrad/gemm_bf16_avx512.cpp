@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "tapegrad/bf16_operand_cache.h"
 #include "tapegrad/bf16_pack.h"
 #include "tapegrad/error.h"
 #include "tapegrad/gemm_bf16.h"
@@ -72,7 +73,7 @@ bool gemm_bf16_avx512_compiled() { return true; }
 
 TAPEGRAD_BF16_TARGET void gemm_bf16_avx512(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
                                            const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
-                                           float* C, int64_t ldc) {
+                                           float* C, int64_t ldc, bool b_constant) {
   if (M == 0 || N == 0) return;
   if (K == 0) {  // C = beta C
     for (int64_t i = 0; i < M; ++i)
@@ -84,16 +85,38 @@ TAPEGRAD_BF16_TARGET void gemm_bf16_avx512(Trans ta, Trans tb, int64_t M, int64_
   const int64_t tiles_m = (M + kMR - 1) / kMR, panels = (N + kNR - 1) / kNR;
   const int threads = num_threads();
   const bool parallel = threads > 1 && !omp_in_parallel() && M * N * K >= int64_t{64} * 64 * 64;
+  // B's panels for the k-block at k0 start at word panels * kNR * k0 / 2 (every block before it is
+  // a full kKBlock, an even number of k). Packed once for all k-blocks when B holds still and the
+  // step has an operand cache (bf16_operand_cache.h), else per k-block here.
+  const auto pack_b = [&](uint32_t* out, int64_t k0, int64_t j) {
+    const int64_t kc = std::min(kKBlock, K - k0), kp = (kc + 1) / 2;
+    pack_pairs_fast(out + j * kp * kNR, kNR, 1, b, j * kNR, std::min<int64_t>(kNR, N - j * kNR), kNR, k0, kc, kp);
+  };
+  const int64_t k_blocks = (K + kKBlock - 1) / kKBlock;
+  Bf16OperandCache* cache = b_constant ? bf16_operand_cache() : nullptr;
+  const uint32_t* cached = nullptr;
+  if (cache != nullptr) {
+    const int64_t words = panels * kNR * ((K + 1) / 2);
+    const Bf16OperandKey key{B, ldb, N, K, tb == Trans::kYes, Bf16Form::kAvx512Panels};
+    cached = static_cast<const uint32_t*>(cache->get(key, words * 4, [&](void* out) {
+      auto* all = static_cast<uint32_t*>(out);
+#pragma omp parallel for collapse(2) num_threads(threads) schedule(static) if (parallel)
+      for (int64_t kb = 0; kb < k_blocks; ++kb)
+        for (int64_t j = 0; j < panels; ++j) pack_b(all + panels * kNR * (kb * kKBlock / 2), kb * kKBlock, j);
+    }));
+  }
   thread_local std::vector<uint32_t> b_buf;  // per thread: attention calls this inside its own loop
   for (int64_t k0 = 0; k0 < K; k0 += kKBlock) {
     const int64_t kc = std::min(kKBlock, K - k0), kp = (kc + 1) / 2;
-    b_buf.resize(static_cast<size_t>(panels * kp * kNR));
-    uint32_t* bp = b_buf.data();
+    if (cached == nullptr) b_buf.resize(static_cast<size_t>(panels * kp * kNR));
+    uint32_t* packing = cached != nullptr ? nullptr : b_buf.data();  // the caller's buffer: thread_local
+    const uint32_t* bp = cached != nullptr ? cached + panels * kNR * (k0 / 2) : packing;
 #pragma omp parallel num_threads(threads) if (parallel)
     {
+      if (packing != nullptr) {
 #pragma omp for schedule(static)
-      for (int64_t j = 0; j < panels; ++j)
-        pack_pairs_fast(bp + j * kp * kNR, kNR, 1, b, j * kNR, std::min<int64_t>(kNR, N - j * kNR), kNR, k0, kc, kp);
+        for (int64_t j = 0; j < panels; ++j) pack_b(packing, k0, j);
+      }
       thread_local std::vector<uint32_t> ap;  // grows once per thread: no allocation in a step
       ap.resize(static_cast<size_t>(kp * kMR));
 #pragma omp for schedule(static)
@@ -114,7 +137,7 @@ TAPEGRAD_BF16_TARGET void gemm_bf16_avx512(Trans ta, Trans tb, int64_t M, int64_
 
 bool gemm_bf16_avx512_compiled() { return false; }
 void gemm_bf16_avx512(Trans, Trans, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
-                      float, float*, int64_t) {
+                      float, float*, int64_t, bool) {
   throw Error("gemm_bf16_avx512: not in this build");
 }
 

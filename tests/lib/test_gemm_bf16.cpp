@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tapegrad/bf16.h"
+#include "tapegrad/bf16_operand_cache.h"
 #include "tapegrad/gemm_bf16.h"
 #include "tapegrad/random.h"
 #include "tapegrad/threads.h"
@@ -81,12 +82,15 @@ TEST_CASE("gemm_bf16 equals a float64 product of the rounded operands on every k
     int64_t M, N, K;
     float alpha, beta;
   };
-  // Tails in every dimension (12-row tiles, 32-column panels, k-pairs), two k-blocks (K > 512).
+  // Tails in every dimension (12-row tiles, 32-column panels, k-pairs), two k-blocks (K > 512);
+  // alpha 1 with beta 0 and 1 over full 32 x 32 blocks and partial ones (AMX keeps C in its tiles).
   const std::vector<Case> cases{{Trans::kNo, Trans::kYes, 37, 70, 33, 1.f, 0.f},
                                 {Trans::kNo, Trans::kNo, 12, 32, 64, 1.f, 1.f},
                                 {Trans::kYes, Trans::kNo, 25, 45, 1031, 2.f, 0.5f},
                                 {Trans::kYes, Trans::kYes, 1, 1, 1, -1.f, 1.f},
-                                {Trans::kNo, Trans::kYes, 64, 96, 128, 0.125f, 0.f}};
+                                {Trans::kNo, Trans::kYes, 64, 96, 128, 0.125f, 0.f},
+                                {Trans::kNo, Trans::kNo, 70, 64, 96, 1.f, 1.f},
+                                {Trans::kYes, Trans::kYes, 64, 40, 50, 1.f, 0.f}};
   for (Bf16Kernels kernels : runnable_kernels()) {
     set_bf16_kernels(kernels);
     for (const Case& c : cases) {
@@ -148,6 +152,52 @@ TEST_CASE("gemm_bf16: each fast path gives the same bits for any thread count, a
     for (size_t i = 0; i < one.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(one[i] - emulated[i])));
     // Sums of 128 exact products of N(0,1) operands (~11 in magnitude): float32 round-off only.
     CHECK(worst < 1e-4);
+  }
+}
+
+TEST_CASE("gemm_bf16: a constant B from the operand cache gives the same bits, is made once, and never outlives "
+          "invalidate()",
+          "[bf16][gemm]") {
+  KernelsGuard guard;
+  Rng rng(13);
+  // Two k-blocks for the avx512_bf16 panels (K > 512), tails in M and N; both layouts of B.
+  const int64_t M = 50, N = 70, K = 600;
+  std::vector<float> A(M * K), B(N * K);
+  for (float& v : A) v = static_cast<float>(rng.normal());
+  for (float& v : B) v = static_cast<float>(rng.normal());
+  for (Bf16Kernels k : runnable_kernels()) {
+    set_bf16_kernels(k);
+    INFO("kernels " << bf16_kernels_name());
+    for (Trans tb : {Trans::kYes, Trans::kNo}) {
+      const int64_t ldb = tb == Trans::kYes ? K : N;
+      const auto product = [&](bool constant) {
+        std::vector<float> C(M * N, 1.f);
+        gemm_bf16(Trans::kNo, tb, M, N, K, 1.f, A.data(), K, B.data(), ldb, 1.f, C.data(), N, constant);
+        return C;
+      };
+      const std::vector<float> plain = product(false);
+      Bf16OperandCache cache;
+      {
+        const UseBf16OperandCache use(&cache);
+        CHECK(product(true) == plain);
+        CHECK(product(true) == plain);
+        CHECK(cache.fills() == 1);  // made by the first call, read by the second
+        CHECK(product(false) == plain);
+        CHECK(cache.fills() == 1);  // an operand not marked constant is never cached
+        // A changed weight is seen once the owner invalidates (the start of the next step).
+        B[0] += 1.f;
+        const std::vector<float> moved = [&] {
+          const UseBf16OperandCache none(nullptr);
+          return product(false);
+        }();
+        REQUIRE(moved != plain);
+        cache.invalidate();
+        CHECK(product(true) == moved);
+        CHECK(cache.fills() == 2);
+        B[0] -= 1.f;
+      }
+      CHECK(bf16_operand_cache() == nullptr);  // the scope restored the thread's previous cache
+    }
   }
 }
 

@@ -50,8 +50,10 @@ CrossEntropyTerms BatchParallelStep<T>::forward_backward(std::span<const int32_t
     weights_[static_cast<size_t>(k)] = static_cast<double>(s.end - s.begin) / static_cast<double>(B);
   }
   const bool collect = n > 1 && !nn::hooks_per_worker();
+  operand_cache_.invalidate();  // the optimizer may have moved every weight since the last step
   const auto run = [&](int k) {
     Worker& w = *workers_[static_cast<size_t>(k)];
+    const UseBf16OperandCache use_cache(&operand_cache_);
     std::optional<typename nn::HookCalls<T>::Collect> collecting;
     if (collect) collecting.emplace(hook_calls_[static_cast<size_t>(k)]);
     try {

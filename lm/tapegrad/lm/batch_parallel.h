@@ -23,6 +23,7 @@
 #include <span>
 #include <vector>
 
+#include "tapegrad/bf16_operand_cache.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/param_grads.h"
 #include "tapegrad/tape.h"
@@ -76,6 +77,8 @@ class BatchParallelStep {
   // Hook calls collected per worker, run once on the whole batch after the step (hook_calls.h).
   std::vector<nn::HookCalls<T>> hook_calls_;
   Tape<T> hook_tape_;
+  // The weights' bf16 forms, made once per step (the parameters hold still until the optimizer runs).
+  Bf16OperandCache operand_cache_;
   int used_ = 0;
 };
 

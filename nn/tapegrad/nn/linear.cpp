@@ -13,7 +13,9 @@ namespace tapegrad::nn {
 //   dx = dy W          (rows, in)
 //   dW += dy^T x       (out, in)   — summed over every row in one GEMM with K = rows
 //   db += sum_r dy[r]  (out)
-// Forward writes the bias into y first and lets the GEMM accumulate onto it (beta = 1).
+// Forward writes the bias into y first and lets the GEMM accumulate onto it (beta = 1). W is the
+// GEMMs' constant operand: in bf16 its rounded or packed form is made once per training step
+// (bf16_operand_cache.h).
 
 template <typename T>
 void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out, Precision p) {
@@ -22,13 +24,16 @@ void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int6
       for (int64_t r = r0; r < r1; ++r) std::copy_n(b, out, y + r * out);
     });
   }
-  gemm_at<T>(p, Trans::kNo, Trans::kYes, rows, out, in, T(1), x, in, w, in, b ? T(1) : T(0), y, out);
+  gemm_at<T>(p, Trans::kNo, Trans::kYes, rows, out, in, T(1), x, in, w, in, b ? T(1) : T(0), y, out,
+             /*b_constant=*/true);
 }
 
 template <typename T>
 void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int64_t rows, int64_t in,
                      int64_t out, LinearGradAdd add, Precision p) {
-  if (dx) gemm_at<T>(p, Trans::kNo, Trans::kNo, rows, in, out, T(1), dy, out, w, in, add.dx ? T(1) : T(0), dx, in);
+  if (dx)
+    gemm_at<T>(p, Trans::kNo, Trans::kNo, rows, in, out, T(1), dy, out, w, in, add.dx ? T(1) : T(0), dx, in,
+               /*b_constant=*/true);
   if (dw) gemm_at<T>(p, Trans::kYes, Trans::kNo, out, in, rows, T(1), dy, out, x, in, add.dw ? T(1) : T(0), dw, in);
   if (db) bias_backward(db, dy, rows, out, add.db);
 }
