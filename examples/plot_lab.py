@@ -14,7 +14,7 @@ Writes into runs/lab/plots/ (sharpness.png only for sweeps run with --sharpness-
   attention_logit.png the largest attention logit (over layers) per step
   grad_norm.png      the global gradient norm per step
   log_z_vs_lr.png    the lowest mean log Z (the LM head's logsumexp) of each run vs learning rate, median
-                     over seeds, with the drift floor the report flags (-10)
+                     over seeds, with the drift floor the report flags (sweep.json's schema)
   log_z.png          mean log Z per step at the largest learning rate, where output-logit drift shows first
   output_logit.png   the mean output (LM-head) logit per step at the largest learning rate: what
                      Wortsman et al. 2023 (§3.2) plot for output-logit divergence
@@ -61,15 +61,30 @@ COLORS = {}
 STYLES = {"pre": "-", "post": "--"}
 
 
-# Columns renamed since older sweeps wrote them (lab/sweep.h, current_column): read under the new names.
-RENAMED = {"depth": "layers", "peak_max_logit": "peak_attention_logit",
-           "logit_mean": "output_logit_mean", "logit_max": "output_logit_max"}
+class Schema:
+    """The folder's record schema, as compare_norms wrote it into sweep.json ("schema": lab/records.h):
+    the columns' former names, and the limits the report judges runs by. A folder whose sweep.json
+    predates it reads its columns as they are named, and its figures draw no limits."""
 
+    def __init__(self, j):
+        ok = isinstance(j, dict) and isinstance(j.get("renamed", {}), dict) and isinstance(j.get("runs", []), list) \
+            and isinstance(j.get("renamed_prefixes", {}), dict)
+        if not ok:
+            raise ValueError("'schema' must be an object with 'runs' (a list) and 'renamed' (an object)")
+        self.renamed = {str(k): str(v) for k, v in j.get("renamed", {}).items()}
+        self.prefixes = {str(k): str(v) for k, v in j.get("renamed_prefixes", {}).items()}
+        self.runs = {c["name"]: c for c in j.get("runs", []) if isinstance(c, dict) and isinstance(c.get("name"), str)}
 
-def current_column(name):
-    if name.startswith("max_logit_"):
-        return "attention_logit_" + name[len("max_logit_"):]
-    return RENAMED.get(name, name)
+    def current_column(self, name):
+        for old, new in self.prefixes.items():
+            if name.startswith(old):
+                return new + name[len(old):]
+        return self.renamed.get(name, name)
+
+    def limit(self, column, which):
+        """The column's flag_above / flag_below, or None."""
+        v = self.runs.get(column, {}).get(which)
+        return float(v) if isinstance(v, int | float) and math.isfinite(v) else None
 
 
 # The columns every figure reads; the others are each figure's own (one missing: that figure is
@@ -89,11 +104,11 @@ def open_regular(path, **text):
     return os.fdopen(fd, encoding="utf-8", **text)
 
 
-def read_csv(path):
+def read_csv(path, schema):
     try:
         with open_regular(path, newline="") as f:
             reader = csv.reader(f)
-            header = [current_column(c) for c in next(reader, [])]
+            header = [schema.current_column(c) for c in next(reader, [])]
             return [dict(zip(header, row)) for row in reader]
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         sys.exit(f"plot_lab.py: {path} is not a readable CSV file: {e}")
@@ -106,18 +121,26 @@ def num(s):
         return math.nan
 
 
-def setting_text(v):
-    """A setting's value as compare_norms writes it (64, 0.95, true, rmsnorm)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return f"{v:g}" if float(f"{v:g}") == v else repr(v)
-    return str(v)
-
-
-# The settings every run id names, with their prefixes (lab/run_spec.h), for folders whose
-# sweep.json predates its "identity" entry.
-RUN_IDENTITY = [("norm", ""), ("placement", ""), ("lr", "lr"), ("seed", "s"), ("layers", "L"), ("warmup", "w")]
+def load_grid(out):
+    """The folder's sweep.json as an object ({} when there is none): its schema, run identity,
+    settings and recipes, as compare_norms wrote them for the folder's readers."""
+    grid = os.path.join(out, "sweep.json")
+    if not os.path.lexists(grid):
+        return {}
+    try:
+        with open_regular(grid) as f:
+            g = json.load(f)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        sys.exit(f"plot_lab.py: {grid} is not readable JSON: {e}")
+    if not (isinstance(g, dict) and isinstance(g.get("train_text", {}), dict) and isinstance(g.get("recipe_targets", {}), dict)
+            and all(isinstance(t, dict) for t in g.get("recipe_targets", {}).values())):
+        sys.exit(f"plot_lab.py: {grid}: expected an object whose 'train_text' is an object and whose 'recipe_targets' "
+                 "maps recipe names to objects")
+    try:
+        g["schema"] = Schema(g.get("schema", {}))
+    except ValueError as e:
+        sys.exit(f"plot_lab.py: {grid}: {e}")
+    return g
 
 
 def run_settings(run, out):
@@ -132,33 +155,24 @@ def run_settings(run, out):
     return dict(kv.split("=", 1) for kv in items)
 
 
-def make_group_key(runs, out):
+def make_group_key(runs, out, g):
     """The label of a run's group: norm/placement plus every other axis that varies, as report.md
     labels it (" L8", " w0", " dim=64"); curve rows are matched to their run by run_id."""
     settings = {r["run_id"]: run_settings(r, out) for r in runs}
-    base, recipe_targets, identity = {}, {}, RUN_IDENTITY
     grid = os.path.join(out, "sweep.json")
-    if os.path.exists(grid):
-        try:
-            with open_regular(grid) as f:
-                g = json.load(f)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            sys.exit(f"plot_lab.py: {grid} is not readable JSON: {e}")
-        if not (isinstance(g, dict) and isinstance(g.get("train", {}), dict) and isinstance(g.get("recipe_targets", {}), dict)
-                and all(isinstance(t, dict) for t in g.get("recipe_targets", {}).values())):
-            sys.exit(f"plot_lab.py: {grid}: expected an object whose 'train' is an object and whose 'recipe_targets' "
-                     "maps recipe names to objects")
-        base = {k: setting_text(v) for k, v in g.get("train", {}).items()}
-        recipe_targets = g.get("recipe_targets", {})  # recipe -> {setting: value of the runs it is for}
-        identity = g.get("identity", RUN_IDENTITY)
-        columns = set(runs[0]) if runs else set()
-        well_formed = isinstance(identity, list) and all(
-            isinstance(p, list | tuple) and len(p) == 2 and all(isinstance(x, str) for x in p) and p[0] in columns
-            for p in identity)
-        if not well_formed:
-            sys.exit(f"plot_lab.py: {grid}: 'identity' must be a list of [column of runs.csv, id prefix] pairs, "
-                     f"got {json.dumps(identity)[:80]}")
-        identity = [tuple(p) for p in identity]
+    base = {str(k): str(v) for k, v in g.get("train_text", {}).items()}  # each setting as runs.csv writes it
+    recipe_targets = g.get("recipe_targets", {})  # recipe -> {setting: value of the runs it is for}
+    # The settings every run id names, with their prefixes (lab/run_spec.h); a sweep.json older
+    # than its "identity" entry: norm and placement.
+    identity = g.get("identity", [["norm", ""], ["placement", ""]])
+    columns = set(runs[0]) if runs else set()
+    well_formed = isinstance(identity, list) and all(
+        isinstance(p, list | tuple) and len(p) == 2 and all(isinstance(x, str) for x in p) and p[0] in columns
+        for p in identity)
+    if not well_formed:
+        sys.exit(f"plot_lab.py: {grid}: 'identity' must be a list of [column of runs.csv, id prefix] pairs, "
+                 f"got {json.dumps(identity)[:80]}")
+    identity = [tuple(p) for p in identity]
     names = sorted({k for s in settings.values() for k in s})
     # The identity's columns beyond norm and placement (always in the label), but lr and seed
     # (what a group's runs differ in): as the id writes them (" L8", " w0") where they vary.
@@ -508,7 +522,9 @@ def main(argv):
     for p in (runs_path, curves_path):
         if not os.path.lexists(p):
             sys.exit(f"plot_lab.py: {p} not found (run compare_norms first)")
-    runs, curves = read_csv(runs_path), read_csv(curves_path)
+    grid = load_grid(args.out)
+    schema = grid.get("schema") or Schema({})
+    runs, curves = read_csv(runs_path, schema), read_csv(curves_path, schema)
     if not runs:
         sys.exit(f"plot_lab.py: {runs_path} has no runs")
     for path, rows, need in ((runs_path, runs, RUNS_COLUMNS), (curves_path, curves, CURVES_COLUMNS)):
@@ -520,7 +536,7 @@ def main(argv):
                      "a learning rate is a positive number")
     plots = os.path.join(args.out, "plots")
     make_plots_dir(plots)
-    group_key = make_group_key(runs, args.out)
+    group_key = make_group_key(runs, args.out, grid)
     style = make_style(group_key)
     lrs = sorted({num(r["lr"]) for r in runs})
     ref_lr = args.reference_lr if args.reference_lr is not None else lrs[0]
@@ -566,7 +582,8 @@ def main(argv):
                    if (v := [num(r["min_log_z_mean"]) for r in by_lr[lr] if math.isfinite(num(r.get("min_log_z_mean")))])]
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=k, **style(first_of[k]))
-        ax.axhline(-10, color="black", linestyle=":", linewidth=1, label="drift floor (-10)")
+        if (floor := schema.limit("min_log_z_mean", "flag_below")) is not None:
+            ax.axhline(floor, color="black", linestyle=":", linewidth=1, label=f"drift floor ({floor:g})")
         finish(fig, ax, os.path.join(plots, "log_z_vs_lr.png"),
                "Output-logit drift: lowest mean log Z vs learning rate (median over seeds)",
                "peak learning rate", "lowest mean log Z over the run", log="x")

@@ -47,6 +47,9 @@ pyb::dict timing_dict(const lab::SweepTiming& t) {
 void bind_lab(pyb::module_& top) {
   pyb::module_ m = top.def_submodule("_lab", "The lab's engine (tapegrad.lab wraps it).");
   m.attr("run_columns") = lab::kRunColumns;
+  m.def("records_schema", [] { return pyb::module_::import("json").attr("loads")(lab::records_schema().dump()); },
+        "The lab's record schema (lab/records.h): each column of runs.csv and the curves with its type, unit, "
+        "summary and meaning, the limits the report judges by, and the columns' former names.");
 
   pyb::class_<Sweep>(m, "Sweep")
       .def_property_readonly("out", [](const Sweep& s) { return s.options.out; })

@@ -6,6 +6,7 @@
     result.dataframe()    # the same as a pandas DataFrame, when pandas is installed
     result.curves()       # every step of every run (curves.csv), records or a DataFrame
     result.report         # report.md's text (result.report_path: the file); plots in result.out/plots
+    tapegrad.lab.schema() # what each column is: type, unit, how a run's steps are summarised, meaning
 
 Settings not given take the lab's defaults (compare_norms'); axes not given too (every registered
 norm, five learning rates, two seeds) — give an axis one value to hold it. The sweep's folder is
@@ -21,6 +22,13 @@ import subprocess
 import sys
 
 from ._tapegrad import _lab
+
+
+def schema():
+    """The lab's record schema (lab/records.h), as each sweep folder's sweep.json holds it: {"runs":
+    [{name, type, unit, summary, meaning, flag_above/flag_below}], "curves": [{name, unit, meaning,
+    per_layer}], "renamed": {old column: today's}}."""
+    return _lab.records_schema()
 
 
 def _number(text):

@@ -103,7 +103,7 @@ timeout 20 "$py" "$bin_dir/plot_lab.py" D >log 2>&1 || status=$?
 rm D/runs.csv
 mv runs.csv D/runs.csv
 cp D/sweep.json sweep.json
-for grid in '{bad' '[1]' '{"train": 3}' '{"recipe_targets": {"x": 5}}'; do
+for grid in '{bad' '[1]' '{"train_text": 3}' '{"schema": {"runs": 5}}' '{"recipe_targets": {"x": 5}}'; do
   printf '%s' "$grid" > D/sweep.json
   status=0
   "$py" "$bin_dir/plot_lab.py" D >log 2>&1 || status=$?

@@ -9,6 +9,7 @@
 #include "tapegrad/lm/run.h"
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/sampling.h"
+#include "tapegrad/lm/settings.h"
 #include "support.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/sha256.h"
@@ -152,6 +153,54 @@ TEST_CASE("checkpoint: resume gives bitwise the losses of an uninterrupted run",
   auto resumed = resume_trainer(dir.string());
   CHECK(resumed->step() == 8);
   for (int i = 8; i < 16; ++i) REQUIRE(resumed->train_step().loss == expect[i]);
+  fs::remove_all(dir);
+}
+
+// Every model knob away from its default: a knob the model config or the checkpoint left out would
+// come back as its default here. The values are chosen per knob (a valid model: heads divide dim,
+// every choice known); the test requires one for each knob the settings table has.
+TEST_CASE("checkpoint: every model knob at a non-default value survives model(), the checkpoint and take_model()",
+          "[train][settings]") {
+  const nlohmann::json knobs = {
+      {"layers", 3},          {"heads", 3},           {"dim", 24},              {"ctx", 12},
+      {"norm", "rmsnorm"},    {"qk-norm", "rmsnorm"}, {"placement", "peri"},    {"mlp", "swiglu"},
+      {"dyt-alpha", 0.75},    {"tie-head", false},    {"bias", false},          {"dyt-alpha-attn", 0.25},
+      {"dyt-beta", false},    {"embed-scale", "learned"}, {"embed-scale-init", 2.5},
+      {"embed-scale-positions", true}, {"embed-scale-rule", "unit-input"}, {"embed-norm", true},
+      {"final-norm", false},  {"precision", "bf16"},  {"norm-eps", 1e-6},       {"norm-precision", "bf16"},
+      {"z-loss", 1e-3}};
+  TrainConfig c = tiny_config();
+  const TrainConfig defaults;
+  for (const Setting& s : settings()) {
+    if (!in_model(s)) continue;
+    INFO("model knob " << s.key);
+    REQUIRE(knobs.contains(s.key));  // a new knob needs a value here
+    REQUIRE(knobs[s.key] != setting_json(s, defaults));
+    set_setting(s, c, knobs[s.key]);
+  }
+  c.validate();
+  // Each knob reaches the model: its DecoderConfig field differs from the default model's.
+  const nn::DecoderConfig m = c.model(65);
+  for (const Setting& s : settings())
+    if (in_model(s)) {
+      INFO("model knob " << s.key);
+      CHECK(nn::decoder_field_json(decoder_field(s), m) != nn::decoder_field_json(decoder_field(s), nn::DecoderConfig{}));
+    }
+  const fs::path dir = fresh_dir("every_knob");
+  auto t = make_trainer(c);
+  t->train_step();
+  save_checkpoint(*t, dir.string());
+  LoadedModel loaded = load_model(dir.string());
+  REQUIRE(t->decoder() != nullptr);
+  CHECK(loaded.model->config() == t->decoder()->config());
+  CHECK(to_json(loaded.model->config()) == to_json(c.model(loaded.model->config().vocab_size)));
+  CHECK(to_json(loaded.config) == to_json(c));  // the training config, model knobs from the model config
+  TrainConfig back;
+  back.take_model(loaded.model->config());
+  for (const Setting& s : settings())
+    if (in_model(s)) CHECK(setting_json(s, back) == knobs[s.key]);
+  auto resumed = resume_trainer(dir.string());
+  CHECK(to_json(resumed->config()) == to_json(c));
   fs::remove_all(dir);
 }
 

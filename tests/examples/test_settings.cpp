@@ -51,12 +51,31 @@ TEST_CASE("settings: every TrainConfig field has exactly one row in the table", 
       CHECK(table[i].member != table[j].member);
       CHECK(table[i].key != table[j].key);
     }
-  // The model's config holds the in_model settings and these architecture constants, which are
-  // no training settings: vocab_size (from the tokenizer), mlp_hidden, init_std. A DecoderConfig
-  // field beyond them needs a row (in_model) or a place in this list.
-  size_t in_model = 0;
-  for (const auto& s : table) in_model += s.in_model;
-  CHECK(field_count<nn::DecoderConfig>() == in_model + 3);
+}
+
+TEST_CASE("settings: DecoderConfig's fields each have one row, and each model knob names one of them", "[settings]") {
+  // A DecoderConfig member without a row in nn::decoder_fields() makes the counts differ; one
+  // added twice, or a row pointing at another's member, makes two rows share a member.
+  const auto& fields = nn::decoder_fields();
+  CHECK(fields.size() == field_count<nn::DecoderConfig>());
+  for (size_t i = 0; i < fields.size(); ++i)
+    for (size_t j = i + 1; j < fields.size(); ++j) {
+      INFO(fields[i].key << " and " << fields[j].key);
+      CHECK(fields[i].member != fields[j].member);
+      CHECK(fields[i].key != fields[j].key);
+    }
+  // The model's config holds the model knobs and these architecture constants, which are no
+  // training settings: vocab_size (from the tokenizer), mlp_hidden, init_std.
+  std::set<std::string> named;
+  for (const auto& s : lm::settings()) {
+    if (!lm::in_model(s)) continue;
+    INFO(s.key);
+    CHECK(named.insert(lm::decoder_field(s).key).second);  // one knob per field
+  }
+  std::set<std::string> unnamed;
+  for (const auto& f : fields)
+    if (!named.count(f.key)) unnamed.insert(f.key);
+  CHECK(unnamed == std::set<std::string>{"vocab_size", "mlp_hidden", "init_std"});
 }
 
 TEST_CASE("settings: config.json and the checkpoint split are the table's", "[settings]") {
@@ -72,7 +91,7 @@ TEST_CASE("settings: config.json and the checkpoint split are the table's", "[se
   CHECK(lm::to_json(lm::train_config_from_json(j)) == j);  // both ways, every field
   // The checkpoint's "train" leaves out the model's settings and gets them back from the model.
   const nlohmann::json train = lm::without_model_fields(j);
-  for (const auto& s : lm::settings()) CHECK(train.contains(s.key) == !s.in_model);
+  for (const auto& s : lm::settings()) CHECK(train.contains(s.key) == !lm::in_model(s));
   CHECK(lm::to_json(lm::train_config_from_json(train, c.model(65))) == j);
   REQUIRE_THROWS_WITH(lm::train_config_from_json(nlohmann::json{{"stepz", 3}}), "training config: unknown key 'stepz'");
   REQUIRE_THROWS_WITH(lm::train_config_from_json(nlohmann::json{{"dim", "wide"}}),

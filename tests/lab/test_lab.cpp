@@ -1,5 +1,6 @@
 #include <atomic>
 #include <cmath>
+#include <set>
 #include <sstream>
 #include <filesystem>
 #include <limits>
@@ -934,6 +935,68 @@ TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
   const auto cs = curve_columns(2, true);
   CHECK(std::vector<std::string>(cs.begin() + 20, cs.begin() + 24) ==
         std::vector<std::string>{"sharpness", "sharpness_threshold", "precond_sharpness", "precond_threshold"});
+}
+
+TEST_CASE("lab: the record schema is runs.csv's: every column round-trips at a value of its own, and sweep.json holds it",
+          "[lab]") {
+  // Every column of the schema set away from its default, written and read back: a column the row
+  // writer or the reader passed over would come back as its default.
+  RunRecord r;
+  r.spec = spec("rmsnorm", "post", 3e-3, 2, 3, 10);
+  int64_t k = 0;
+  for (const RunColumn& c : run_columns()) {
+    ++k;
+    std::visit(
+        [&](auto member) {
+          auto& v = r.*member;
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, bool>) v = true;
+          else if constexpr (std::is_same_v<V, std::string>) v = "cause-" + std::to_string(k);
+          else if constexpr (std::is_same_v<V, int64_t>) v = 100 + k;
+          else v = 0.5 + static_cast<double>(k);
+        },
+        c.member);
+  }
+  const auto back = parse_runs(csv_join(kRunColumns) + "\n" + csv_row(r) + "\n", "schema/runs.csv");
+  REQUIRE(back.size() == 1);
+  for (const RunColumn& c : run_columns()) {
+    INFO("column " << c.name);
+    CHECK(std::visit([&](auto member) { return back[0].*member == r.*member; }, c.member));
+  }
+  // The schema as JSON: runs.csv's columns in order (after the identity), each typed and explained.
+  const nlohmann::json schema = records_schema();
+  REQUIRE(schema["runs"].size() == run_columns().size());
+  for (size_t i = 0; i < run_columns().size(); ++i) {
+    const nlohmann::json& c = schema["runs"][i];
+    INFO("column " << c.dump());
+    CHECK(c["name"] == kRunColumns[1 + run_identity().size() + i]);
+    CHECK(!c["meaning"].get<std::string>().empty());
+    CHECK(!c["summary"].get<std::string>().empty());
+  }
+  CHECK(schema["runs"][7]["name"] == "diverged");
+  CHECK(schema["runs"][7]["type"] == "bool");
+  CHECK(schema["runs"][0]["type"] == "int");
+  CHECK(schema["runs"][9]["type"] == "text");
+  const auto column = [&](const std::string& name) {
+    for (const auto& c : schema["runs"])
+      if (c["name"] == name) return c;
+    return nlohmann::json();
+  };
+  CHECK(column("min_log_z_mean")["flag_below"] == kLogZFloor);
+  CHECK(column("peak_attention_logit")["flag_above"] == kAttentionLogitLimit);
+  CHECK(column("final_val_loss")["unit"] == "nats");
+  CHECK(schema["renamed"]["depth"] == "layers");
+  // The curves' schema names every column curve_columns writes (per-layer ones as their prefix).
+  std::set<std::string> named;
+  for (const auto& c : schema["curves"]) named.insert(c["name"].get<std::string>() + (c["per_layer"] ? "_0" : ""));
+  for (const std::string& c : curve_columns(1, true))
+    if (c != "run_id" && !identity_part(c)) CHECK(named.count(c));
+  // A folder's sweep.json carries it (the plots read it there).
+  CHECK(grid_json(tiny_sweep(fresh("schema_grid").string()))["schema"] == schema);
+  // A diverged cell must be 0 or 1.
+  std::string row = csv_row(r);
+  const std::string bad = csv_join(kRunColumns) + "\n" + row.replace(row.find(",1,"), 3, ",yes,") + "\n";
+  CHECK_THROWS_WITH(parse_runs(bad, "b/runs.csv"), Catch::Contains("column 'diverged' must be 0 or 1, got 'yes'"));
 }
 
 TEST_CASE("lab: --sharpness-every records the edge of stability per run, older runs.csv files still read", "[lab][sharpness]") {

@@ -153,7 +153,7 @@ TEST_CASE("decoder: the recipes' pieces are where their papers put them", "[nn]"
   const DecoderConfig old = decoder_config_from_json(j);
   CHECK(old == tiny(NormKind::parse("layernorm"), Placement::parse("pre")));
   j["embed_scale"] = "huge";
-  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "unknown embedding scale 'huge' (none, fixed or learned)");
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: embed_scale: unknown embedding scale 'huge' (none, fixed or learned)");
 }
 
 TEST_CASE("decoder: GPT-2 initialisation and a loss of ln(V) at init", "[nn]") {
@@ -198,7 +198,7 @@ TEST_CASE("decoder: config JSON round-trip, strict parsing, clear errors", "[nn]
   REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: unknown field 'heads'");
   j = to_json(c);
   j["norm"] = "batchnorm";
-  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "unknown norm 'batchnorm'; known: " + [] {
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: norm: unknown norm 'batchnorm'; known: " + [] {
     std::string known;
     for (const std::string& n : norm_names()) known += (known.empty() ? "" : ", ") + n;
     return known;

@@ -104,3 +104,19 @@ def test_the_plots_interpreter_starts_while_the_last_run_trains(tmp_dir):
         lines = f.read().splitlines()
     assert len(lines) == 1 and lines[0].endswith("plot_lab.py --args-on-stdin"), lines
     assert result.plots_note == "" and os.path.exists(os.path.join(out, "plots", "loss_curves.png"))
+
+
+def test_the_record_schema_is_the_folders(tmp_dir):
+    """tapegrad.lab.schema() explains every column of runs.csv, and a sweep folder's sweep.json holds
+    the same schema, which the plots read (the log Z floor, the columns' former names)."""
+    import json
+
+    schema = tg.lab.schema()
+    columns = list(tg.lab._lab.run_columns)  # run_id, the run identity, the schema's columns, settings
+    assert [c["name"] for c in schema["runs"]] == columns[len(columns) - 1 - len(schema["runs"]):-1]
+    assert all(c["meaning"] and c["summary"] and c["type"] in ("int", "real", "bool", "text") for c in schema["runs"])
+    floor = next(c for c in schema["runs"] if c["name"] == "min_log_z_mean")["flag_below"]
+    assert floor == -10
+    tg.lab.sweep(tmp_dir, axes={"norm": ["none"], "lr": [3e-3], "seed": [1]}, plots=False, **SETTINGS)
+    with open(os.path.join(tmp_dir, "sweep.json"), encoding="utf-8") as f:
+        assert json.load(f)["schema"] == schema

@@ -262,6 +262,12 @@ nlohmann::json grid_json(const SweepOptions& o) {
   if (!o.given.empty()) grid["given"] = o.given;  // sorted: a std::set
   // Every run this folder records carries its proof (sweep.h): a run without one is unproven.
   grid["run_proofs"] = true;
+  // For the folder's readers (the plots): what each column of runs.csv and the curves is
+  // (records.h), and each shared setting as a runs.csv "settings" cell writes a value.
+  grid["schema"] = records_schema();
+  nlohmann::json train_text = nlohmann::json::object();
+  for (const auto& [key, value] : train.items()) train_text[key] = setting_text(value);
+  grid["train_text"] = train_text;
   // Which runs each recipe of the grid is for (lm/recipes.h), so that readers of the folder (the
   // plots) name it beside the groups it applied to, as the report does.
   nlohmann::json targets = nlohmann::json::object();

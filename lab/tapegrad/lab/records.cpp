@@ -44,14 +44,165 @@ std::string csv_join(const std::vector<std::string>& v) {
   return s;
 }
 
-namespace {
-// run_id and the run identity's settings (run_spec.h), then these.
-const std::vector<std::string> kCurveFields = {"step", "loss", "lr_now", "grad_norm", "update_ratio",
-                                               "output_logit_mean", "output_logit_max", "final_residual_rms", "val_loss",
-                                               "train_eval_loss", "z_loss", "log_z_mean", "log_z_min"};
-const std::vector<std::string> kLayerFields = {"residual_rms", "norm_out_rms", "attention_logit", "grad_norm", "update_ratio"};
+std::string to_string(ColumnType t) {
+  switch (t) {
+    case ColumnType::kInt: return "int";
+    case ColumnType::kReal: return "real";
+    case ColumnType::kBool: return "bool";
+    case ColumnType::kText: return "text";
+  }
+  return "?";
+}
 
-}  // namespace
+const std::vector<RunColumn>& run_columns() {
+  using R = RunRecord;
+  static const std::vector<RunColumn> table = [] {
+    std::vector<RunColumn> t{
+        {"steps", &R::steps, "steps", "setting", "the run's length (--steps)"},
+        {"steps_done", &R::steps_done, "steps", "count", "steps trained: fewer when the run diverged"},
+        {"initial_loss", &R::initial_loss, "nats", "step 1", "the training loss of the first step"},
+        {"final_train_loss", &R::final_train_loss, "nats", "last evaluation",
+         "the training split's loss on --eval-iters batches (NaN without --eval-train)"},
+        {"min_train_loss", &R::min_train_loss, "nats", "min over evaluations", "the training split's loss, its lowest"},
+        {"final_val_loss", &R::final_val_loss, "nats", "last evaluation", "the validation loss"},
+        {"min_val_loss", &R::min_val_loss, "nats", "min over evaluations", "the validation loss, its lowest"},
+        {"diverged", &R::diverged, "", "any step", "the run diverged (lm/divergence.h) and stopped"},
+        {"divergence_step", &R::divergence_step, "step", "first", "the step it diverged at (0: it did not)"},
+        {"divergence_cause", &R::divergence_cause, "", "first", "why it counts as diverged (lm/divergence.h)"},
+        {"divergence_quantity", &R::divergence_quantity, "", "first", "the quantity that crossed its limit"},
+        {"step_ms", &R::step_ms, "ms", "mean over steps after the first", "wall time per training step"},
+        {"tokens_per_s", &R::tokens_per_s, "tokens/s", "mean over steps after the first", "training throughput"},
+        {"peak_residual_rms", &R::peak_residual_rms, "", "max over steps and layers",
+         "RMS of the residual stream entering a block (or leaving the last)",
+         Fold{Fold::kMax, {"residual_rms", "final_residual_rms"}}},
+        {"final_residual_rms", &R::final_residual_rms, "", "last step", "RMS of the stream after the last block",
+         Fold{Fold::kLast, {"final_residual_rms"}}},
+        {"peak_attention_logit", &R::peak_attention_logit, "", "max over steps and layers",
+         "the largest attention logit q.k / sqrt(head size)", Fold{Fold::kMax, {"attention_logit"}}},
+        {"wall_s", &R::wall_s, "s", "total", "the run's wall time"},
+        {"peak_sharpness_ratio", &R::peak_sharpness_ratio, "", "max over measurements",
+         "the loss Hessian's top eigenvalue over its threshold (2/lr; Adam: the preconditioned one), NaN unmeasured"},
+        {"sharpness_cross_step", &R::sharpness_cross_step, "step", "first measurement",
+         "the first measured step where that ratio reached 1 (0: never)"},
+        {"spikes", &R::spikes, "", "count", "loss spikes that recovered (lm/divergence.h)"},
+        {"peak_output_logit", &R::peak_output_logit, "", "max over steps", "the largest LM-head logit",
+         Fold{Fold::kMax, {"output_logit_max"}}},
+        {"min_log_z_mean", &R::min_log_z_mean, "nats", "min over steps",
+         "log Z (the LM head's logsumexp, what the z-loss pulls to 0), its mean over the batch's tokens",
+         Fold{Fold::kMin, {"log_z_mean"}}},
+        {"min_log_z", &R::min_log_z, "nats", "min over steps", "log Z, its minimum over the batch's tokens",
+         Fold{Fold::kMin, {"log_z_min"}}},
+        {"peak_batch_sharpness_ratio", &R::peak_batch_sharpness_ratio, "", "max over measurements",
+         "the batch sharpness (mean g'Hg / g'g over fresh batches) over 2/lr, NaN unmeasured"},
+        {"min_output_logit_mean", &R::min_output_logit_mean, "", "min over steps", "the mean LM-head logit",
+         Fold{Fold::kMin, {"output_logit_mean"}}},
+    };
+    // Files written before the sharpness columns existed still read (the later ones as unmeasured).
+    bool later = false;
+    for (RunColumn& c : t) {
+      later = later || c.name == "peak_sharpness_ratio";
+      c.added_later = later;
+      if (c.name == "peak_attention_logit") c.flag_above = kAttentionLogitLimit;
+      if (c.name == "min_log_z_mean") c.flag_below = kLogZFloor;
+    }
+    return t;
+  }();
+  return table;
+}
+
+const std::vector<CurveColumn>& curve_schema() {
+  using Report = lm::StepReport;
+  static const std::vector<CurveColumn> table = [] {
+    const auto stat = [](double lm::StepStats::*m) { return [m](const Report& r) { return r.stats ? r.stats->*m : kNaN; }; };
+    const auto result = [](double lm::StepResult::*m) { return [m](const Report& r) { return r.result.*m; }; };
+    std::vector<CurveColumn> t{
+        {.name = "step", .unit = "step", .meaning = "the training step (1 first)", .type = ColumnType::kInt,
+         .value = [](const Report& r) { return static_cast<double>(r.result.step); }},
+        {.name = "loss", .unit = "nats", .meaning = "the step's training loss: the batch's mean cross-entropy",
+         .value = result(&lm::StepResult::loss)},
+        {.name = "lr_now", .meaning = "the step's learning rate (the schedule's)", .value = result(&lm::StepResult::lr)},
+        {.name = "grad_norm", .meaning = "the global gradient norm, before clipping", .value = result(&lm::StepResult::grad_norm)},
+        {.name = "update_ratio", .meaning = "the step's update over the weights, in norm",
+         .value = stat(&lm::StepStats::update_ratio)},
+        {.name = "output_logit_mean", .meaning = "the mean LM-head logit", .value = stat(&lm::StepStats::output_logit_mean)},
+        {.name = "output_logit_max", .meaning = "the largest LM-head logit", .value = stat(&lm::StepStats::output_logit_max)},
+        {.name = "final_residual_rms", .meaning = "RMS of the stream after the last block",
+         .value = stat(&lm::StepStats::final_residual_rms)},
+        {.name = "val_loss", .unit = "nats", .meaning = "the validation loss, at evaluation steps (else NaN)",
+         .value = [](const Report& r) { return r.eval ? r.eval->val_loss : kNaN; }},
+        {.name = "train_eval_loss", .unit = "nats",
+         .meaning = "the training split's evaluated loss, at evaluation steps (else NaN)",
+         .value = [](const Report& r) { return r.eval ? r.eval->train_loss : kNaN; }},
+        {.name = "z_loss", .unit = "nats", .meaning = "the step's z-loss term (0 without --z-loss)",
+         .value = result(&lm::StepResult::z_loss)},
+        {.name = "log_z_mean", .unit = "nats", .meaning = "log Z, the LM head's logsumexp: its mean over the batch's tokens",
+         .value = result(&lm::StepResult::log_z_mean)},
+        {.name = "log_z_min", .unit = "nats", .meaning = "log Z: its minimum over the batch's tokens",
+         .value = result(&lm::StepResult::log_z_min)},
+    };
+    const auto measured = lm::sharpness_values(lm::Sharpness::unmeasured());
+    for (size_t i = 0; i < measured.size(); ++i)
+      t.push_back({.name = measured[i].first,
+                   .meaning = "an edge-of-stability measurement (lm/sharpness.h; NaN at steps without one)",
+                   .sharpness = true,
+                   .value = [i](const Report& r) {
+                     return r.sharpness ? lm::sharpness_values(*r.sharpness)[i].second : kNaN;
+                   }});
+    const auto layer = [](double lm::LayerStats::*m) { return [m](const lm::LayerStats& l) { return l.*m; }; };
+    for (CurveColumn c : std::vector<CurveColumn>{
+             {.name = "residual_rms", .meaning = "RMS of the stream entering the layer",
+              .layer_value = layer(&lm::LayerStats::residual_rms)},
+             {.name = "norm_out_rms", .meaning = "RMS of what the layer's attention reads (its first norm's output)",
+              .layer_value = layer(&lm::LayerStats::norm_out_rms)},
+             {.name = "attention_logit", .meaning = "the layer's largest attention logit",
+              .layer_value = layer(&lm::LayerStats::attention_logit)},
+             {.name = "grad_norm", .meaning = "the layer's gradient norm", .layer_value = layer(&lm::LayerStats::grad_norm)},
+             {.name = "update_ratio", .meaning = "the layer's update over its weights, in norm",
+              .layer_value = layer(&lm::LayerStats::update_ratio)}}) {
+      c.per_layer = true;
+      t.push_back(c);
+    }
+    return t;
+  }();
+  return table;
+}
+
+std::string curve_row(const lm::StepReport& step, bool sharpness) {
+  std::string row;
+  const auto cell = [&](const CurveColumn& c, double v) {
+    row += row.empty() ? "" : ",";
+    row += c.type == ColumnType::kInt ? std::to_string(static_cast<int64_t>(v)) : csv_number(v);
+  };
+  for (const CurveColumn& c : curve_schema())
+    if (!c.per_layer && (sharpness || !c.sharpness)) cell(c, c.value(step));
+  if (step.stats != nullptr)
+    for (const lm::LayerStats& l : step.stats->layers)
+      for (const CurveColumn& c : curve_schema())
+        if (c.per_layer) cell(c, c.layer_value(l));
+  return row;
+}
+
+void fold_step(RunRecord& run, const lm::StepReport& step) {
+  for (const RunColumn& rc : run_columns()) {
+    if (!rc.fold) continue;
+    double& into = run.*std::get<double RunRecord::*>(rc.member);
+    const auto take = [&](double v) {
+      switch (rc.fold->kind) {
+        case Fold::kLast: into = v; break;
+        // !(v <= into) and !(v >= into): a NaN start (not measured yet) is replaced.
+        case Fold::kMax: if (std::isfinite(v) && !(v <= into)) into = v; break;
+        case Fold::kMin: if (std::isfinite(v) && !(v >= into)) into = v; break;
+      }
+    };
+    for (const std::string& name : rc.fold->of)
+      for (const CurveColumn& c : curve_schema()) {
+        if (c.name != name) continue;
+        if (!c.per_layer) take(c.value(step));
+        else if (step.stats != nullptr)
+          for (const lm::LayerStats& l : step.stats->layers) take(c.layer_value(l));
+      }
+  }
+}
 
 namespace {
 // "run_id" and the run identity's settings, then `fields`.
@@ -61,35 +212,73 @@ std::vector<std::string> identified(const std::vector<std::string>& fields) {
   c.insert(c.end(), fields.begin(), fields.end());
   return c;
 }
-}  // namespace
 
-const std::vector<std::string> kRunColumns = identified({
-    "steps", "steps_done", "initial_loss",
-    "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss", "diverged", "divergence_step",
-    "divergence_cause", "divergence_quantity", "step_ms", "tokens_per_s", "peak_residual_rms", "final_residual_rms",
-    "peak_attention_logit", "wall_s", "peak_sharpness_ratio", "sharpness_cross_step", "spikes", "peak_output_logit",
-    "min_log_z_mean", "min_log_z", "peak_batch_sharpness_ratio", "min_output_logit_mean", "settings"});
+std::vector<std::string> run_column_names() {
+  std::vector<std::string> names;
+  for (const RunColumn& c : run_columns()) names.push_back(c.name);
+  names.push_back("settings");
+  return names;
+}
 
-namespace {
-// runs.csv files written before the sharpness columns existed still read (as not measured).
-constexpr size_t kColumnsBeforeSharpness = 24;
-}  // namespace
-
-std::string current_column(const std::string& name) {
+const std::map<std::string, std::string>& renamed_columns() {
   static const std::map<std::string, std::string> renamed = {
       {"depth", "layers"}, {"peak_max_logit", "peak_attention_logit"}, {"logit_mean", "output_logit_mean"},
       {"logit_max", "output_logit_max"}};
-  if (const auto it = renamed.find(name); it != renamed.end()) return it->second;
+  return renamed;
+}
+
+ColumnType column_type(const RunColumn& c) {
+  return std::visit(
+      [](auto member) {
+        using V = std::decay_t<decltype(std::declval<RunRecord&>().*member)>;
+        if constexpr (std::is_same_v<V, int64_t>) return ColumnType::kInt;
+        else if constexpr (std::is_same_v<V, double>) return ColumnType::kReal;
+        else if constexpr (std::is_same_v<V, bool>) return ColumnType::kBool;
+        else return ColumnType::kText;
+      },
+      c.member);
+}
+}  // namespace
+
+const std::vector<std::string> kRunColumns = identified(run_column_names());
+
+nlohmann::json records_schema() {
+  nlohmann::json runs = nlohmann::json::array(), curves = nlohmann::json::array();
+  for (const RunColumn& c : run_columns()) {
+    nlohmann::json j = {{"name", c.name},       {"type", to_string(column_type(c))}, {"unit", c.unit},
+                        {"summary", c.summary}, {"meaning", c.meaning}};
+    if (!std::isnan(c.flag_above)) j["flag_above"] = c.flag_above;
+    if (!std::isnan(c.flag_below)) j["flag_below"] = c.flag_below;
+    if (c.fold) j["fold"] = {{"kind", c.fold->kind == Fold::kMax ? "max" : c.fold->kind == Fold::kMin ? "min" : "last"},
+                             {"of", c.fold->of}};
+    runs.push_back(j);
+  }
+  for (const CurveColumn& c : curve_schema())
+    curves.push_back({{"name", c.name},
+                      {"type", to_string(c.type)},
+                      {"unit", c.unit},
+                      {"meaning", c.meaning},
+                      {"per_layer", c.per_layer},
+                      {"sharpness", c.sharpness}});
+  nlohmann::json renamed = nlohmann::json::object();
+  for (const auto& [old, now] : renamed_columns()) renamed[old] = now;
+  return {{"version", 1}, {"runs", runs}, {"curves", curves}, {"renamed", renamed},
+          {"renamed_prefixes", {{"max_logit_", "attention_logit_"}}}};
+}
+
+std::string current_column(const std::string& name) {
+  if (const auto it = renamed_columns().find(name); it != renamed_columns().end()) return it->second;
   if (name.starts_with("max_logit_")) return "attention_logit_" + name.substr(10);
   return name;
 }
 
 std::vector<std::string> curve_columns(int64_t max_layers, bool sharpness) {
-  std::vector<std::string> c = identified(kCurveFields);
-  if (sharpness)
-    for (const auto& [name, value] : lm::sharpness_values(lm::Sharpness::unmeasured())) c.push_back(name);
+  std::vector<std::string> c = identified({});
+  for (const CurveColumn& col : curve_schema())
+    if (!col.per_layer && (sharpness || !col.sharpness)) c.push_back(col.name);
   for (int64_t i = 0; i < max_layers; ++i)
-    for (const auto& f : kLayerFields) c.push_back(f + "_" + std::to_string(i));
+    for (const CurveColumn& col : curve_schema())
+      if (col.per_layer) c.push_back(col.name + "_" + std::to_string(i));
   return c;
 }
 
@@ -103,15 +292,20 @@ std::string identity_cells(const RunSpec& spec) {
 
 
 std::string csv_row(const RunRecord& r) {
-  const RunSpec& s = r.spec;
-  return csv_join({identity_cells(s), std::to_string(r.steps), std::to_string(r.steps_done), csv_number(r.initial_loss),
-               csv_number(r.final_train_loss), csv_number(r.min_train_loss), csv_number(r.final_val_loss), csv_number(r.min_val_loss),
-               r.diverged ? "1" : "0", std::to_string(r.divergence_step), r.divergence_cause, r.divergence_quantity,
-               csv_number(r.step_ms), csv_number(r.tokens_per_s), csv_number(r.peak_residual_rms), csv_number(r.final_residual_rms),
-               csv_number(r.peak_attention_logit), csv_number(r.wall_s), csv_number(r.peak_sharpness_ratio),
-               std::to_string(r.sharpness_cross_step), std::to_string(r.spikes), csv_number(r.peak_output_logit),
-               csv_number(r.min_log_z_mean), csv_number(r.min_log_z), csv_number(r.peak_batch_sharpness_ratio),
-               csv_number(r.min_output_logit_mean), s.settings_text(";")});
+  std::vector<std::string> cells{identity_cells(r.spec)};
+  for (const RunColumn& c : run_columns())
+    cells.push_back(std::visit(
+        [&](auto member) -> std::string {
+          const auto& v = r.*member;
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, double>) return csv_number(v);
+          else if constexpr (std::is_same_v<V, bool>) return v ? "1" : "0";
+          else if constexpr (std::is_same_v<V, int64_t>) return std::to_string(v);
+          else return v;
+        },
+        c.member));
+  cells.push_back(r.spec.settings_text(";"));
+  return csv_join(cells);
 }
 
 void write_runs(const std::string& path, const std::vector<RunRecord>& runs) {
@@ -177,8 +371,13 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
           header[i].substr(0, 40), "' in the header (columns: ", csv_join(kRunColumns), ")");
     check(at.emplace(header[i], i).second, path, ": column '", header[i], "' appears twice in the header");
   }
-  for (size_t i = 0; i < kColumnsBeforeSharpness; ++i)
-    check(at.count(kRunColumns[i]), path, ": the header lacks column '", kRunColumns[i], "' (expected ", csv_join(kRunColumns), ")");
+  const auto require = [&](const std::string& column) {
+    check(at.count(column), path, ": the header lacks column '", column, "' (expected ", csv_join(kRunColumns), ")");
+  };
+  require("run_id");
+  for (const IdentityPart& p : run_identity()) require(p.key);
+  for (const RunColumn& c : run_columns())
+    if (!c.added_later) require(c.name);
   std::vector<RunRecord> runs;
   for (int n = 2; std::getline(in, line); ++n) {
     if (line.empty()) continue;
@@ -187,9 +386,6 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
     check(f.size() == header.size(), where, ": ", f.size(), " fields, expected ", header.size());
     const auto has = [&](const char* column) { return at.count(column) > 0; };
     const auto field = [&](const char* column) -> const std::string& { return f[at.at(column)]; };
-    const auto number = [&]<typename V>(const char* column, V& into) {
-      if (has(column)) into = cell<V>(field(column), column, where);
-    };
     RunRecord r;
     // Values from a file become file names (curves/<run_id>.csv): each is read as its flag's value
     // (a registered norm, a whole number of layers, ...), so a row cannot point outside the folder.
@@ -200,19 +396,25 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
         throw Error(cat(where, ": column '", p.key, "': ", e.what()));
       }
     }
-    number("steps", r.steps), number("steps_done", r.steps_done), number("initial_loss", r.initial_loss);
-    number("final_train_loss", r.final_train_loss), number("min_train_loss", r.min_train_loss);
-    number("final_val_loss", r.final_val_loss), number("min_val_loss", r.min_val_loss);
-    r.diverged = field("diverged") == "1", number("divergence_step", r.divergence_step);
-    r.divergence_cause = field("divergence_cause"), r.divergence_quantity = field("divergence_quantity");
-    number("step_ms", r.step_ms), number("tokens_per_s", r.tokens_per_s);
-    number("peak_residual_rms", r.peak_residual_rms), number("final_residual_rms", r.final_residual_rms);
-    number("peak_attention_logit", r.peak_attention_logit), number("wall_s", r.wall_s);
-    number("peak_sharpness_ratio", r.peak_sharpness_ratio), number("sharpness_cross_step", r.sharpness_cross_step);
-    number("spikes", r.spikes), number("peak_output_logit", r.peak_output_logit);
-    number("min_log_z_mean", r.min_log_z_mean), number("min_log_z", r.min_log_z);
-    number("peak_batch_sharpness_ratio", r.peak_batch_sharpness_ratio);
-    number("min_output_logit_mean", r.min_output_logit_mean);
+    for (const RunColumn& c : run_columns()) {
+      if (!has(c.name.c_str())) continue;  // a later column, absent from an older file: unmeasured
+      const std::string& cell_text = field(c.name.c_str());
+      std::visit(
+          [&](auto member) {
+            auto& into = r.*member;
+            using V = std::decay_t<decltype(into)>;
+            if constexpr (std::is_same_v<V, bool>) {
+              check(cell_text == "0" || cell_text == "1", where, ": column '", c.name, "' must be 0 or 1, got '",
+                    cell_text.substr(0, 40), "'");
+              into = cell_text == "1";
+            } else if constexpr (std::is_same_v<V, std::string>) {
+              into = cell_text;
+            } else {
+              into = cell<V>(cell_text, c.name, where);
+            }
+          },
+          c.member);
+    }
     if (has("settings") && !field("settings").empty()) {  // "dim=64;qk-norm=rmsnorm": swept settings, checked as on the command line
       std::istringstream items(field("settings"));
       for (std::string item; std::getline(items, item, ';');) {

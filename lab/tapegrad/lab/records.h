@@ -4,13 +4,18 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "tapegrad/lab/run_spec.h"
+#include "tapegrad/lm/instrument.h"
+#include "tapegrad/lm/run.h"
 
 namespace tapegrad::lab {
 
@@ -54,6 +59,70 @@ struct RunRecord {
   double min_output_logit_mean = std::numeric_limits<double>::quiet_NaN();
   double min_log_z = std::numeric_limits<double>::quiet_NaN();
 };
+
+// The lab's record schema, declared once: every column of runs.csv and of the curves, with its
+// type, unit, meaning and how a run's steps become it. A step's curve row is computed from it
+// (curve_row), a run's summaries folded from the curve by it (fold_step), runs.csv written and read
+// from it (csv_row, parse_runs), and it is written into each folder's sweep.json ("schema",
+// records_schema()) for the plots and Python to read instead of copying it.
+//
+// Adding a measured run quantity that summarises a step's value (its largest, smallest or last):
+// a RunRecord field (here) and a row of run_columns() naming the curve column it folds — with a
+// row of curve_schema() when the step's value is new. docs/extending.md has the recipe.
+enum class ColumnType { kInt, kReal, kBool, kText };
+std::string to_string(ColumnType t);  // "int" | "real" | "bool" | "text"
+
+using RunMember = std::variant<int64_t RunRecord::*, double RunRecord::*, bool RunRecord::*, std::string RunRecord::*>;
+
+// How a run column summarises curve columns at every step: the largest or smallest finite value
+// (a per-layer column over every layer), or the last value (NaN too).
+struct Fold {
+  enum Kind { kMax, kMin, kLast };
+  Kind kind;
+  std::vector<std::string> of;  // curve columns (per-layer ones by their prefix)
+};
+
+struct RunColumn {
+  std::string name;
+  RunMember member;
+  std::string unit;     // "nats", "ms", "steps", ...; "" for a ratio or a count
+  std::string summary;  // how the run's steps become the cell: "last evaluation", "max over steps and layers", ...
+  std::string meaning;
+  std::optional<Fold> fold{};  // folded from the curve by fold_step; else set by the sweep (sweep.cpp)
+  // Written since a later version: files without the column read it as unmeasured (NaN, 0, "").
+  bool added_later = false;
+  // A limit the report judges the column by (report.h): a run beyond it is flagged; NaN: none.
+  double flag_above = std::numeric_limits<double>::quiet_NaN(), flag_below = std::numeric_limits<double>::quiet_NaN();
+};
+// After run_id and the run identity's settings (run_spec.h), in runs.csv's order; then "settings"
+// (the run's swept settings beyond the identity, "key=value;...").
+const std::vector<RunColumn>& run_columns();
+
+// A column of the curves (curves/<id>.csv, curves.csv), after run_id and the identity settings,
+// with its value at a step: of the step, or (per_layer, written name_<layer>) of each layer.
+struct CurveColumn {
+  std::string name, unit{}, meaning{};
+  bool per_layer = false;
+  bool sharpness = false;  // written with --sharpness-every only (lm::sharpness_values)
+  ColumnType type = ColumnType::kReal;
+  std::function<double(const lm::StepReport&)> value{};
+  std::function<double(const lm::LayerStats&)> layer_value{};
+};
+// The step's columns, then the sharpness measurement's (lm::sharpness_values), then the per-layer ones.
+const std::vector<CurveColumn>& curve_schema();
+
+// A step's row of the curve (after run_id and the identity cells): each column's value.
+std::string curve_row(const lm::StepReport& step, bool sharpness);
+// Folds a step into the run's columns that summarise the curve (RunColumn::fold).
+void fold_step(RunRecord& run, const lm::StepReport& step);
+
+// The schema as JSON: {"runs": [{name, type, unit, summary, meaning, flag_above/flag_below}],
+// "curves": [{name, unit, meaning, per_layer}], "renamed": {old: new}} (sweep.json's "schema").
+nlohmann::json records_schema();
+
+// The limits the report judges runs by (report.h), held by their columns.
+inline constexpr double kAttentionLogitLimit = 1e4;  // peak_attention_logit
+inline constexpr double kLogZFloor = -10;            // min_log_z_mean, nats
 
 extern const std::vector<std::string> kRunColumns;
 // A column as this version names it: files written before a rename (depth, peak_max_logit,

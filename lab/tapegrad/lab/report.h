@@ -25,8 +25,7 @@ namespace tapegrad::lab {
 //                        characters; clean runs here stay between 3.5 and 8.
 // None of them counts towards "the largest lr that trained".
 inline constexpr double kCollapseMargin = 0.1;          // nats of validation loss
-inline constexpr double kAttentionLogitLimit = 1e4;
-inline constexpr double kLogZFloor = -10;               // nats
+// kAttentionLogitLimit and kLogZFloor: records.h, beside the columns they judge.
 bool collapsed(const RunRecord& r, double trained_below);
 bool attention_blowup(const RunRecord& r);
 bool output_logit_drift(const RunRecord& r);

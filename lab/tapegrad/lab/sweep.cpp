@@ -102,49 +102,25 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
   hooks.on_step = [&](const lm::StepReport& report) {
     const auto h0 = std::chrono::steady_clock::now();
     const StepResult& r = report.result;
-    const StepStats& s = *report.stats;
     time.steps_s += r.step_ms / 1e3, time.instrument_s += r.instrument_ms / 1e3;
     time.eval_s += report.eval_ms / 1e3, time.sharpness_s += report.sharpness_ms / 1e3;
     if (r.step == 1) rec.initial_loss = r.loss;
     else ms += r.step_ms;
     rec.steps_done = r.step;
-    for (const auto& l : s.layers) {
-      if (std::isfinite(l.residual_rms)) rec.peak_residual_rms = std::max(rec.peak_residual_rms, l.residual_rms);
-      if (std::isfinite(l.attention_logit)) rec.peak_attention_logit = std::max(rec.peak_attention_logit, l.attention_logit);
-    }
-    if (std::isfinite(s.final_residual_rms)) rec.peak_residual_rms = std::max(rec.peak_residual_rms, s.final_residual_rms);
-    if (std::isfinite(s.output_logit_max) && !(s.output_logit_max <= rec.peak_output_logit)) rec.peak_output_logit = s.output_logit_max;
-    if (std::isfinite(s.output_logit_mean) && !(s.output_logit_mean >= rec.min_output_logit_mean))
-      rec.min_output_logit_mean = s.output_logit_mean;
-    rec.final_residual_rms = s.final_residual_rms;
-    if (std::isfinite(r.log_z_mean) && !(r.log_z_mean >= rec.min_log_z_mean)) rec.min_log_z_mean = r.log_z_mean;
-    if (std::isfinite(r.log_z_min) && !(r.log_z_min >= rec.min_log_z)) rec.min_log_z = r.log_z_min;
-
-    double val = kNaN, train = kNaN;
+    fold_step(rec, report);  // the run's summaries of the curve (records.h)
     if (const auto& e = report.eval) {
-      val = e->val_loss, train = e->train_loss;
-      rec.final_val_loss = val, rec.final_train_loss = train;
-      rec.min_val_loss = std::min(rec.min_val_loss, val), rec.min_train_loss = std::min(rec.min_train_loss, train);
+      rec.final_val_loss = e->val_loss, rec.final_train_loss = e->train_loss;
+      rec.min_val_loss = std::min(rec.min_val_loss, e->val_loss);
+      rec.min_train_loss = std::min(rec.min_train_loss, e->train_loss);
     }
-    std::vector<std::string> row{prefix,         std::to_string(r.step), csv_number(r.loss),        csv_number(r.lr),
-                                 csv_number(r.grad_norm), csv_number(s.update_ratio),  csv_number(s.output_logit_mean),  csv_number(s.output_logit_max),
-                                 csv_number(s.final_residual_rms), csv_number(val),    csv_number(train),
-                                 csv_number(r.z_loss), csv_number(r.log_z_mean), csv_number(r.log_z_min)};
-    if (c.sharpness_every > 0) {
-      lm::Sharpness h = lm::Sharpness::unmeasured();
-      if (report.sharpness) {
-        h = *report.sharpness;
-        const double ratio = lm::edge_ratio(h);
-        if (std::isnan(rec.peak_sharpness_ratio) || ratio > rec.peak_sharpness_ratio) rec.peak_sharpness_ratio = ratio;
-        if (ratio >= 1 && rec.sharpness_cross_step == 0) rec.sharpness_cross_step = r.step;
-        const double batch_ratio = h.batch_sharpness / h.threshold;
-        if (std::isfinite(batch_ratio) && !(batch_ratio <= rec.peak_batch_sharpness_ratio)) rec.peak_batch_sharpness_ratio = batch_ratio;
-      }
-      for (const auto& [name, v] : lm::sharpness_values(h)) row.push_back(csv_number(v));
+    if (const auto& h = report.sharpness) {
+      const double ratio = lm::edge_ratio(*h);
+      if (std::isnan(rec.peak_sharpness_ratio) || ratio > rec.peak_sharpness_ratio) rec.peak_sharpness_ratio = ratio;
+      if (ratio >= 1 && rec.sharpness_cross_step == 0) rec.sharpness_cross_step = r.step;
+      const double batch_ratio = h->batch_sharpness / h->threshold;
+      if (std::isfinite(batch_ratio) && !(batch_ratio <= rec.peak_batch_sharpness_ratio)) rec.peak_batch_sharpness_ratio = batch_ratio;
     }
-    for (const auto& l : s.layers)
-      for (double v : {l.residual_rms, l.norm_out_rms, l.attention_logit, l.grad_norm, l.update_ratio}) row.push_back(csv_number(v));
-    curve += csv_join(row) + "\n";
+    curve += prefix + "," + curve_row(report, c.sharpness_every > 0) + "\n";
     time.record_s += seconds_since(h0);
   };
   const lm::RunOutcome outcome = lm::run(trainer, hooks);

@@ -48,69 +48,69 @@ std::vector<Setting> make_settings() {
        .range = SettingRange{0, 1, true, true}},
       // model
       {.key = "layers", .member = &TrainConfig::layers, .group = G::kModel, .help = "transformer blocks",
-       .in_model = true, .range = positive(), .at_most = 4096},
+       .model_field = "n_layer", .range = positive(), .at_most = 4096},
       {.key = "heads", .member = &TrainConfig::heads, .group = G::kModel, .help = "attention heads (must divide --dim)",
-       .in_model = true, .range = positive(), .at_most = 4096},
-      {.key = "dim", .member = &TrainConfig::dim, .group = G::kModel, .help = "model width C", .in_model = true,
+       .model_field = "n_head", .range = positive(), .at_most = 4096},
+      {.key = "dim", .member = &TrainConfig::dim, .group = G::kModel, .help = "model width C", .model_field = "dim",
        .range = positive(), .at_most = k2_16},
-      {.key = "ctx", .member = &TrainConfig::ctx, .group = G::kModel, .help = "context length T", .in_model = true,
+      {.key = "ctx", .member = &TrainConfig::ctx, .group = G::kModel, .help = "context length T", .model_field = "context",
        .range = positive(), .at_most = k2_20},
       {.key = "norm", .member = &TrainConfig::norm, .group = G::kModel,
-       .help = "the norm of every block and before the LM head (a registered norm)", .in_model = true},
+       .help = "the norm of every block and before the LM head (a registered norm)", .model_field = "norm"},
       {.key = "qk-norm", .member = &TrainConfig::qk_norm, .group = G::kModel,
-       .help = "normalise q and k per head (" + qk_norm_names() + ")", .in_model = true},
+       .help = "normalise q and k per head (" + qk_norm_names() + ")", .model_field = "qk_norm"},
       {.key = "placement", .member = &TrainConfig::placement, .group = G::kModel,
-       .help = "where the norms sit: " + nn::placement_help(), .in_model = true},
-      {.key = "mlp", .member = &TrainConfig::mlp, .group = G::kModel, .help = "the MLP: " + nn::mlp_kind_help(), .in_model = true},
+       .help = "where the norms sit: " + nn::placement_help(), .model_field = "placement"},
+      {.key = "mlp", .member = &TrainConfig::mlp, .group = G::kModel, .help = "the MLP: " + nn::mlp_kind_help(), .model_field = "mlp"},
       {.key = "dyt-alpha", .member = &TrainConfig::dyt_alpha, .group = G::kModel,
-       .help = "DyT's initial alpha in tanh(alpha x) (with --norm dyt; other norms ignore it)", .in_model = true,
+       .help = "DyT's initial alpha in tanh(alpha x) (with --norm dyt; other norms ignore it)", .model_field = "dyt_alpha",
        .range = SettingRange{0, 100, true, false}},
       {.key = "tie-head", .member = &TrainConfig::tie_head, .group = G::kModel,
-       .help = "share the token embedding with the LM head", .in_model = true, .negatable = true},
+       .help = "share the token embedding with the LM head", .model_field = "tie_head", .negatable = true},
       {.key = "bias", .member = &TrainConfig::bias, .group = G::kModel, .help = "biases in the linear layers",
-       .in_model = true, .negatable = true},
+       .model_field = "bias", .negatable = true},
       {.key = "recipe", .member = &TrainConfig::recipe, .group = G::kModel,
        .help = "a published recipe, set as its paper sets it (flags given here win):\n" + recipe_help(),
        .choices = recipe_names()},
       {.key = "dyt-alpha-attn", .member = &TrainConfig::dyt_alpha_attn, .group = G::kModel,
        .help = "the initial alpha of the DyT before attention (0: --dyt-alpha, which then sets the others: the FFN "
                "input's and the final one)",
-       .in_model = true, .range = SettingRange{0, 100, false, false}},
+       .model_field = "dyt_alpha_attn", .range = SettingRange{0, 100, false, false}},
       {.key = "dyt-beta", .member = &TrainConfig::dyt_beta, .group = G::kModel,
-       .help = "DyT's additive beta (Zhu et al.'s LLM recipe has none)", .in_model = true, .negatable = true},
+       .help = "DyT's additive beta (Zhu et al.'s LLM recipe has none)", .model_field = "dyt_beta", .negatable = true},
       {.key = "embed-scale", .member = &TrainConfig::embed_scale, .group = G::kModel,
        .help = "scale the token embeddings: none, fixed (a constant: DeepNet's sqrt(dim)) or learned (a scalar "
                "parameter: DyT's LLM recipe)",
-       .in_model = true},
+       .model_field = "embed_scale"},
       {.key = "embed-scale-init", .member = &TrainConfig::embed_scale_init, .group = G::kModel,
-       .help = "the embedding scale, or its initial value when learned (0: by --embed-scale-rule)", .in_model = true,
+       .help = "the embedding scale, or its initial value when learned (0: by --embed-scale-rule)", .model_field = "embed_scale_init",
        .range = SettingRange{0, 1e6, false, false, "(0: by --embed-scale-rule)"}},
       {.key = "embed-scale-positions", .member = &TrainConfig::embed_scale_positions, .group = G::kModel,
        .help = "the embedding scale multiplies token + position, what enters the first block (off: the token "
                "embedding alone, as the DyT paper's LLaMA, which has no position table)",
-       .in_model = true, .negatable = true},
+       .model_field = "embed_scale_positions", .negatable = true},
       {.key = "embed-scale-rule", .member = &TrainConfig::embed_scale_rule, .group = G::kModel,
        .help = "the initial embedding scale when --embed-scale-init is 0: sqrt-dim (the DyT paper's and DeepNet's "
                "formula) or unit-input (1 / (alpha0 x 0.02): the first norm's input at the magnitude that formula "
                "gives at the DyT paper's width 4096)",
-       .in_model = true, .choices = nn::embed_scale_rules()},
+       .model_field = "embed_scale_rule", .choices = nn::embed_scale_rules()},
       {.key = "embed-norm", .member = &TrainConfig::embed_norm, .group = G::kModel,
        .help = "a norm (of --norm's kind) on the embeddings before the first block (Peri-LN's setup)",
-       .in_model = true, .negatable = true},
+       .model_field = "embed_norm", .negatable = true},
       {.key = "final-norm", .member = &TrainConfig::final_norm, .group = G::kModel,
-       .help = "a norm before the LM head (DeepNet's post-norm stack has none)", .in_model = true,
+       .help = "a norm before the LM head (DeepNet's post-norm stack has none)", .model_field = "final_norm",
        .negatable = true},
       {.key = "precision", .member = &TrainConfig::precision, .group = G::kModel,
        .help = "mixed precision: fp32, or bf16 (the linear layers' and LM head's GEMMs on bfloat16 operands with "
                "float32 sums, as torch.autocast; weights, gradients, norms, softmax, loss and optimizer in float32)",
-       .in_model = true, .choices = precision_names()},
+       .model_field = "precision", .choices = precision_names()},
       {.key = "norm-eps", .member = &TrainConfig::norm_eps, .group = G::kModel,
-       .help = "the epsilon under every norm's square root (LayerNorm, RMSNorm, ScaleNorm)", .in_model = true,
+       .help = "the epsilon under every norm's square root (LayerNorm, RMSNorm, ScaleNorm)", .model_field = "norm_eps",
        .range = SettingRange{0, 1, true, false}},
       {.key = "norm-precision", .member = &TrainConfig::norm_precision, .group = G::kModel,
        .help = "fp32, or bf16: every norm's input and output rounded to bfloat16 (statistics summed in float32), as "
                "a bf16 implementation computes them (fp32: float32, as LLaMA and T5 keep their norms)",
-       .in_model = true, .choices = precision_names()},
+       .model_field = "norm_precision", .choices = precision_names()},
       // optimisation
       {.key = "optimizer", .member = &TrainConfig::optimizer, .group = G::kOptimisation,
        .help = "the update rule (a registered optimizer):\n" + optimizer_registry().help(),
@@ -154,7 +154,7 @@ std::vector<Setting> make_settings() {
       {.key = "z-loss", .member = &TrainConfig::z_loss, .group = G::kOptimisation,
        .help = "z-loss coefficient: adds z * logsumexp(logits)^2 per token, keeping output logits from drifting "
                "(PaLM: 1e-4; 0: off)",
-       .in_model = true, .range = SettingRange{0, 1, false, false, "(0: off; PaLM uses 1e-4)"}},
+       .model_field = "z_loss", .range = SettingRange{0, 1, false, false, "(0: off; PaLM uses 1e-4)"}},
       {.key = "seed", .member = &TrainConfig::seed, .group = G::kOptimisation,
        .help = "seed of the initialisation and the batches"},
       // measurement: what every run of a sweep folder is measured with
@@ -197,6 +197,13 @@ std::vector<Setting> make_settings() {
 const std::vector<Setting>& settings() {
   static const std::vector<Setting> table = make_settings();
   return table;
+}
+
+const nn::DecoderField& decoder_field(const Setting& s) {
+  const nn::DecoderField* f = nn::find_decoder_field(s.model_field);
+  check(f != nullptr, "settings table: '", s.key, "' names model field '", s.model_field,
+        "', which nn::decoder_fields() does not have");
+  return *f;
 }
 
 std::vector<std::string> setting_choices(const Setting& s) { return s.registry_names ? s.registry_names() : s.choices; }

@@ -4,9 +4,10 @@
 // checkpoint's split between the model config and the training config, validate()'s range
 // checks, and the lab's classes of settings (axes, shared per folder, set by the lab).
 //
-// Adding a setting: a field in TrainConfig and a row in settings.cpp (and, for a model knob, its
-// DecoderConfig field and the two lines of TrainConfig::model / take_model). A test walks
-// TrainConfig's fields and fails for a field without a row.
+// Adding a setting: a field in TrainConfig and a row in settings.cpp; for a model knob also its
+// DecoderConfig field and that field's row in nn::decoder_fields(), named by the setting's
+// model_field. Tests walk TrainConfig's and DecoderConfig's fields and fail for a field without a
+// row, and round-trip every model knob at a value other than its default through a checkpoint.
 #pragma once
 
 #include <functional>
@@ -54,7 +55,10 @@ struct Setting {
   SettingGroup group;
   std::string help;
   SweepRole sweep = SweepRole::kAxis;
-  bool in_model = false;                 // the checkpoint stores it in the model config, not "train"
+  // The DecoderConfig field it sets (nn::decoder_fields()), or empty: a model knob is stored in the
+  // checkpoint's model config, not its "train" section, and TrainConfig::model() / take_model()
+  // carry it there and back by this name.
+  std::string model_field{};
   std::optional<SettingRange> range{};   // numbers: validate() checks it, naming the flag
   std::optional<double> at_most{};       // integers: a size bound ("--dim 70000 is too large (at most 65536)")
   std::vector<std::string> choices{};    // names a text setting may take (the enums use their registries)
@@ -75,6 +79,11 @@ std::vector<std::string> setting_choices(const Setting& s);
 const std::vector<Setting>& settings();
 // The setting named `key`, or nullptr.
 const Setting* find_setting(std::string_view key);
+
+// Whether the setting is a model knob (model_field names a DecoderConfig field).
+inline bool in_model(const Setting& s) { return !s.model_field.empty(); }
+// The DecoderConfig field a model knob sets (an Error for a row naming no such field).
+const nn::DecoderField& decoder_field(const Setting& s);
 
 // A setting's value in `c` as JSON (names for the typed choices), and set from JSON (strictly: a
 // wrong type or unknown name is an Error naming the key).

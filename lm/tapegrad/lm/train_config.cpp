@@ -13,30 +13,19 @@
 namespace tapegrad::lm {
 
 // The model knobs, both ways: TrainConfig -> DecoderConfig for a new model, and back from a
-// checkpoint's model config (the settings marked in_model in the table).
+// checkpoint's model config: each model knob (a row with a model_field) through its DecoderConfig
+// field, by name and as JSON, so the two structs need no list of each other's fields.
 nn::DecoderConfig TrainConfig::model(int64_t vocab) const {
   nn::DecoderConfig m;
   m.vocab_size = vocab;
-  m.context = ctx, m.n_layer = layers, m.n_head = heads, m.dim = dim;
-  m.norm = norm, m.qk_norm = qk_norm, m.placement = placement, m.mlp = mlp;
-  m.tie_head = tie_head, m.bias = bias, m.z_loss = z_loss, m.dyt_alpha = dyt_alpha;
-  m.dyt_alpha_attn = dyt_alpha_attn, m.dyt_beta = dyt_beta, m.embed_scale = embed_scale;
-  m.embed_scale_init = embed_scale_init, m.embed_norm = embed_norm, m.final_norm = final_norm;
-  m.embed_scale_positions = embed_scale_positions, m.embed_scale_rule = embed_scale_rule;
-  m.norm_eps = norm_eps;
-  m.precision = parse_precision(precision, "--precision");
-  m.norm_precision = parse_precision(norm_precision, "--norm-precision");
+  for (const Setting& s : settings())
+    if (in_model(s)) nn::set_decoder_field(decoder_field(s), m, setting_json(s, *this));
   return m;
 }
 
 void TrainConfig::take_model(const nn::DecoderConfig& m) {
-  ctx = m.context, layers = m.n_layer, heads = m.n_head, dim = m.dim;
-  norm = m.norm, qk_norm = m.qk_norm, placement = m.placement, mlp = m.mlp;
-  tie_head = m.tie_head, bias = m.bias, z_loss = m.z_loss, dyt_alpha = m.dyt_alpha;
-  dyt_alpha_attn = m.dyt_alpha_attn, dyt_beta = m.dyt_beta, embed_scale = m.embed_scale;
-  embed_scale_init = m.embed_scale_init, embed_norm = m.embed_norm, final_norm = m.final_norm;
-  embed_scale_positions = m.embed_scale_positions, embed_scale_rule = m.embed_scale_rule;
-  norm_eps = m.norm_eps, precision = precision_name(m.precision), norm_precision = precision_name(m.norm_precision);
+  for (const Setting& s : settings())
+    if (in_model(s)) set_setting(s, *this, nn::decoder_field_json(decoder_field(s), m));
 }
 
 namespace {
@@ -194,7 +183,7 @@ nlohmann::json to_json(const TrainConfig& c) {
 
 nlohmann::json without_model_fields(nlohmann::json train) {
   for (const Setting& s : settings())
-    if (s.in_model) train.erase(s.key);
+    if (in_model(s)) train.erase(s.key);
   return train;
 }
 
@@ -204,7 +193,7 @@ TrainConfig train_config_from_json(const nlohmann::json& train, const nn::Decode
   TrainConfig from_model;
   from_model.take_model(m);
   for (const Setting& s : settings())
-    if (s.in_model && !j.contains(s.key)) j[s.key] = setting_json(s, from_model);
+    if (in_model(s) && !j.contains(s.key)) j[s.key] = setting_json(s, from_model);
   return train_config_from_json(j);
 }
 

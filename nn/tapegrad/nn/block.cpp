@@ -40,11 +40,20 @@ DecoderBlock<T>::DecoderBlock(BlockOptions o) : options_(o) {
   NormSpec attn_norm = norm;
   if (o.dyt_alpha_attn > 0) attn_norm.dyt_alpha = o.dyt_alpha_attn;
   norm1_ = &this->add_module("norm1", make_norm<T>(o.norm, attn_norm));
-  attn_ = &this->add_module("attn", std::make_unique<CausalSelfAttention<T>>(
-                                              AttentionOptions{o.dim, o.n_head, o.bias, o.qk_norm, o.norm_eps,
-                                                               o.init_std, o.proj_init_std}));
+  attn_ = &this->add_module("attn", std::make_unique<CausalSelfAttention<T>>(AttentionOptions{
+                                          .dim = o.dim,
+                                          .n_head = o.n_head,
+                                          .bias = o.bias,
+                                          .qk_norm = o.qk_norm,
+                                          .qk_norm_eps = o.norm_eps,
+                                          .init_std = o.init_std,
+                                          .proj_init_std = o.proj_init_std}));
   norm2_ = &this->add_module("norm2", make_norm<T>(o.norm, norm));
-  mlp_ = &this->add_module("mlp", make_mlp<T>(o.mlp, {o.dim, o.mlp_hidden, o.bias, o.init_std, o.proj_init_std}));
+  mlp_ = &this->add_module("mlp", make_mlp<T>(o.mlp, {.dim = o.dim,
+                                                      .hidden = o.mlp_hidden,
+                                                      .bias = o.bias,
+                                                      .init_std = o.init_std,
+                                                      .proj_init_std = o.proj_init_std}));
   const PlacementEntry& p = o.placement.entry();
   if (p.norm_output) {
     attn_out_norm_ = &this->add_module("attn_out_norm", make_norm<T>(o.norm, norm));

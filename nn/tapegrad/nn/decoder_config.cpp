@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
 
 #include "tapegrad/io/json_field.h"
 
@@ -74,63 +73,121 @@ void DecoderConfig::validate() const {
 // two residual projections of each block at init_std / sqrt(2 n_layer), so the residual stream's
 // variance does not grow with depth at init.
 BlockOptions DecoderConfig::block_options() const {
-  return {dim, n_head, norm, placement, mlp, mlp_hidden, bias, norm_eps, qk_norm, init_std,
-          init_std / std::sqrt(2.0 * static_cast<double>(n_layer)), n_layer, dyt_alpha, dyt_alpha_attn, dyt_beta};
+  return {.dim = dim,
+          .n_head = n_head,
+          .norm = norm,
+          .placement = placement,
+          .mlp = mlp,
+          .mlp_hidden = mlp_hidden,
+          .bias = bias,
+          .norm_eps = norm_eps,
+          .qk_norm = qk_norm,
+          .init_std = init_std,
+          .proj_init_std = init_std / std::sqrt(2.0 * static_cast<double>(n_layer)),
+          .n_layer = n_layer,
+          .dyt_alpha = dyt_alpha,
+          .dyt_alpha_attn = dyt_alpha_attn,
+          .dyt_beta = dyt_beta};
+}
+
+const std::vector<DecoderField>& decoder_fields() {
+  using C = DecoderConfig;
+  static const std::vector<DecoderField> table{
+      {"vocab_size", &C::vocab_size},
+      {"context", &C::context},
+      {"n_layer", &C::n_layer},
+      {"n_head", &C::n_head},
+      {"dim", &C::dim},
+      {"norm", &C::norm},
+      {"placement", &C::placement},
+      {"mlp", &C::mlp},
+      {"mlp_hidden", &C::mlp_hidden},
+      {"tie_head", &C::tie_head},
+      {"bias", &C::bias},
+      {"final_norm", &C::final_norm},
+      {"norm_eps", &C::norm_eps},
+      {"init_std", &C::init_std},
+      // added later
+      {"qk_norm", &C::qk_norm, true},
+      {"z_loss", &C::z_loss, true},
+      {"dyt_alpha", &C::dyt_alpha, true},
+      {"dyt_alpha_attn", &C::dyt_alpha_attn, true},
+      {"dyt_beta", &C::dyt_beta, true},
+      {"embed_scale", &C::embed_scale, true},
+      {"embed_scale_init", &C::embed_scale_init, true},
+      {"embed_norm", &C::embed_norm, true},
+      {"embed_scale_positions", &C::embed_scale_positions, true},
+      {"embed_scale_rule", &C::embed_scale_rule, true},
+      {"precision", &C::precision, true},
+      {"norm_precision", &C::norm_precision, true},
+  };
+  return table;
+}
+
+const DecoderField* find_decoder_field(std::string_view key) {
+  for (const DecoderField& f : decoder_fields())
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+nlohmann::json decoder_field_json(const DecoderField& f, const DecoderConfig& c) {
+  return std::visit(
+      [&](auto member) -> nlohmann::json {
+        const auto& v = c.*member;
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, Precision>) return std::string(precision_name(v));
+        else if constexpr (std::is_same_v<V, NormKind> || std::is_same_v<V, Placement> || std::is_same_v<V, MlpKind> ||
+                           std::is_same_v<V, EmbedScale>)
+          return to_string(v);
+        else return v;
+      },
+      f.member);
+}
+
+void set_decoder_field(const DecoderField& f, DecoderConfig& c, const nlohmann::json& value) {
+  const nlohmann::json j = {{f.key, value}};
+  std::visit(
+      [&](auto member) {
+        auto& out = c.*member;
+        using V = std::decay_t<decltype(out)>;
+        if constexpr (std::is_same_v<V, int64_t> || std::is_same_v<V, double> || std::is_same_v<V, bool> ||
+                      std::is_same_v<V, std::string>) {
+          io::read_field(j, f.key.c_str(), out, "config");
+        } else {  // a typed field stored by name
+          std::string name;
+          io::read_field(j, f.key.c_str(), name, "config");
+          const std::string what = "config: " + f.key;
+          if constexpr (std::is_same_v<V, Precision>) out = parse_precision(name, what);
+          else {
+            try {
+              if constexpr (std::is_same_v<V, NormKind>) out = NormKind::parse(name);
+              else if constexpr (std::is_same_v<V, Placement>) out = Placement::parse(name);
+              else if constexpr (std::is_same_v<V, MlpKind>) out = MlpKind::parse(name);
+              else out = parse_embed_scale(name);
+            } catch (const Error& e) {
+              throw Error(cat(what, ": ", e.what()));
+            }
+          }
+        }
+      },
+      f.member);
 }
 
 nlohmann::json to_json(const DecoderConfig& c) {
-  return {{"vocab_size", c.vocab_size}, {"context", c.context},       {"n_layer", c.n_layer},
-          {"n_head", c.n_head},         {"dim", c.dim},               {"norm", to_string(c.norm)},
-          {"placement", to_string(c.placement)}, {"mlp", to_string(c.mlp)}, {"mlp_hidden", c.mlp_hidden},
-          {"tie_head", c.tie_head},     {"bias", c.bias},             {"final_norm", c.final_norm},
-          {"norm_eps", c.norm_eps},     {"init_std", c.init_std},     {"qk_norm", to_string(c.qk_norm)},
-          {"z_loss", c.z_loss},         {"dyt_alpha", c.dyt_alpha},   {"dyt_alpha_attn", c.dyt_alpha_attn},
-          {"dyt_beta", c.dyt_beta},     {"embed_scale", to_string(c.embed_scale)},
-          {"embed_scale_init", c.embed_scale_init}, {"embed_norm", c.embed_norm},
-          {"embed_scale_positions", c.embed_scale_positions}, {"embed_scale_rule", c.embed_scale_rule},
-          {"precision", precision_name(c.precision)}, {"norm_precision", precision_name(c.norm_precision)}};
+  nlohmann::json j = nlohmann::json::object();
+  for (const DecoderField& f : decoder_fields()) j[f.key] = decoder_field_json(f, c);
+  return j;
 }
 
 namespace {
 
-template <typename V>
-void read(const nlohmann::json& j, const char* key, V& out) {
-  io::read_field(j, key, out, "config");
-}
-
 DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
   check(j.is_object(), "config: expected a JSON object, got ", j.type_name());
-  const nlohmann::json known = to_json(c);
-  for (const auto& [key, value] : j.items())
-    check(known.contains(key), "config: unknown field '", key, "'");
-  read(j, "vocab_size", c.vocab_size);
-  read(j, "context", c.context);
-  read(j, "n_layer", c.n_layer);
-  read(j, "n_head", c.n_head);
-  read(j, "dim", c.dim);
-  std::string s;
-  if (j.contains("norm")) read(j, "norm", s), c.norm = NormKind::parse(s);
-  if (j.contains("qk_norm")) read(j, "qk_norm", s), c.qk_norm = NormKind::parse(s);
-  if (j.contains("placement")) read(j, "placement", s), c.placement = Placement::parse(s);
-  if (j.contains("mlp")) read(j, "mlp", s), c.mlp = MlpKind::parse(s);
-  read(j, "mlp_hidden", c.mlp_hidden);
-  read(j, "tie_head", c.tie_head);
-  read(j, "bias", c.bias);
-  read(j, "final_norm", c.final_norm);
-  read(j, "norm_eps", c.norm_eps);
-  read(j, "init_std", c.init_std);
-  read(j, "z_loss", c.z_loss);
-  read(j, "dyt_alpha", c.dyt_alpha);
-  read(j, "dyt_alpha_attn", c.dyt_alpha_attn);
-  read(j, "dyt_beta", c.dyt_beta);
-  if (j.contains("embed_scale")) read(j, "embed_scale", s), c.embed_scale = parse_embed_scale(s);
-  read(j, "embed_scale_init", c.embed_scale_init);
-  read(j, "embed_norm", c.embed_norm);
-  read(j, "embed_scale_positions", c.embed_scale_positions);
-  read(j, "embed_scale_rule", c.embed_scale_rule);
-  if (j.contains("precision")) read(j, "precision", s), c.precision = parse_precision(s, "config: precision");
-  if (j.contains("norm_precision"))
-    read(j, "norm_precision", s), c.norm_precision = parse_precision(s, "config: norm_precision");
+  for (const auto& [key, value] : j.items()) {
+    const DecoderField* f = find_decoder_field(key);
+    check(f != nullptr, "config: unknown field '", key, "'");
+    set_decoder_field(*f, c, value);
+  }
   c.validate();
   return c;
 }
@@ -139,12 +196,8 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
 
 DecoderConfig decoder_config_from_json(const nlohmann::json& j) {
   check(j.is_object(), "config: expected a JSON object, got ", j.type_name());
-  const nlohmann::json fields = to_json(DecoderConfig{});  // named: items() would dangle on a temporary
-  const std::set<std::string> added_later = {"qk_norm",         "z_loss",      "dyt_alpha",  "dyt_alpha_attn", "dyt_beta",
-                                             "embed_scale",     "embed_scale_init", "embed_norm",
-                                             "embed_scale_positions", "embed_scale_rule", "precision", "norm_precision"};
-  for (const auto& [key, value] : fields.items())
-    check(j.contains(key) || added_later.count(key), "config: missing field '", key, "'");
+  for (const DecoderField& f : decoder_fields())
+    check(j.contains(f.key) || f.added_later, "config: missing field '", f.key, "'");
   return apply(DecoderConfig{}, j);
 }
 

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "tapegrad/nn/block.h"
@@ -70,10 +72,35 @@ struct DecoderConfig {
   bool operator==(const DecoderConfig&) const = default;
 };
 
+// DecoderConfig's fields, declared once: the checkpoint's model JSON both ways (to_json, the
+// readers below), the fields an older checkpoint may lack, and the training settings that set
+// them (lm/settings.h: a row's model_field) are all derived from this table. A test sets every
+// field to a value other than its default and round-trips it through a checkpoint, and counts
+// DecoderConfig's members against the rows, so a field left out of the table fails.
+using DecoderMember =
+    std::variant<int64_t DecoderConfig::*, double DecoderConfig::*, bool DecoderConfig::*, std::string DecoderConfig::*,
+                 NormKind DecoderConfig::*, Placement DecoderConfig::*, MlpKind DecoderConfig::*,
+                 EmbedScale DecoderConfig::*, Precision DecoderConfig::*>;
+
+struct DecoderField {
+  std::string key;  // the JSON key: "n_layer"
+  DecoderMember member;
+  // Written since a later version of the format: a checkpoint without it gets the default, the
+  // model it was trained with (the rest are required).
+  bool added_later = false;
+};
+
+const std::vector<DecoderField>& decoder_fields();
+const DecoderField* find_decoder_field(std::string_view key);  // nullptr if none
+// A field's value as JSON (the typed fields by name), and set from JSON: strictly, an Error naming
+// "config: <key>" for a wrong type or an unknown name. No validate(): the caller checks the whole.
+nlohmann::json decoder_field_json(const DecoderField& f, const DecoderConfig& c);
+void set_decoder_field(const DecoderField& f, DecoderConfig& c, const nlohmann::json& value);
+
 nlohmann::json to_json(const DecoderConfig& config);
 // Strict: a field that is missing, unknown, or of the wrong type is an error naming it — except
-// fields added after the format's first version (qk_norm, z_loss, dyt_alpha and the recipes'
-// fields), which default to the model they were added beside.
+// the fields added after the format's first version (DecoderField::added_later), which default to
+// the model they were added beside.
 DecoderConfig decoder_config_from_json(const nlohmann::json& j);
 // Lenient: starts from `base` and overrides only the fields present (unknown ones still fail).
 DecoderConfig decoder_config_merge(DecoderConfig base, const nlohmann::json& j);
