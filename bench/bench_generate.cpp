@@ -25,7 +25,7 @@ void BM_generate(benchmark::State& st) {
   for (char ch = ' '; alphabet.size() < 65; ++ch) alphabet += ch;
   const auto tokenizer = text::CharTokenizer::train(alphabet);
   nn::DecoderConfig c;
-  c.vocab_size = tokenizer.vocab_size(), c.context = ctx;  // L4 H4 C128: the defaults
+  c.vocab_size = tokenizer.vocab_size(), c.ctx = ctx;  // L4 H4 C128: the defaults
   nn::Decoder<float> model(c, 1);
   const int64_t tokens = ctx - 1;
   for (auto _ : st) {

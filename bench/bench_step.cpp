@@ -67,10 +67,10 @@ int run(int argc, char** argv) {
   app.add_option("--norm", norm)->check(CLI::IsMember(nn::norm_names()));
   // Bounds keep every size product (batch x ctx ids, the model's tensors) far from overflow; a
   // model too large for memory still fails below, with one line.
-  app.add_option("--layers", c.n_layer)->check(CLI::Range(1, 1024));
-  app.add_option("--heads", c.n_head)->check(CLI::Range(1, 65536));
+  app.add_option("--layers", c.layers)->check(CLI::Range(1, 1024));
+  app.add_option("--heads", c.heads)->check(CLI::Range(1, 65536));
   app.add_option("--dim", c.dim)->check(CLI::Range(1, 65536));
-  app.add_option("--ctx", c.context)->check(CLI::Range(1, 65536));
+  app.add_option("--ctx", c.ctx)->check(CLI::Range(1, 65536));
   app.add_option("--vocab", c.vocab_size)->check(CLI::Range(1, 1 << 24));
   app.add_option("--batch", batch)->check(CLI::Range(1, 65536));
   app.add_option("--steps", steps, "timed steps")->check(CLI::Range(1, 10'000'000));
@@ -110,7 +110,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   constexpr int64_t kMaxTokens = int64_t{1} << 24;  // a step of 16M tokens already takes minutes
-  check(batch * c.context <= kMaxTokens, "--batch ", batch, " x --ctx ", c.context, " = ", batch * c.context,
+  check(batch * c.ctx <= kMaxTokens, "--batch ", batch, " x --ctx ", c.ctx, " = ", batch * c.ctx,
         " tokens per step; at most ", kMaxTokens, " are allowed");
   c.norm = nn::NormKind::parse(norm);
   c.precision = parse_precision(precision, "--precision");
@@ -119,7 +119,7 @@ int run(int argc, char** argv) {
   nn::Decoder<float> model(c, 1);
   auto params = model.parameters();
   AdamW<float> opt(params, {.beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .weight_decay = 0.1});
-  const int64_t T = c.context;
+  const int64_t T = c.ctx;
   std::vector<int32_t> ids(batch * T), targets(batch * T);
   Rng rng(7);
   const lm::StepSplit step_split = split == "batch" ? lm::StepSplit::kBatch : lm::StepSplit::kOp;
@@ -206,10 +206,10 @@ int run(int argc, char** argv) {
                       {"threads", threads},
                       {"kernel_variant", std::string(isa_name(active_isa()))},
                       {"norm", norm},
-                      {"layers", c.n_layer},
-                      {"heads", c.n_head},
+                      {"layers", c.layers},
+                      {"heads", c.heads},
                       {"dim", c.dim},
-                      {"ctx", c.context},
+                      {"ctx", c.ctx},
                       {"batch", batch},
                       {"vocab", c.vocab_size},
                       {"split", split},

@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
   libxsmm_init();
 
   nn::DecoderConfig config;
-  config.dim = dim, config.n_layer = layers, config.n_head = heads, config.context = ctx;
+  config.dim = dim, config.layers = layers, config.heads = heads, config.ctx = ctx;
   const int64_t share = std::max<int64_t>(1, batch / workers);
   const auto gemms = lm::step_gemms(config, share, ctx);
 

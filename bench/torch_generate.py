@@ -28,7 +28,7 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     for ctx in a.ctx:
-        model = Decoder(default_config(context=ctx)).eval()
+        model = Decoder(default_config(ctx=ctx)).eval()
         rates = []
         for _ in range(a.repeats):
             ids = torch.zeros((1, 1), dtype=torch.long)

@@ -88,16 +88,16 @@ def make_norm(kind, dim, eps, c=None):
 
 
 class Attention(nn.Module):
-    def __init__(self, dim, n_head, bias):
+    def __init__(self, dim, heads, bias):
         super().__init__()
-        self.n_head = n_head
+        self.heads = heads
         self.qkv = nn.Linear(dim, 3 * dim, bias=bias)
         self.proj = nn.Linear(dim, dim, bias=bias)
 
     def forward(self, x):
         B, T, C = x.shape
         q, k, v = self.qkv(x).split(C, dim=2)
-        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
+        q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
         mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
         att = F.softmax(att.masked_fill(mask, float("-inf")), dim=-1)
@@ -121,13 +121,13 @@ class Block(nn.Module):
         self.placement = c["placement"]
         assert self.placement in ("pre", "post", "peri", "deepnorm"), f"unknown placement {self.placement}"
         self.norm1 = make_norm(c["norm"], c["dim"], c["norm_eps"], c)
-        self.attn = Attention(c["dim"], c["n_head"], c["bias"])
+        self.attn = Attention(c["dim"], c["heads"], c["bias"])
         self.norm2 = make_norm(c["norm"], c["dim"], c["norm_eps"], c)
         self.mlp = MLP(c["dim"], c["mlp_hidden"] or 4 * c["dim"], c["bias"])
         if self.placement == "peri":  # Peri-LN: the sub-layers' outputs are normalised too
             self.attn_out_norm = make_norm(c["norm"], c["dim"], c["norm_eps"], c)
             self.mlp_out_norm = make_norm(c["norm"], c["dim"], c["norm_eps"], c)
-        self.alpha = (2 * c["n_layer"]) ** 0.25  # DeepNet's residual up-weighting
+        self.alpha = (2 * c["layers"]) ** 0.25  # DeepNet's residual up-weighting
 
     def forward(self, x):
         if self.placement == "post":
@@ -149,7 +149,7 @@ class Decoder(nn.Module):
         assert c["mlp"] == "gelu", "the reference implements the GELU MLP"
         self.c = c
         self.wte = nn.Embedding(c["vocab_size"], c["dim"])
-        self.wpe = nn.Embedding(c["context"], c["dim"])
+        self.wpe = nn.Embedding(c["ctx"], c["dim"])
         # The recipes' embedding treatment: x = s * wte[token] + wpe[position] (or s * (wte + wpe) with
         # embed_scale_positions), then a norm. s0: embed_scale_init, else sqrt(dim), or with the
         # "unit-input" rule 1 / (alpha0 * init_std), alpha0 the first DyT's (1 for other norms).
@@ -166,7 +166,7 @@ class Decoder(nn.Module):
             self.embed_scale = Scale(scale)
         if c.get("embed_norm", False) and c["norm"] != "none":
             self.embed_norm = make_norm(c["norm"], c["dim"], c["norm_eps"], c)
-        self.blocks = nn.ModuleList(Block(c) for _ in range(c["n_layer"]))
+        self.blocks = nn.ModuleList(Block(c) for _ in range(c["layers"]))
         self.norm_f = make_norm(c["norm"], c["dim"], c["norm_eps"], c) if c["final_norm"] and c["norm"] != "none" else None
         self.lm_head = None if c["tie_head"] else nn.Linear(c["dim"], c["vocab_size"], bias=False)
         # GPT-2 initialisation, as tapegrad's (not the same random numbers: load weights to compare).
@@ -177,7 +177,7 @@ class Decoder(nn.Module):
                 nn.init.zeros_(p)
             else:
                 residual = name.endswith("attn.proj.weight") or name.endswith("mlp.proj.weight")
-                nn.init.normal_(p, 0.0, c["init_std"] / (math.sqrt(2 * c["n_layer"]) if residual else 1))
+                nn.init.normal_(p, 0.0, c["init_std"] / (math.sqrt(2 * c["layers"]) if residual else 1))
 
     def forward(self, ids, targets=None):
         T = ids.size(1)
@@ -214,7 +214,7 @@ def load_safetensors(path):
 
 
 def default_config(**overrides):
-    c = dict(vocab_size=65, context=64, n_layer=4, n_head=4, dim=128, norm="layernorm", placement="pre", mlp="gelu",
+    c = dict(vocab_size=65, ctx=64, layers=4, heads=4, dim=128, norm="layernorm", placement="pre", mlp="gelu",
              mlp_hidden=0, tie_head=True, bias=True, final_norm=True, norm_eps=1e-5, init_std=0.02)
     c.update(overrides)
     return c

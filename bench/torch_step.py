@@ -32,7 +32,7 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    model = Decoder(default_config(vocab_size=a.vocab, context=a.ctx, n_layer=a.layers, n_head=a.heads, dim=a.dim,
+    model = Decoder(default_config(vocab_size=a.vocab, ctx=a.ctx, layers=a.layers, heads=a.heads, dim=a.dim,
                                    norm=a.norm))
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]

@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     } catch (const Error& e) {
       throw Error(cat("'", data, "' cannot be encoded with this checkpoint's tokenizer: ", e.what()));
     }
-    const int64_t ctx = m.model->config().context, n = static_cast<int64_t>(tokens.size());
+    const int64_t ctx = m.model->config().ctx, n = static_cast<int64_t>(tokens.size());
     check(n >= 2, "'", data, "' holds ", n, " token(s); at least 2 are needed to predict one");
     Tape<float> tape;
     double ce = 0, penalty = 0, log_z = 0;  // token-weighted sums

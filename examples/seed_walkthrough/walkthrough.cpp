@@ -108,7 +108,7 @@ namespace {
 std::unique_ptr<nn::DecoderBlock<double>> seeded_block(nn::NormKind norm, uint64_t seed) {
   const double eps = std::numeric_limits<double>::min();
   auto block = std::make_unique<nn::DecoderBlock<double>>(nn::BlockOptions{
-      .dim = 4, .n_head = 2, .norm = norm, .placement = nn::Placement::parse("pre"), .mlp_hidden = 16, .norm_eps = eps});
+      .dim = 4, .heads = 2, .norm = norm, .placement = nn::Placement::parse("pre"), .mlp_hidden = 16, .norm_eps = eps});
   Rng rng(seed);
   for (auto& [name, p] : block->named_parameters()) {
     if (name.find("norm") != std::string::npos) continue;  // the norm's own init (gains 1, DyT's alpha 0.5)

@@ -174,7 +174,7 @@ void bind_plugin(pyb::module_& nn_module);
 
 // A tapegrad.nn.Module with forward(tape, ids) -> logits (B, T, vocab), as a language model
 // lm::Trainer trains (function.cpp); its parameters are adopted, not copied.
-std::unique_ptr<nn::LanguageModel<float>> python_language_model(pyb::object model, int64_t vocab, int64_t context);
+std::unique_ptr<nn::LanguageModel<float>> python_language_model(pyb::object model, int64_t vocab, int64_t ctx);
 void bind_optim(pyb::module_& m);
 void bind_lm(pyb::module_& m);
 void bind_lab(pyb::module_& m);

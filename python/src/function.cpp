@@ -173,7 +173,7 @@ class PyNorm : public nn::UnaryModule<float> {
 // forward(tape, ids) maps ids (B, T) to logits (B, T, V); the loss is the trainer's cross-entropy.
 class PyLanguageModel : public nn::LanguageModel<float> {
  public:
-  PyLanguageModel(pyb::object model, int64_t vocab, int64_t context) : vocab_(vocab), context_(context) {
+  PyLanguageModel(pyb::object model, int64_t vocab, int64_t ctx) : vocab_(vocab), ctx_(ctx) {
     module_ = held_object(std::move(model));
     for (auto& [name, p] : python_parameters(*module_, "Trainer model", initial_)) this->adopt_parameter(name, *p);
   }
@@ -202,7 +202,7 @@ class PyLanguageModel : public nn::LanguageModel<float> {
     return nn::lm_output(logits, targets);
   }
   int64_t vocab_size() const override { return vocab_; }
-  int64_t context() const override { return context_; }
+  int64_t ctx() const override { return ctx_; }
   void reset_parameters(Rng&) override {
     size_t k = 0;
     for (auto& [name, p] : this->named_parameters()) p->value() = initial_.at(k++);
@@ -210,15 +210,15 @@ class PyLanguageModel : public nn::LanguageModel<float> {
   std::string type_name() const override { return "PythonModel"; }
 
  private:
-  int64_t vocab_, context_;
+  int64_t vocab_, ctx_;
   std::shared_ptr<pyb::object> module_;
   std::vector<Tensor<float>> initial_;
 };
 
 }  // namespace
 
-std::unique_ptr<nn::LanguageModel<float>> python_language_model(pyb::object model, int64_t vocab, int64_t context) {
-  return std::make_unique<PyLanguageModel>(std::move(model), vocab, context);
+std::unique_ptr<nn::LanguageModel<float>> python_language_model(pyb::object model, int64_t vocab, int64_t ctx) {
+  return std::make_unique<PyLanguageModel>(std::move(model), vocab, ctx);
 }
 
 void bind_function(pyb::module_& m) {

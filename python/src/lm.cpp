@@ -302,7 +302,7 @@ void bind_lm(pyb::module_& top) {
         return pyb::make_tuple(PyVar<float>{tape, out.logits}, loss);
       }, pyb::arg("tape"), pyb::arg("ids"), pyb::arg("targets") = pyb::none(),
       "model(tape, ids (B, T), targets=None) -> (logits (B, T, V), loss or None)")
-      .def_property_readonly("context", &LM::context);
+      .def_property_readonly("ctx", &LM::ctx);
   pyb::class_<nn::Decoder<float>, LM, std::shared_ptr<nn::Decoder<float>>>(m, "Decoder")
       .def(pyb::init([](const TrainConfig& c, int64_t vocab, uint64_t seed) {
              c.validate();
@@ -335,8 +335,9 @@ void bind_lm(pyb::module_& top) {
                };
                check(int_attr("vocab_size", vocab) == vocab, "Trainer model: its vocab_size ", int_attr("vocab_size", vocab),
                      " is not the tokenizer's ", vocab, " (build it with tg.lm.vocab_size(config))");
-               const int64_t context = int_attr("context", config.ctx);
-               p.trainer = std::make_unique<lm::Trainer>(config, python_language_model(model, vocab, context), tokenizer, data);
+               // The longest sequence it takes: ctx, the name the settings use ("context" before).
+               const int64_t ctx = int_attr(pyb::hasattr(model, "ctx") ? "ctx" : "context", config.ctx);
+               p.trainer = std::make_unique<lm::Trainer>(config, python_language_model(model, vocab, ctx), tokenizer, data);
              }
              p.text = text;
              return p;

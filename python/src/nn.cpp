@@ -169,7 +169,7 @@ void bind_nn(pyb::module_& top) {
            pyb::arg("dim"), pyb::arg("eps") = 1e-5, pyb::arg("elementwise_affine") = true);
   unary<nn::CausalSelfAttention<float>>(m, "CausalSelfAttention", "Causal multi-head self-attention over (B, T, C).")
       .def(pyb::init([](int64_t dim, int64_t heads, bool bias) {
-             return std::make_shared<nn::CausalSelfAttention<float>>(nn::AttentionOptions{.dim = dim, .n_head = heads, .bias = bias});
+             return std::make_shared<nn::CausalSelfAttention<float>>(nn::AttentionOptions{.dim = dim, .heads = heads, .bias = bias});
            }),
            pyb::arg("dim"), pyb::arg("heads"), pyb::arg("bias") = true);
   unary<nn::MLP<float>>(m, "MLP", "proj(act(fc(x))), act GELU or SwiGLU; hidden 0: 4 dim (GELU), 8/3 dim (SwiGLU).")

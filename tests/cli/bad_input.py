@@ -144,7 +144,7 @@ def fixtures(tmp, bin_dir):
     def nan_weight(b):  # a NaN in the last weight of the file, hash recorded: damage, not a valid model
         return b[:-4] + struct.pack("<f", float("nan"))
     tampered("ckpt_nan", edit_model=nan_weight)
-    tampered("ckpt_missing_field", edit_json=lambda m: m["model"].pop("n_head"))
+    tampered("ckpt_missing_field", edit_json=lambda m: m["model"].pop("heads"))
     tampered("ckpt_zero_rng", edit_json=lambda m: m["data"].update(batch_rng=["0" * 16] * 4))
     tampered("ckpt_rng_not_hex", edit_json=lambda m: m["data"]["batch_rng"].__setitem__(0, "zzzzzzzzzzzzzzzz"))
     tampered("ckpt_step_1e300", edit_json=lambda m: m.update(step=1e300))
@@ -265,7 +265,7 @@ def cases(f):
         ("sample_lm", ["--checkpoint", f["ckpt_out_of_range"]], 1, "lie outside the data section", "out-of-range offsets"),
         ("sample_lm", ["--checkpoint", f["ckpt_dtype"]], 1, "is F64, expected F32", "wrong dtype"),
         ("sample_lm", ["--checkpoint", f["ckpt_shape"]], 1, "but the model needs", "shape disagreeing with the config"),
-        ("sample_lm", ["--checkpoint", f["ckpt_missing_field"]], 1, "config: missing field 'n_head'", "config with a missing field"),
+        ("sample_lm", ["--checkpoint", f["ckpt_missing_field"]], 1, "config: missing field 'heads'", "config with a missing field"),
         ("sample_lm", ["--checkpoint", f["ckpt_extra_field"]], 1, "config: unknown field 'dropout'", "config with an extra field"),
         ("sample_lm", ["--checkpoint", f["ckpt_deep_json"]], 1, "checkpoint.json: JSON nested deeper than 64 levels",
          "deeply nested checkpoint.json"),

@@ -15,7 +15,7 @@ namespace {
 
 nn::DecoderConfig tiny() {
   nn::DecoderConfig c;
-  c.vocab_size = 11, c.context = 6, c.n_layer = 2, c.n_head = 2, c.dim = 8;
+  c.vocab_size = 11, c.ctx = 6, c.layers = 2, c.heads = 2, c.dim = 8;
   return c;
 }
 

@@ -29,7 +29,7 @@ class Bigram : public nn::LanguageModel<float> {
     return nn::lm_output(table_->forward(tape, ids, {B, T}), targets);
   }
   int64_t vocab_size() const override { return vocab_; }
-  int64_t context() const override { return context_; }
+  int64_t ctx() const override { return context_; }
   std::string type_name() const override { return "Bigram"; }
 
  private:
@@ -141,7 +141,7 @@ TEST_CASE("language model: the decoder's settings asked of another model are err
   c = bigram_config();
   c.z_loss = 1e-4;
   refused(c, 64, "z-loss is added by tapegrad's decoder; a Bigram adds it in its own forward (nn::lm_output(logits, targets, z_loss))");
-  refused(bigram_config(), 8, "ctx 16 exceeds the 8 positions Bigram::context() accepts");
+  refused(bigram_config(), 8, "ctx 16 exceeds the 8 positions Bigram::ctx() accepts");
   REQUIRE_THROWS_WITH(Trainer(bigram_config(), std::make_unique<Bigram>(r.tok->vocab_size() + 1, 64, 1), r.tok, r.data),
                       cat("Bigram's vocab_size() is ", r.tok->vocab_size() + 1, ", the tokenizer has ", r.tok->vocab_size(), " tokens"));
   auto t = bigram_trainer(bigram_config(), r);

@@ -74,7 +74,7 @@ TEST_CASE("data: 90/10 split by position, windows with next-token targets, seede
 
 TEST_CASE("train: a small model overfits one batch to near-zero loss", "[train]") {
   nn::DecoderConfig mc;
-  mc.vocab_size = 20, mc.context = 16, mc.n_layer = 2, mc.n_head = 2, mc.dim = 32;
+  mc.vocab_size = 20, mc.ctx = 16, mc.layers = 2, mc.heads = 2, mc.dim = 32;
   nn::Decoder<float> model(mc, 3);
   AdamW<float> opt(model.parameters(), {.weight_decay = 0.0});
   Rng rng(5);
@@ -367,7 +367,7 @@ TEST_CASE("sampling: the KV cache draws the tokens recomputing the window draws,
   // nn/attention_head_kernels.h, while the cache's steps take the GEMM path).
   const int64_t dim = GENERATE(16, 32);
   nn::DecoderConfig c;
-  c.vocab_size = tok.vocab_size(), c.context = 24, c.n_layer = 2, c.n_head = 2, c.dim = dim;
+  c.vocab_size = tok.vocab_size(), c.ctx = 24, c.layers = 2, c.heads = 2, c.dim = dim;
   c.init_std = 0.3;  // logits far apart: a draw that differs would be a bug, not a near tie
   nn::Decoder<float> model(c, 7);
   for (const double temperature : {0.0, 1.0}) {
@@ -384,7 +384,7 @@ TEST_CASE("sampling: the KV cache draws the tokens recomputing the window draws,
 TEST_CASE("flops: the step's GEMMs are the FLOP model's, shape by shape", "[train]") {
   nn::DecoderConfig c;  // L4 H4 C128 V65, the benchmark's model
   nn::DecoderConfig d;
-  d.n_layer = 2, d.n_head = 2, d.dim = 64, d.vocab_size = 100, d.context = 32;
+  d.layers = 2, d.heads = 2, d.dim = 64, d.vocab_size = 100, d.ctx = 32;
   nn::DecoderConfig e = d;  // SwiGLU: gate and up in one GEMM of 2H outputs
   e.mlp = nn::MlpKind::parse("swiglu");
   for (const auto& [config, batch, T] : {std::tuple{c, int64_t{12}, int64_t{64}}, std::tuple{d, int64_t{3}, int64_t{32}},

@@ -63,7 +63,7 @@ fs::path fresh(const std::string& name) {
 
 TEST_CASE("lab: the probe's statistics equal their definitions recomputed by hand", "[lab]") {
   nn::DecoderConfig c;
-  c.vocab_size = 11, c.context = 6, c.n_layer = 2, c.n_head = 2, c.dim = 8;
+  c.vocab_size = 11, c.ctx = 6, c.layers = 2, c.heads = 2, c.dim = 8;
   nn::Decoder<float> model(c, 5);
   Rng rng(1);
   for (auto* p : model.parameters()) p->value() = Tensor<float>::randn(p->shape(), rng, 0.5);

@@ -46,7 +46,7 @@ TEST_CASE("tape: a warmed-up step makes zero heap allocations", "[tape][alloc]")
 
 TEST_CASE("batch parallel: a warmed-up step split over two threads makes zero heap allocations", "[lm][alloc]") {
   nn::DecoderConfig c;
-  c.vocab_size = 30, c.context = 16, c.n_layer = 2, c.n_head = 2, c.dim = 32;
+  c.vocab_size = 30, c.ctx = 16, c.layers = 2, c.heads = 2, c.dim = 32;
   nn::Decoder<float> model(c, 1);
   auto params = model.parameters();
   const int64_t B = 4, T = 16;

@@ -66,7 +66,7 @@ TEST_CASE("attention: the fused node equals the composition of primitive ops, va
   const int threads = GENERATE(1, 2);
   INFO("B" << B << " T" << Tn << " C" << C << " NH" << NH << ", " << threads << " threads");
   set_num_threads(threads);
-  CausalSelfAttention<double> attn({.dim = C, .n_head = NH, .qk_norm = qk_norm});
+  CausalSelfAttention<double> attn({.dim = C, .heads = NH, .qk_norm = qk_norm});
   randomize(attn, 1);
   Reference ref(attn, Tn);
   Parameter<double> x("x", randn({B, Tn, C}, 2)), x_ref("x", x.value());
@@ -106,7 +106,7 @@ TEST_CASE("attention: the fused node equals the composition of primitive ops, va
 }
 
 TEST_CASE("attention: causal — an output never depends on later positions", "[nn]") {
-  CausalSelfAttention<double> attn({.dim = 8, .n_head = 2});
+  CausalSelfAttention<double> attn({.dim = 8, .heads = 2});
   randomize(attn, 4);
   Tensor<double> x = randn({1, 6, 8}, 5);
   Tape<double> tape;
@@ -118,7 +118,7 @@ TEST_CASE("attention: causal — an output never depends on later positions", "[
 }
 
 TEST_CASE("attention: the reported max logit is the largest visible <q,k>/sqrt(HS)", "[nn]") {
-  CausalSelfAttention<double> attn({.dim = 6, .n_head = 3});
+  CausalSelfAttention<double> attn({.dim = 6, .heads = 3});
   randomize(attn, 6);
   Reference ref(attn, 4);
   Tape<double> tape;
@@ -137,7 +137,7 @@ TEST_CASE("gradcheck: attention", "[nn][gradcheck]") {
   const bool bias = GENERATE(true, false);
   const auto [B, Tn, C, NH] =
       GENERATE(std::tuple{1, 1, 3, 1}, std::tuple{2, 4, 6, 2}, std::tuple{1, 5, 9, 3}, std::tuple{2, 3, 4, 4});
-  CausalSelfAttention<double> attn({.dim = C, .n_head = NH, .bias = bias});
+  CausalSelfAttention<double> attn({.dim = C, .heads = NH, .bias = bias});
   randomize(attn, 1);
   Parameter<double> x("x", randn({B, Tn, C}, 2));
   require_gradcheck(gradcheck_module("attention", attn, x, [&](Var<double> v) { return attn.forward(v); }));
@@ -149,9 +149,9 @@ TEST_CASE("attention: float32 agrees with float64", "[nn][precision]") {
       {randn({2, 16, 32}, 1), randn({96, 32}, 2, 0.2), randn({32, 32}, 3, 0.2), randn({96}, 4), randn({32}, 5)}, 1e-5);
 }
 
-TEST_CASE("attention: n_head must divide C", "[nn][errors]") {
-  REQUIRE_THROWS_WITH(CausalSelfAttention<float>({.dim = 10, .n_head = 4}),
-                      "CausalSelfAttention: n_head = 4 does not divide dim = 10");
+TEST_CASE("attention: heads must divide C", "[nn][errors]") {
+  REQUIRE_THROWS_WITH(CausalSelfAttention<float>({.dim = 10, .heads = 4}),
+                      "CausalSelfAttention: heads = 4 does not divide dim = 10");
 }
 
 TEST_CASE("gradcheck: attention qk-norm", "[nn][gradcheck]") {
@@ -162,7 +162,7 @@ TEST_CASE("gradcheck: attention qk-norm", "[nn][gradcheck]") {
   // gradients are exactly zero and a relative error means nothing. Not HS = 2 either: a
   // LayerNorm over two values outputs +-1 whatever they are, so its input gradient is ~eps.
   const auto [B, Tn, C, NH] = GENERATE(std::tuple{2, 3, 8, 2}, std::tuple{2, 4, 6, 2}, std::tuple{1, 5, 9, 3});
-  CausalSelfAttention<double> attn({.dim = C, .n_head = NH, .bias = bias, .qk_norm = kind});
+  CausalSelfAttention<double> attn({.dim = C, .heads = NH, .bias = bias, .qk_norm = kind});
   randomize(attn, 1);
   Parameter<double> x("x", randn({B, Tn, C}, 2));
   const GradcheckResult r = gradcheck_module("attention qk-norm", attn, x, [&](Var<double> v) { return attn.forward(v); });
@@ -175,8 +175,8 @@ TEST_CASE("attention: QK-norm holds the logits to sqrt(HS) at any input scale", 
   // RMS-normalised q and k with unit weights have |q| = |k| = sqrt(HS), so by Cauchy-Schwarz
   // |<q,k>| / sqrt(HS) <= sqrt(HS). Without biases, q and k are linear in x: the plain logits grow
   // exactly with the square of x's scale, the normalised ones not at all (up to eps).
-  CausalSelfAttention<double> plain({.dim = 16, .n_head = 2, .bias = false});
-  CausalSelfAttention<double> normed({.dim = 16, .n_head = 2, .bias = false, .qk_norm = NormKind::parse("rmsnorm")});
+  CausalSelfAttention<double> plain({.dim = 16, .heads = 2, .bias = false});
+  CausalSelfAttention<double> normed({.dim = 16, .heads = 2, .bias = false, .qk_norm = NormKind::parse("rmsnorm")});
   randomize(plain, 21, 0.2);
   for (auto& [name, p] : plain.named_parameters()) normed.parameter(name).value() = Tensor<double>::copy_of(p->value().view());
   const Tensor<double> x = randn({2, 6, 16}, 22);
@@ -194,7 +194,7 @@ TEST_CASE("attention: QK-norm holds the logits to sqrt(HS) at any input scale", 
 }
 
 TEST_CASE("attention: QK-norm parameters are named and shaped per head", "[nn]") {
-  CausalSelfAttention<float> attn({.dim = 12, .n_head = 3, .qk_norm = NormKind::parse("layernorm")});
+  CausalSelfAttention<float> attn({.dim = 12, .heads = 3, .qk_norm = NormKind::parse("layernorm")});
   std::vector<std::string> names;
   for (auto& [name, p] : attn.named_parameters()) names.push_back(cat(name, p->shape()));
   CHECK(names == std::vector<std::string>{"qkv.weight(36,12)", "qkv.bias(36)", "proj.weight(12,12)", "proj.bias(12)",
@@ -228,6 +228,6 @@ TEST_CASE("attention: QK-norm weights of the wrong shape are a clear error", "[n
   REQUIRE_THROWS_WITH(causal_self_attention(tape.constant(randn({1, 2, 8}, 3)), tape.constant(randn({24, 8}, 4)),
                                             tape.constant(randn({8, 8}, 5)), Var<double>{}, Var<double>{}, 2,
                                             static_cast<double*>(nullptr), qk),
-                      "causal_self_attention: QK-norm needs q and k weights of shape (4) for heads of 4 = C / n_head, "
+                      "causal_self_attention: QK-norm needs q and k weights of shape (4) for heads of 4 = C / heads, "
                       "got (3) and (3)");
 }

@@ -7,7 +7,7 @@ using namespace tapegrad::testing;
 
 TEST_CASE("block: pre-norm keeps the residual path — zero sub-layers give the identity", "[nn]") {
   const NormKind norm = GENERATE(from_range(all_norms()));
-  DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = norm});
+  DecoderBlock<double> block({.dim = 8, .heads = 2, .norm = norm});
   randomize(block, 1);
   block.attn().proj().weight().value().fill(0);
   block.attn().proj().bias()->value().fill(0);
@@ -19,7 +19,7 @@ TEST_CASE("block: pre-norm keeps the residual path — zero sub-layers give the 
 }
 
 TEST_CASE("block: post-norm normalises the residual stream itself", "[nn]") {
-  DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = NormKind::parse("rmsnorm"), .placement = Placement::parse("post")});
+  DecoderBlock<double> block({.dim = 8, .heads = 2, .norm = NormKind::parse("rmsnorm"), .placement = Placement::parse("post")});
   Tape<double> tape;
   Tensor<double> x = randn({1, 4, 8}, 3);
   for (int64_t i = 0; i < x.numel(); ++i) x[i] *= 100;
@@ -29,7 +29,7 @@ TEST_CASE("block: post-norm normalises the residual stream itself", "[nn]") {
 }
 
 TEST_CASE("block: the probe reports residual RMS, norm-output RMS and max logit", "[nn]") {
-  DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = NormKind::parse("layernorm")});
+  DecoderBlock<double> block({.dim = 8, .heads = 2, .norm = NormKind::parse("layernorm")});
   Tape<double> tape;
   Tensor<double> x = randn({2, 4, 8}, 4);
   for (int64_t i = 0; i < x.numel(); ++i) x[i] *= 7;
@@ -48,7 +48,7 @@ TEST_CASE("gradcheck: block", "[nn][gradcheck]") {
   const Placement placement = GENERATE(Placement::parse("pre"), Placement::parse("post"));
   const MlpKind mlp = GENERATE(MlpKind::parse("gelu"), MlpKind::parse("swiglu"));
   CAPTURE(to_string(norm), to_string(placement), to_string(mlp));
-  DecoderBlock<double> block({.dim = 6, .n_head = 2, .norm = norm, .placement = placement, .mlp = mlp, .mlp_hidden = 8});
+  DecoderBlock<double> block({.dim = 6, .heads = 2, .norm = norm, .placement = placement, .mlp = mlp, .mlp_hidden = 8});
   randomize(block, 7, 0.4);
   Parameter<double> x("x", randn({2, 3, 6}, 8));
   require_gradcheck(gradcheck_module("block " + to_string(norm) + " " + to_string(placement), block, x,

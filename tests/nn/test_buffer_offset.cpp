@@ -36,7 +36,7 @@ struct OffsetScope {
   Decoder<float> model(c, 5);
   std::vector<Parameter<float>*> params = model.parameters();
   AdamW<float> opt(params);
-  const int64_t B = 3, T = c.context;
+  const int64_t B = 3, T = c.ctx;
   Rng rng(9);
   std::vector<int32_t> ids, targets;
   for (int64_t i = 0; i < B * T; ++i) {
@@ -75,7 +75,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 TEST_CASE("determinism: a decoder training step is bitwise the same at every buffer offset", "[nn][determinism]") {
   DecoderConfig c;
-  c.vocab_size = 37, c.context = 19, c.n_layer = 2, c.n_head = 4, c.dim = 40;
+  c.vocab_size = 37, c.ctx = 19, c.layers = 2, c.heads = 4, c.dim = 40;
   const int variant = GENERATE(0, 1, 2);
   if (variant == 0) c.norm = NormKind::parse("layernorm"), c.placement = Placement::parse("pre");
   if (variant == 1)

@@ -9,7 +9,7 @@ namespace {
 
 DecoderConfig tiny(NormKind norm, Placement placement) {
   DecoderConfig c;
-  c.vocab_size = 7, c.context = 5, c.n_layer = 2, c.n_head = 2, c.dim = 6, c.mlp_hidden = 8;
+  c.vocab_size = 7, c.ctx = 5, c.layers = 2, c.heads = 2, c.dim = 6, c.mlp_hidden = 8;
   c.norm = norm, c.placement = placement;
   return c;
 }
@@ -26,7 +26,7 @@ void gradcheck_decoder(const DecoderConfig& c, const std::string& name, Gradchec
   // Norm parameters around 1, as trained: gains drawn around 0 would collapse what a norm hands
   // on (a scalar QK gain near 0 makes every attention logit ~0, its own gradient ~1e-4).
   // Every norm of a block (norm1, norm2, QK-norms, peri's output norms), found by name.
-  for (int64_t i = 0; i < c.n_layer; ++i)
+  for (int64_t i = 0; i < c.layers; ++i)
     for (auto& [param_name, p] : model.block(i).named_parameters())
       if (param_name.find("norm") != std::string::npos)
         for (int64_t k = 0; k < p->numel(); ++k) p->value()[k] += 1.0;
@@ -111,7 +111,7 @@ TEST_CASE("decoder: the recipes' pieces are where their papers put them", "[nn]"
   // The embeddings: x = s * wte[token] + wpe[position], row by row.
   Tape<double> tape;
   const std::vector<int32_t> ids{3, 1};
-  c.n_layer = 1;
+  c.layers = 1;
   DecoderConfig fixed = tiny(NormKind::none(), Placement::parse("pre"));
   fixed.embed_scale = EmbedScale::kFixed, fixed.embed_scale_init = 3.0;
   Decoder<double> plain(tiny(NormKind::none(), Placement::parse("pre")), 5), scaled(fixed, 5);  // same seed: same weights
@@ -191,11 +191,20 @@ TEST_CASE("decoder: config JSON round-trip, strict parsing, clear errors", "[nn]
   j.erase("qk_norm");  // configs written before QK-norm existed: it was off
   CHECK(decoder_config_from_json(j).qk_norm == NormKind::none());
   j = to_json(c);
-  j.erase("n_head");
-  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: missing field 'n_head'");
+  j.erase("heads");
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: missing field 'heads'");
   j = to_json(c);
-  j["heads"] = 3;
-  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: unknown field 'heads'");
+  j["n_heads"] = 3;
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: unknown field 'n_heads'");
+  // Checkpoints written before the shape took the flags' names (n_layer, n_head, context) load.
+  j = to_json(c);
+  for (const auto& [now, was] : {std::pair{"layers", "n_layer"}, {"heads", "n_head"}, {"ctx", "context"}}) {
+    j[was] = j[now];
+    j.erase(now);
+  }
+  CHECK(decoder_config_from_json(j) == c);
+  j["heads"] = c.heads;
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: both 'heads' and its former name 'n_head'");
   j = to_json(c);
   j["norm"] = "batchnorm";
   REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: norm: unknown norm 'batchnorm'; known: " + [] {
@@ -211,9 +220,9 @@ TEST_CASE("decoder: config JSON round-trip, strict parsing, clear errors", "[nn]
   j["dim"] = 8.0;
   REQUIRE_THROWS_WITH(decoder_config_from_json(j), Catch::StartsWith("config: field 'dim' must be an integer"));
   j = to_json(c);
-  j["n_head"] = 4;
-  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: n_head = 4 does not divide dim = 6");
-  CHECK(decoder_config_merge(c, {{"n_layer", 3}}).n_layer == 3);
+  j["heads"] = 4;
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: heads = 4 does not divide dim = 6");
+  CHECK(decoder_config_merge(c, {{"layers", 3}}).layers == 3);
 }
 
 TEST_CASE("decoder: bad batches are named", "[nn][errors]") {

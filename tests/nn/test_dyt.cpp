@@ -56,7 +56,7 @@ TEST_CASE("dyt: float32 agrees with float64, and bad shapes are named", "[nn][dy
 
 TEST_CASE("dyt: the decoder's dyt_alpha reaches every DyT, blocks (peri too) and the final norm", "[nn][dyt]") {
   DecoderConfig c;
-  c.vocab_size = 7, c.context = 4, c.n_layer = 2, c.n_head = 1, c.dim = 4;
+  c.vocab_size = 7, c.ctx = 4, c.layers = 2, c.heads = 1, c.dim = 4;
   c.norm = NormKind::parse("dyt"), c.placement = Placement::parse("peri"), c.dyt_alpha = 0.125;
   Decoder<double> model(c, 1);
   int alphas = 0;

@@ -83,7 +83,7 @@ TEST_CASE("init: a small model built from modules trains without an explicit ini
 
 TEST_CASE("init: a decoder re-initialises through reset_parameters, norms keep their own constants", "[nn][init]") {
   DecoderConfig c;
-  c.vocab_size = 11, c.context = 6, c.n_layer = 2, c.n_head = 2, c.dim = 8;
+  c.vocab_size = 11, c.ctx = 6, c.layers = 2, c.heads = 2, c.dim = 8;
   c.qk_norm = NormKind::parse("rmsnorm");
   Decoder<float> a(c, 5), b(c, 6);
   Rng rng(5);
@@ -102,7 +102,7 @@ TEST_CASE("init: a decoder re-initialises through reset_parameters, norms keep t
   // GPT-2's residual projections: std init_std / sqrt(2 L) = 0.01.
   Decoder<float> wide([] {
     DecoderConfig w;
-    w.n_layer = 2;
+    w.layers = 2;
     return w;
   }(), 1);
   CHECK_THAT(std_of(wide.parameter("blocks.0.attn.proj.weight").value()), Catch::Matchers::WithinRel(0.01, 0.03));

@@ -14,7 +14,7 @@ namespace {
 
 DecoderConfig small(NormKind norm, Placement placement, NormKind qk_norm, MlpKind mlp) {
   DecoderConfig c;
-  c.vocab_size = 11, c.context = 16, c.n_layer = 2, c.n_head = 2, c.dim = 8;
+  c.vocab_size = 11, c.ctx = 16, c.layers = 2, c.heads = 2, c.dim = 8;
   c.norm = norm, c.placement = placement, c.qk_norm = qk_norm, c.mlp = mlp, c.tie_head = false;
   return c;
 }
@@ -25,7 +25,7 @@ double cached_vs_full(Decoder<double>& model, const std::vector<int32_t>& ids, i
   Tape<double> full_tape;
   auto g1 = full_tape.no_grad();
   const auto full = model.forward(full_tape, ids, 1, n);
-  KVCache<double> cache(model.config().n_layer, model.config().context, model.config().dim);
+  KVCache<double> cache(model.config().layers, model.config().ctx, model.config().dim);
   double worst = 0;
   for (int64_t at = 0; at < n;) {
     const int64_t step = at == 0 ? prefill : 1;

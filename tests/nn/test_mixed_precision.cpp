@@ -69,7 +69,7 @@ TEST_CASE("apply_norm: under Autocast the norm reads and writes bf16 values, flo
 
 TEST_CASE("decoder: precision bf16 changes the loss by bf16 rounding only, and leaves the thread's state", "[nn][bf16]") {
   DecoderConfig c;
-  c.n_layer = 2, c.dim = 64, c.context = 32;
+  c.layers = 2, c.dim = 64, c.ctx = 32;
   Decoder<float> fp32(c, 42);
   c.precision = Precision::kBf16;
   Decoder<float> bf16(c, 42);  // same seed: same weights

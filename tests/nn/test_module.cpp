@@ -12,7 +12,7 @@ using namespace tapegrad::nn;
 namespace {
 DecoderConfig tiny() {
   DecoderConfig c;
-  c.vocab_size = 11, c.context = 8, c.n_layer = 2, c.n_head = 2, c.dim = 8;
+  c.vocab_size = 11, c.ctx = 8, c.layers = 2, c.heads = 2, c.dim = 8;
   return c;
 }
 }  // namespace
@@ -46,10 +46,10 @@ TEST_CASE("module: parameter count, zero_grad, train/eval, summary", "[nn]") {
   model.train();
   CHECK(model.block(1).attn().is_training());
   const std::string s = model.summary();
-  CHECK_THAT(s, Catch::StartsWith("Decoder(vocab=11, context=8, layers=2, heads=2, dim=8, norm=layernorm"));
+  CHECK_THAT(s, Catch::StartsWith("Decoder(vocab=11, ctx=8, layers=2, heads=2, dim=8, norm=layernorm"));
   CHECK_THAT(s, Catch::Contains("  (blocks): ModuleList(\n    (0): DecoderBlock(placement=pre, norm=layernorm\n"
                                 "      (norm1): LayerNorm(8, eps=1e-05, elementwise_affine=true)\n"
-                                "      (attn): CausalSelfAttention(dim=8, n_head=2, bias=true\n"
+                                "      (attn): CausalSelfAttention(dim=8, heads=2, bias=true\n"
                                 "        (qkv): Linear(in=8, out=24, bias=true)\n"));
 }
 

@@ -49,7 +49,7 @@ TEST_CASE("registries: a registered placement and MLP build a block with their p
   CHECK(to_string(p) == "test-pre-and-sum");
   CHECK_THAT(placement_help(), Catch::Contains("test-pre-and-sum Norm(X + F(Norm(X)))"));
   CHECK_THAT(mlp_kind_help(), Catch::Contains("test-tanh: W2 tanh(W1 x)"));
-  DecoderBlock<double> block({.dim = 6, .n_head = 2, .norm = NormKind::parse("rmsnorm"), .placement = p, .mlp = m});
+  DecoderBlock<double> block({.dim = 6, .heads = 2, .norm = NormKind::parse("rmsnorm"), .placement = p, .mlp = m});
   std::vector<std::string> names;
   for (const auto& [name, param] : block.named_parameters()) names.push_back(name);
   // norm1, attention, norm2, the MLP (hidden 2 dim: its default), then the two sum norms.
@@ -62,7 +62,7 @@ TEST_CASE("registries: a registered placement and MLP build a block with their p
 TEST_CASE("registries: the registered placement's block is Norm(X + F(Norm(X))), exactly", "[nn][registry]") {
   // With zero sub-layers F = 0 (their output projections zeroed), the block is Norm(Norm(X + 0)):
   // RMSNorm twice, i.e. the rows of X scaled to RMS 1.
-  DecoderBlock<double> block({.dim = 8, .n_head = 2, .norm = NormKind::parse("rmsnorm"), .placement = pre_and_sum(),
+  DecoderBlock<double> block({.dim = 8, .heads = 2, .norm = NormKind::parse("rmsnorm"), .placement = pre_and_sum(),
                               .mlp = tanh_mlp(), .norm_eps = 0});
   randomize(block, 3);
   for (const char* name : {"attn.proj.weight", "attn.proj.bias", "mlp.2.weight", "mlp.2.bias"}) block.parameter(name).value().fill(0);
@@ -80,7 +80,7 @@ TEST_CASE("registries: the registered placement's block is Norm(X + F(Norm(X))),
 
 TEST_CASE("gradcheck: a block with a registered placement and MLP", "[nn][gradcheck][registry]") {
   const NormKind norm = GENERATE(NormKind::parse("layernorm"), NormKind::parse("rmsnorm"));
-  DecoderBlock<double> block({.dim = 6, .n_head = 2, .norm = norm, .placement = pre_and_sum(), .mlp = tanh_mlp()});
+  DecoderBlock<double> block({.dim = 6, .heads = 2, .norm = norm, .placement = pre_and_sum(), .mlp = tanh_mlp()});
   randomize(block, 7, 0.4);
   Parameter<double> x("x", randn({2, 3, 6}, 8));
   require_gradcheck(gradcheck_module("block " + to_string(norm) + " test-pre-and-sum test-tanh", block, x,
@@ -89,7 +89,7 @@ TEST_CASE("gradcheck: a block with a registered placement and MLP", "[nn][gradch
 
 TEST_CASE("registries: a decoder of a registered placement and MLP saves and reloads by name", "[nn][registry]") {
   DecoderConfig c;
-  c.vocab_size = 11, c.context = 8, c.n_layer = 2, c.n_head = 2, c.dim = 8;
+  c.vocab_size = 11, c.ctx = 8, c.layers = 2, c.heads = 2, c.dim = 8;
   c.placement = pre_and_sum(), c.mlp = tanh_mlp();
   const nlohmann::json j = to_json(c);
   CHECK(j["placement"] == "test-pre-and-sum");

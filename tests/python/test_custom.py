@@ -148,9 +148,9 @@ except tg.Error as e:
 class TinyLm(tg.nn.Module):
     """A language model of your own: embeddings, a Python norm, a C++ Linear head."""
 
-    def __init__(self, vocab, dim=16, context=32):
+    def __init__(self, vocab, dim=16, ctx=32):
         super().__init__()
-        self.vocab_size, self.context = vocab, context
+        self.vocab_size, self.ctx = vocab, ctx
         self.wte = tg.nn.Embedding(vocab, dim)
         self.norm = MeanAbsNorm(dim)
         self.head = tg.nn.Linear(dim, vocab)

@@ -18,7 +18,7 @@
 namespace tapegrad::lm {
 
 double flops_per_step(const nn::DecoderConfig& c, int64_t batch, int64_t T) {
-  const double C = static_cast<double>(c.dim), L = static_cast<double>(c.n_layer);
+  const double C = static_cast<double>(c.dim), L = static_cast<double>(c.layers);
   const double H = static_cast<double>(c.mlp_hidden ? c.mlp_hidden : c.mlp.default_hidden(c.dim));
   const double mlp = static_cast<double>(c.mlp.entry().input_maps + 1) * C * H;
   const double weights = L * (4.0 * C * C + mlp) + C * static_cast<double>(c.vocab_size);
@@ -53,7 +53,7 @@ double measure_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64_t T)
 }
 
 std::vector<StepGemm> step_gemms(const nn::DecoderConfig& c, int64_t batch, int64_t T) {
-  const int64_t BT = batch * T, C = c.dim, V = c.vocab_size, NH = c.n_head, HS = C / NH;
+  const int64_t BT = batch * T, C = c.dim, V = c.vocab_size, NH = c.heads, HS = C / NH;
   const int64_t H = c.mlp_hidden ? c.mlp_hidden : c.mlp.default_hidden(c.dim);
   const int64_t fc_width = c.mlp.entry().input_maps * H;  // SwiGLU: gate and up in one GEMM
   std::vector<StepGemm> g;
@@ -62,9 +62,9 @@ std::vector<StepGemm> step_gemms(const nn::DecoderConfig& c, int64_t batch, int6
     g.push_back({Trans::kNo, Trans::kNo, BT, in, out, 1, false});
     g.push_back({Trans::kYes, Trans::kNo, out, in, BT, 1, false});
   };
-  for (int64_t l = 0; l < c.n_layer; ++l) linear(C, 3 * C), linear(C, C), linear(C, fc_width), linear(H, C);
+  for (int64_t l = 0; l < c.layers; ++l) linear(C, 3 * C), linear(C, C), linear(C, fc_width), linear(H, C);
   linear(C, V);  // the LM head (tied or not: the same products)
-  const int64_t heads = batch * NH * c.n_layer;
+  const int64_t heads = batch * NH * c.layers;
   for (const auto& [ta, tb, M, N, K] : std::vector<std::tuple<Trans, Trans, int64_t, int64_t, int64_t>>{
            {Trans::kNo, Trans::kYes, T, T, HS}, {Trans::kNo, Trans::kNo, T, HS, T},   // S = q k^T, y = P v
            {Trans::kNo, Trans::kYes, T, T, HS}, {Trans::kYes, Trans::kNo, T, HS, T},  // dP = dy v^T, dv = P^T dy
@@ -109,15 +109,15 @@ GemmBuffers buffers_for(const std::vector<StepGemm>& gemms, int64_t T, int64_t H
 // head) per index of a parallel_for, layer by layer.
 void run_step_gemms(const std::vector<StepGemm>& gemms, const nn::DecoderConfig& c, int64_t batch, int64_t T,
                     GemmBuffers& buf) {
-  const int64_t HS = c.dim / c.n_head;
+  const int64_t HS = c.dim / c.heads;
   for (const StepGemm& s : gemms) {
     if (s.per_head) continue;
     const int64_t lda = s.ta == Trans::kNo ? s.K : s.M, ldb = s.tb == Trans::kNo ? s.N : s.K;
     gemm_at<float>(c.precision, s.ta, s.tb, s.M, s.N, s.K, 1.f, buf.a.data(), lda, buf.b.data(), ldb, 0.f,
                    buf.out.data(), s.N);
   }
-  for (int64_t l = 0; l < c.n_layer; ++l)
-    parallel_for(batch * c.n_head, 2 * 6 * T * T * HS, [&](int64_t bh0, int64_t bh1) {
+  for (int64_t l = 0; l < c.layers; ++l)
+    parallel_for(batch * c.heads, 2 * 6 * T * T * HS, [&](int64_t bh0, int64_t bh1) {
       if (buf.head_tile > 0) {  // the float step runs the six products through the head kernels
         float* h = buf.head.data() + omp_get_thread_num() * buf.head_tile;
         float *q = h, *k = q + T * HS, *v = k + T * HS, *dy = v + T * HS, *y = dy + T * HS, *dq = y + T * HS, *dk = dq + T * HS,
@@ -140,7 +140,7 @@ void run_step_gemms(const std::vector<StepGemm>& gemms, const nn::DecoderConfig&
 
 double measure_step_gemm_gflops(const nn::DecoderConfig& c, int64_t batch, int64_t T, StepSplit split,
                                 double seconds) {
-  const int64_t HS = c.dim / c.n_head;
+  const int64_t HS = c.dim / c.heads;
   const double flops = flops_per_step(c, batch, T);
   const int workers = split == StepSplit::kBatch ? batch_workers(batch) : 1;
   if (workers <= 1) {

@@ -10,7 +10,7 @@ namespace tapegrad::lm {
 
 Instrument::Instrument(nn::Decoder<float>& model, std::span<Parameter<float>* const> params)
     : params_(params.begin(), params.end()), weight_squares_(params.size()), update_squares_(params.size()) {
-  const int64_t L = model.config().n_layer;
+  const int64_t L = model.config().layers;
   stats_.layers.resize(static_cast<size_t>(L));
   probe_.blocks.resize(static_cast<size_t>(L));
   const auto named = model.named_parameters();

@@ -54,12 +54,12 @@ std::vector<int32_t> generate(nn::LanguageModel<float>& model, const text::Token
     throw Error(cat("the prompt cannot be encoded: ", e.what()));
   }
   const size_t prompt_len = ids.size();
-  const int64_t ctx = model.context(), V = model.vocab_size();
+  const int64_t ctx = model.ctx(), V = model.vocab_size();
   nn::Decoder<float>* decoder = dynamic_cast<nn::Decoder<float>*>(&model);
   Tape<float> tape;
   std::vector<std::pair<double, int32_t>> scratch;
   std::optional<nn::KVCache<float>> cache;
-  if (decoder && options.kv_cache && tokens > 0) cache.emplace(decoder->config().n_layer, ctx, decoder->config().dim);
+  if (decoder && options.kv_cache && tokens > 0) cache.emplace(decoder->config().layers, ctx, decoder->config().dim);
   for (int64_t i = 0; i < tokens; ++i) {
     tape.clear();
     auto guard = tape.no_grad();

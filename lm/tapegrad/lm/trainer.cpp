@@ -93,8 +93,8 @@ void Trainer::check_model_of_your_own() const {
   const std::string type = m.type_name();
   check(m.vocab_size() == tokenizer_->vocab_size(), type, "'s vocab_size() is ", m.vocab_size(), ", the tokenizer has ",
         tokenizer_->vocab_size(), " tokens");
-  if (config_.ctx > m.context())
-    throw SettingError(cat("{ctx} ", config_.ctx, " exceeds the ", m.context(), " positions ", type, "::context() accepts"));
+  if (config_.ctx > m.ctx())
+    throw SettingError(cat("{ctx} ", config_.ctx, " exceeds the ", m.ctx(), " positions ", type, "::ctx() accepts"));
   const auto needs_decoder = [&](bool asked, const char* key) {
     if (asked) throw SettingError(cat("{", key, "} needs tapegrad's decoder; the model is a ", type));
   };

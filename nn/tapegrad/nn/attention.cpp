@@ -221,11 +221,11 @@ QKNormed<T> qk_norm_forward(Tape<T>& tape, T* qkv, int64_t rows, const Attention
 // The checks both attention entry points share; returns the dimensions.
 template <typename T>
 AttentionDims check_attention_inputs(const char* op, Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj,
-                                     int64_t n_head, const QKNormInputs<T>& qk_norm) {
+                                     int64_t heads, const QKNormInputs<T>& qk_norm) {
   const Shape xs = x.shape();
   check(xs.rank() == 3, op, ": input must be (B, T, C), got ", xs);
-  const AttentionDims d{xs[0], xs[1], xs[2], n_head};
-  check(n_head > 0 && d.C % n_head == 0, op, ": n_head = ", n_head, " does not divide C = ", d.C);
+  const AttentionDims d{xs[0], xs[1], xs[2], heads};
+  check(heads > 0 && d.C % heads == 0, op, ": heads = ", heads, " does not divide C = ", d.C);
   check(w_qkv.shape() == Shape{3 * d.C, d.C} && w_proj.shape() == Shape{d.C, d.C}, op, ": weights ", w_qkv.shape(),
         " and ", w_proj.shape(), " must be (", 3 * d.C, ",", d.C, ") and (", d.C, ",", d.C, ") for input ", xs);
   const bool has_bias = b_qkv.defined();
@@ -238,7 +238,7 @@ AttentionDims check_attention_inputs(const char* op, Var<T> x, Var<T> w_qkv, Var
   if (qk_weights) {
     const Shape want = qk_norm.kernels->param_shape(d.HS());
     check(qk_norm.q_weight.shape() == want && qk_norm.k_weight.shape() == want, op, ": QK-norm needs q and k weights of shape ",
-          want, " for heads of ", d.HS(), " = C / n_head, got ", qk_norm.q_weight.shape(), " and ", qk_norm.k_weight.shape());
+          want, " for heads of ", d.HS(), " = C / heads, got ", qk_norm.q_weight.shape(), " and ", qk_norm.k_weight.shape());
   }
   return d;
 }
@@ -246,10 +246,10 @@ AttentionDims check_attention_inputs(const char* op, Var<T> x, Var<T> w_qkv, Var
 }  // namespace
 
 template <typename T>
-Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t n_head,
+Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t heads,
                              T* max_logit, const QKNormInputs<T>& qk_norm) {
   const Shape xs = x.shape();
-  const AttentionDims d = check_attention_inputs("causal_self_attention", x, w_qkv, w_proj, b_qkv, b_proj, n_head, qk_norm);
+  const AttentionDims d = check_attention_inputs("causal_self_attention", x, w_qkv, w_proj, b_qkv, b_proj, heads, qk_norm);
   const bool has_bias = b_qkv.defined();
   const NormRowKernels<T>* qk_kernels = qk_norm.kernels;
   const bool has_qk_norm = qk_kernels != nullptr;
@@ -322,9 +322,9 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
 }
 
 template <typename T>
-Var<T> cached_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t n_head,
+Var<T> cached_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t heads,
                              const AttentionCache<T>& cache, T* max_logit, const QKNormInputs<T>& qk_norm) {
-  const AttentionDims d = check_attention_inputs("cached_self_attention", x, w_qkv, w_proj, b_qkv, b_proj, n_head, qk_norm);
+  const AttentionDims d = check_attention_inputs("cached_self_attention", x, w_qkv, w_proj, b_qkv, b_proj, heads, qk_norm);
   check(d.B == 1, "cached_self_attention: one sequence at a time, got a batch of ", d.B);
   check(cache.keys && cache.values && cache.past >= 0 && cache.past + d.T <= cache.capacity, "cached_self_attention: ",
         cache.past, " cached + ", d.T, " new positions exceed the cache's ", cache.capacity);
@@ -365,15 +365,15 @@ Var<T> cached_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
 
 template <typename T>
 CausalSelfAttention<T>::CausalSelfAttention(AttentionOptions o) : options_(o) {
-  check(o.dim > 0 && o.n_head > 0, "CausalSelfAttention: dim and n_head must be positive, got dim=", o.dim,
-        " n_head=", o.n_head);
-  check(o.dim % o.n_head == 0, "CausalSelfAttention: n_head = ", o.n_head, " does not divide dim = ", o.dim);
+  check(o.dim > 0 && o.heads > 0, "CausalSelfAttention: dim and heads must be positive, got dim=", o.dim,
+        " heads=", o.heads);
+  check(o.dim % o.heads == 0, "CausalSelfAttention: heads = ", o.heads, " does not divide dim = ", o.dim);
   qkv_ = &this->add_module("qkv", std::make_unique<Linear<T>>(LinearOptions{o.dim, 3 * o.dim, o.bias, o.init_std}));
   proj_ = &this->add_module("proj", std::make_unique<Linear<T>>(LinearOptions{o.dim, o.dim, o.bias, o.proj_init_std}));
   if (!o.qk_norm.is_none()) {
     check(o.qk_norm.entry().row_kernels<T>() != nullptr, "CausalSelfAttention: norm '", o.qk_norm.name(),
           "' has no row kernels, so it cannot be a QK-norm");
-    const NormSpec spec{o.dim / o.n_head, o.qk_norm_eps, /*bias=*/false};
+    const NormSpec spec{o.dim / o.heads, o.qk_norm_eps, /*bias=*/false};
     q_norm_ = &this->add_module("q_norm", make_norm<T>(o.qk_norm, spec));
     k_norm_ = &this->add_module("k_norm", make_norm<T>(o.qk_norm, spec));
     check(q_norm_->parameters().size() <= 1, "CausalSelfAttention: QK-norm '", o.qk_norm.name(),
@@ -399,13 +399,13 @@ Var<T> CausalSelfAttention<T>::forward(Var<T> x, T* max_logit) {
   }
   const Var<T> w_qkv = tape.param(qkv_->weight()), w_proj = tape.param(proj_->weight());
   const Var<T> b_qkv = b ? tape.param(*qkv_->bias()) : Var<T>{}, b_proj = b ? tape.param(*proj_->bias()) : Var<T>{};
-  if (cache_.keys) return cached_self_attention(x, w_qkv, w_proj, b_qkv, b_proj, options_.n_head, cache_, max_logit, qk);
-  return causal_self_attention(x, w_qkv, w_proj, b_qkv, b_proj, options_.n_head, max_logit, qk);
+  if (cache_.keys) return cached_self_attention(x, w_qkv, w_proj, b_qkv, b_proj, options_.heads, cache_, max_logit, qk);
+  return causal_self_attention(x, w_qkv, w_proj, b_qkv, b_proj, options_.heads, max_logit, qk);
 }
 
 template <typename T>
 std::string CausalSelfAttention<T>::options_repr() const {
-  return cat("dim=", options_.dim, ", n_head=", options_.n_head, ", bias=", options_.bias ? "true" : "false",
+  return cat("dim=", options_.dim, ", heads=", options_.heads, ", bias=", options_.bias ? "true" : "false",
              options_.qk_norm.is_none() ? "" : ", qk_norm=" + to_string(options_.qk_norm));
 }
 

@@ -63,7 +63,7 @@ struct QKNormInputs {
 // One tape node over x (B, T, C); biases both defined or both undefined. If `max_logit` is given,
 // the largest attention logit of this call is stored there.
 template <typename T>
-Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t n_head,
+Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t heads,
                              T* max_logit = nullptr, const QKNormInputs<T>& qk_norm = {});
 
 // Inference over cached keys and values (kv_cache.h): x holds n new positions past .. past + n - 1
@@ -77,12 +77,12 @@ struct AttentionCache {
   int64_t past = 0, capacity = 0;
 };
 template <typename T>
-Var<T> cached_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t n_head,
+Var<T> cached_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv, Var<T> b_proj, int64_t heads,
                              const AttentionCache<T>& cache, T* max_logit = nullptr, const QKNormInputs<T>& qk_norm = {});
 
 struct AttentionOptions {
   int64_t dim = 0;
-  int64_t n_head = 1;
+  int64_t heads = 1;
   bool bias = true;
   NormKind qk_norm{};  // normalise q and k per head (see above); default none
   double qk_norm_eps = 1e-5;

@@ -42,7 +42,7 @@ DecoderBlock<T>::DecoderBlock(BlockOptions o) : options_(o) {
   norm1_ = &this->add_module("norm1", make_norm<T>(o.norm, attn_norm));
   attn_ = &this->add_module("attn", std::make_unique<CausalSelfAttention<T>>(AttentionOptions{
                                           .dim = o.dim,
-                                          .n_head = o.n_head,
+                                          .heads = o.heads,
                                           .bias = o.bias,
                                           .qk_norm = o.qk_norm,
                                           .qk_norm_eps = o.norm_eps,
@@ -63,7 +63,7 @@ DecoderBlock<T>::DecoderBlock(BlockOptions o) : options_(o) {
     attn_sum_norm_ = &this->add_module("attn_sum_norm", make_norm<T>(o.norm, norm));
     mlp_sum_norm_ = &this->add_module("mlp_sum_norm", make_norm<T>(o.norm, norm));
   }
-  check(o.n_layer >= 1, "DecoderBlock: n_layer must be >= 1, got ", o.n_layer);
+  check(o.layers >= 1, "DecoderBlock: layers must be >= 1, got ", o.layers);
   if (p.init_gain) {
     Rng rng = default_rng();
     reset_parameters(rng);
@@ -75,7 +75,7 @@ void DecoderBlock<T>::reset_parameters(Rng& rng) {
   Module<T>::reset_parameters(rng);
   const PlacementEntry& p = options_.placement.entry();
   if (!p.init_gain) return;
-  const double beta = p.init_gain(options_.n_layer);
+  const double beta = p.init_gain(options_.layers);
   const int64_t C = options_.dim;
   Tensor<T>& qkv = this->parameter("attn.qkv.weight").value();  // rows: q, k, v
   xavier_rows(qkv, 0, C, 1.0, rng);
@@ -103,7 +103,7 @@ Var<T> DecoderBlock<T>::forward(Var<T> x, BlockProbe* probe) {
   };
   // Y = Sum(alpha X + Out(F(In(X)))) (placement.h). `read` receives In(X), what F read.
   const PlacementEntry& p = options_.placement.entry();
-  const double alpha = p.residual_weight ? p.residual_weight(options_.n_layer) : 1.0;
+  const double alpha = p.residual_weight ? p.residual_weight(options_.layers) : 1.0;
   const auto join = [&](Var<T> in, UnaryModule<T>* norm, UnaryModule<T>* out_norm, UnaryModule<T>* sum_norm,
                         const auto& f, Var<T>* read) {
     Var<T> f_in = p.norm_input ? apply_norm(*norm, in) : in;

@@ -17,7 +17,7 @@ namespace tapegrad::nn {
 
 struct BlockOptions {
   int64_t dim = 0;
-  int64_t n_head = 1;
+  int64_t heads = 1;
   NormKind norm = NormKind::parse("layernorm");
   Placement placement{};  // pre
   MlpKind mlp{};  // gelu
@@ -28,7 +28,7 @@ struct BlockOptions {
   // Linear maps' init (LinearOptions::init_std; 0: torch's default): the residual projections
   // (attention's output, the MLP's proj) take proj_init_std.
   double init_std = 0, proj_init_std = 0;
-  int64_t n_layer = 1;  // blocks in the model: deepnorm's alpha and beta depend on it
+  int64_t layers = 1;  // blocks in the model: deepnorm's alpha and beta depend on it
   double dyt_alpha = 0.5;       // DyT's initial alpha (NormSpec) in every norm but norm1
   double dyt_alpha_attn = 0;    // ... and in norm1, the attention sub-layer's (0: dyt_alpha)
   bool dyt_beta = true;         // DyT's additive beta (NormSpec)

@@ -22,18 +22,18 @@ Decoder<T>::Decoder(DecoderConfig c, uint64_t seed) : config_(c) {
   // step's parallel region, where a bad value could not be reported.
   if (c.precision == Precision::kBf16) bf16_kernels();
   wte_ = &this->add_module("wte", std::make_unique<Embedding<T>>(EmbeddingOptions{c.vocab_size, c.dim, c.init_std}));
-  wpe_ = &this->add_module("wpe", std::make_unique<Embedding<T>>(EmbeddingOptions{c.context, c.dim, c.init_std}));
+  wpe_ = &this->add_module("wpe", std::make_unique<Embedding<T>>(EmbeddingOptions{c.ctx, c.dim, c.init_std}));
   if (c.embed_scale == EmbedScale::kLearned)
     embed_scale_ = &this->add_module("embed_scale", std::make_unique<LearnedScale<T>>(embed_scale_value()));
   const NormSpec other_norm{.dim = c.dim, .eps = c.norm_eps, .dyt_alpha = c.dyt_alpha, .dyt_beta = c.dyt_beta};
   if (c.embed_norm && !c.norm.is_none()) embed_norm_ = &this->add_module("embed_norm", make_norm<T>(c.norm, other_norm));
   auto& list = this->add_module("blocks", std::make_unique<ModuleList<T>>());
-  for (int64_t i = 0; i < c.n_layer; ++i)
+  for (int64_t i = 0; i < c.layers; ++i)
     blocks_.push_back(&list.push_back(std::make_unique<DecoderBlock<T>>(c.block_options())));
   if (c.final_norm && !c.norm.is_none()) norm_f_ = &this->add_module("norm_f", make_norm<T>(c.norm, other_norm));
   if (!c.tie_head)
     lm_head_ = &this->add_module("lm_head", std::make_unique<Linear<T>>(LinearOptions{c.dim, c.vocab_size, false, c.init_std}));
-  positions_.resize(static_cast<size_t>(c.context));
+  positions_.resize(static_cast<size_t>(c.ctx));
   std::iota(positions_.begin(), positions_.end(), 0);
   init_weights(seed);
 }
@@ -55,12 +55,12 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
                                                 KVCache<T>* cache) {
   check(B > 0 && Tn > 0, "Decoder: batch and sequence length must be positive, got B=", B, " T=", Tn);
   const int64_t past = cache ? cache->length() : 0;  // positions before these
-  check(past + Tn <= config_.context, "Decoder: sequence length ", past ? cat(past, " + ") : std::string(), Tn,
-        " exceeds the context ", config_.context);
+  check(past + Tn <= config_.ctx, "Decoder: sequence length ", past ? cat(past, " + ") : std::string(), Tn,
+        " exceeds the context ", config_.ctx);
   if (cache) {
     check(B == 1 && targets.empty(), "Decoder: a KV cache serves one sequence without targets (generation)");
-    check(cache->layers() == config_.n_layer && cache->dim() == config_.dim, "Decoder: a KV cache of ", cache->layers(),
-          " layers x ", cache->dim(), " for a model of ", config_.n_layer, " x ", config_.dim);
+    check(cache->layers() == config_.layers && cache->dim() == config_.dim, "Decoder: a KV cache of ", cache->layers(),
+          " layers x ", cache->dim(), " for a model of ", config_.layers, " x ", config_.dim);
   }
   check(static_cast<int64_t>(ids.size()) == B * Tn, "Decoder: ", ids.size(), " token ids for B*T = ", B * Tn);
   check(targets.empty() || targets.size() == ids.size(), "Decoder: ", targets.size(), " targets for ", ids.size(),
@@ -118,7 +118,7 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
 template <typename T>
 std::string Decoder<T>::options_repr() const {
   const auto& c = config_;
-  return cat("vocab=", c.vocab_size, ", context=", c.context, ", layers=", c.n_layer, ", heads=", c.n_head,
+  return cat("vocab=", c.vocab_size, ", ctx=", c.ctx, ", layers=", c.layers, ", heads=", c.heads,
              ", dim=", c.dim, ", norm=", to_string(c.norm), ", placement=", to_string(c.placement),
              ", mlp=", to_string(c.mlp), ", tie_head=", c.tie_head ? "true" : "false",
              c.embed_scale == EmbedScale::kNone ? "" : cat(", embed_scale=", to_string(c.embed_scale), "(", embed_scale_value(), ")",

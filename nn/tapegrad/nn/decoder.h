@@ -1,4 +1,4 @@
-// Decoder: a tiny GPT. Token embedding + learned position embedding, n_layer DecoderBlocks, a
+// Decoder: a tiny GPT. Token embedding + learned position embedding, layers DecoderBlocks, a
 // final norm, and an LM head (tied to the token embedding by default). forward() returns the
 // logits and, given targets, the training objective: the mean cross-entropy (fused log-softmax)
 // plus the z-loss penalty when the config asks for one, with both parts reported apart.
@@ -6,7 +6,7 @@
 // Initialisation (GPT-2, as in nanoGPT), from Rng(seed): each module's reset_parameters, visited
 // in registration order, with the options DecoderConfig gives them — every Linear and Embedding
 // weight ~ N(0, init_std^2); the two residual projections of each block (attn.proj.weight,
-// mlp.proj.weight) ~ N(0, (init_std / sqrt(2 n_layer))^2), so the residual stream's variance does
+// mlp.proj.weight) ~ N(0, (init_std / sqrt(2 layers))^2), so the residual stream's variance does
 // not grow with depth at init; biases 0; each norm its own constants.
 //
 // Embeddings: x = s * wte[token] + wpe[position], with s = 1, a constant, or a learned scalar
@@ -71,7 +71,7 @@ class Decoder : public LanguageModel<T> {
                   "Decoder::forward keeps a view of the targets until backward(): keep them in a variable");
   }
   int64_t vocab_size() const override { return config_.vocab_size; }
-  int64_t context() const override { return config_.context; }
+  int64_t ctx() const override { return config_.ctx; }
 
   // Re-draws every parameter as described above: reset_parameters(Rng(seed)).
   void init_weights(uint64_t seed);

@@ -37,11 +37,11 @@ EmbedScale parse_embed_scale(const std::string& name) {
 
 void DecoderConfig::validate() const {
   check(vocab_size > 0, "config: vocab_size must be positive, got ", vocab_size);
-  check(context > 0, "config: context must be positive, got ", context);
-  check(n_layer > 0, "config: n_layer must be positive, got ", n_layer);
-  check(n_head > 0, "config: n_head must be positive, got ", n_head);
+  check(ctx > 0, "config: ctx must be positive, got ", ctx);
+  check(layers > 0, "config: layers must be positive, got ", layers);
+  check(heads > 0, "config: heads must be positive, got ", heads);
   check(dim > 0, "config: dim must be positive, got ", dim);
-  check(dim % n_head == 0, "config: n_head = ", n_head, " does not divide dim = ", dim);
+  check(dim % heads == 0, "config: heads = ", heads, " does not divide dim = ", dim);
   check(mlp_hidden >= 0, "config: mlp_hidden must be >= 0, got ", mlp_hidden);
   check(norm_eps >= 0 && std::isfinite(norm_eps), "config: norm_eps must be a finite number >= 0, got ", norm_eps);
   check(init_std > 0 && std::isfinite(init_std), "config: init_std must be a finite positive number, got ", init_std);
@@ -64,17 +64,17 @@ void DecoderConfig::validate() const {
   const auto at_most = [](const char* field, int64_t v, int64_t max) {
     check(v <= max, "config: ", field, " = ", v, " is too large (at most ", max, ")");
   };
-  at_most("vocab_size", vocab_size, int64_t{1} << 24), at_most("context", context, int64_t{1} << 20);
-  at_most("n_layer", n_layer, 4096), at_most("n_head", n_head, 4096), at_most("dim", dim, int64_t{1} << 16);
+  at_most("vocab_size", vocab_size, int64_t{1} << 24), at_most("ctx", ctx, int64_t{1} << 20);
+  at_most("layers", layers, 4096), at_most("heads", heads, 4096), at_most("dim", dim, int64_t{1} << 16);
   at_most("mlp_hidden", mlp_hidden, int64_t{1} << 20);
 }
 
 // GPT-2's initialisation: every linear map and embedding ~ N(0, init_std^2), biases 0, and the
-// two residual projections of each block at init_std / sqrt(2 n_layer), so the residual stream's
+// two residual projections of each block at init_std / sqrt(2 layers), so the residual stream's
 // variance does not grow with depth at init.
 BlockOptions DecoderConfig::block_options() const {
   return {.dim = dim,
-          .n_head = n_head,
+          .heads = heads,
           .norm = norm,
           .placement = placement,
           .mlp = mlp,
@@ -83,8 +83,8 @@ BlockOptions DecoderConfig::block_options() const {
           .norm_eps = norm_eps,
           .qk_norm = qk_norm,
           .init_std = init_std,
-          .proj_init_std = init_std / std::sqrt(2.0 * static_cast<double>(n_layer)),
-          .n_layer = n_layer,
+          .proj_init_std = init_std / std::sqrt(2.0 * static_cast<double>(layers)),
+          .layers = layers,
           .dyt_alpha = dyt_alpha,
           .dyt_alpha_attn = dyt_alpha_attn,
           .dyt_beta = dyt_beta};
@@ -94,9 +94,10 @@ const std::vector<DecoderField>& decoder_fields() {
   using C = DecoderConfig;
   static const std::vector<DecoderField> table{
       {"vocab_size", &C::vocab_size},
-      {"context", &C::context},
-      {"n_layer", &C::n_layer},
-      {"n_head", &C::n_head},
+      // The shape named as the flags name it; checkpoints written before said n_layer, n_head, context.
+      {"ctx", &C::ctx, false, "context"},
+      {"layers", &C::layers, false, "n_layer"},
+      {"heads", &C::heads, false, "n_head"},
       {"dim", &C::dim},
       {"norm", &C::norm},
       {"placement", &C::placement},
@@ -181,8 +182,21 @@ nlohmann::json to_json(const DecoderConfig& c) {
 
 namespace {
 
-DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
+// j with the keys of earlier versions under today's (DecoderField::former_key); both at once is an error.
+nlohmann::json current_keys(const nlohmann::json& j) {
   check(j.is_object(), "config: expected a JSON object, got ", j.type_name());
+  nlohmann::json out = j;
+  for (const DecoderField& f : decoder_fields()) {
+    if (f.former_key.empty() || !j.contains(f.former_key)) continue;
+    check(!j.contains(f.key), "config: both '", f.key, "' and its former name '", f.former_key, "'");
+    out[f.key] = j[f.former_key];
+    out.erase(f.former_key);
+  }
+  return out;
+}
+
+DecoderConfig apply(DecoderConfig c, const nlohmann::json& given) {
+  const nlohmann::json j = current_keys(given);
   for (const auto& [key, value] : j.items()) {
     const DecoderField* f = find_decoder_field(key);
     check(f != nullptr, "config: unknown field '", key, "'");
@@ -194,8 +208,8 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& j) {
 
 }  // namespace
 
-DecoderConfig decoder_config_from_json(const nlohmann::json& j) {
-  check(j.is_object(), "config: expected a JSON object, got ", j.type_name());
+DecoderConfig decoder_config_from_json(const nlohmann::json& given) {
+  const nlohmann::json j = current_keys(given);
   for (const DecoderField& f : decoder_fields())
     check(j.contains(f.key) || f.added_later, "config: missing field '", f.key, "'");
   return apply(DecoderConfig{}, j);

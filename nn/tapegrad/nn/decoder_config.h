@@ -23,9 +23,9 @@ std::vector<std::string> embed_scale_rules();  // "sqrt-dim", "unit-input" (Deco
 
 struct DecoderConfig {
   int64_t vocab_size = 65;
-  int64_t context = 64;  // longest sequence (positions in the learned position table)
-  int64_t n_layer = 4;
-  int64_t n_head = 4;
+  int64_t ctx = 64;     // longest sequence T (positions in the learned position table)
+  int64_t layers = 4;
+  int64_t heads = 4;
   int64_t dim = 128;
   NormKind norm = NormKind::parse("layernorm");
   NormKind qk_norm{};  // QK-norm inside every attention (attention.h); default none
@@ -83,11 +83,13 @@ using DecoderMember =
                  EmbedScale DecoderConfig::*, Precision DecoderConfig::*>;
 
 struct DecoderField {
-  std::string key;  // the JSON key: "n_layer"
+  std::string key;  // the JSON key: "layers"
   DecoderMember member;
   // Written since a later version of the format: a checkpoint without it gets the default, the
   // model it was trained with (the rest are required).
   bool added_later = false;
+  // The key earlier versions wrote it under ("n_layer"), read as this one; "" if none.
+  std::string former_key{};
 };
 
 const std::vector<DecoderField>& decoder_fields();

@@ -24,12 +24,12 @@ namespace tapegrad::nn {
 template <typename T>
 class KVCache {
  public:
-  KVCache(int64_t n_layer, int64_t capacity, int64_t dim)
-      : capacity_(capacity), dim_(dim), k_(static_cast<size_t>(n_layer)), v_(static_cast<size_t>(n_layer)) {
-    check(n_layer > 0 && capacity > 0 && dim > 0, "KVCache: layers, capacity and dim must be positive, got ", n_layer,
+  KVCache(int64_t layers, int64_t capacity, int64_t dim)
+      : capacity_(capacity), dim_(dim), k_(static_cast<size_t>(layers)), v_(static_cast<size_t>(layers)) {
+    check(layers > 0 && capacity > 0 && dim > 0, "KVCache: layers, capacity and dim must be positive, got ", layers,
           ", ", capacity, ", ", dim);
-    for (auto* layers : {&k_, &v_})
-      for (auto& buffer : *layers) buffer.assign(static_cast<size_t>(capacity * dim), T(0));
+    for (auto* side : {&k_, &v_})
+      for (auto& buffer : *side) buffer.assign(static_cast<size_t>(capacity * dim), T(0));
   }
 
   int64_t length() const { return length_; }      // positions cached

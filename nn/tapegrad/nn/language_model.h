@@ -10,7 +10,7 @@
 //       return lm_output(logits, targets);       // the loss when targets are given
 //     }
 //     int64_t vocab_size() const override { ... }
-//     int64_t context() const override { ... }  // the longest T forward accepts
+//     int64_t ctx() const override { ... }  // the longest T forward accepts
 //   };
 #pragma once
 
@@ -62,7 +62,7 @@ class LanguageModel : public Module<T> {
                   "LanguageModel::forward keeps a view of the targets until backward(): keep them in a variable");
   }
   virtual int64_t vocab_size() const = 0;
-  virtual int64_t context() const = 0;  // the longest sequence forward accepts
+  virtual int64_t ctx() const = 0;  // the longest sequence forward accepts
 };
 
 }  // namespace tapegrad::nn

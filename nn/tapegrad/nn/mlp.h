@@ -42,7 +42,7 @@ struct MlpOptions {
   MlpActivation activation = MlpActivation::kGelu;
   bool bias = true;
   // The fc and proj maps' init as LinearOptions::init_std (0: torch's default). GPT-2 scales the
-  // residual projection: proj_init_std = init_std / sqrt(2 n_layer).
+  // residual projection: proj_init_std = init_std / sqrt(2 layers).
   double init_std = 0, proj_init_std = 0;
 };
 int64_t default_mlp_hidden(int64_t dim, MlpActivation activation);

@@ -23,7 +23,7 @@ struct MlpSpec {
   int64_t hidden = 0;  // 0: the entry's default_hidden(dim)
   bool bias = true;
   // The init of its input maps and of its output projection, as LinearOptions::init_std (0: torch's
-  // default); GPT-2 scales the residual projection: proj_init_std = init_std / sqrt(2 n_layer).
+  // default); GPT-2 scales the residual projection: proj_init_std = init_std / sqrt(2 layers).
   double init_std = 0, proj_init_std = 0;
 };
 

@@ -8,8 +8,8 @@ namespace tapegrad::nn {
 
 namespace {
 // DeepNet (Wang et al. 2022), for an N-block decoder: alpha = (2N)^(1/4), beta = (8N)^(-1/4).
-double deepnorm_alpha(int64_t n_layer) { return std::pow(2.0 * static_cast<double>(n_layer), 0.25); }
-double deepnorm_beta(int64_t n_layer) { return std::pow(8.0 * static_cast<double>(n_layer), -0.25); }
+double deepnorm_alpha(int64_t layers) { return std::pow(2.0 * static_cast<double>(layers), 0.25); }
+double deepnorm_beta(int64_t layers) { return std::pow(8.0 * static_cast<double>(layers), -0.25); }
 }  // namespace
 
 Registry<PlacementEntry>& placement_registry() {

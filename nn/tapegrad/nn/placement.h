@@ -28,12 +28,12 @@ struct PlacementEntry {
   bool norm_input = false;  // In: the sub-layer reads Norm(X)
   bool norm_output = false; // Out: its output is normalised before it joins the stream
   bool norm_sum = false;    // Sum: the stream is normalised after the residual add
-  // alpha for a model of n_layer blocks (null: 1).
-  double (*residual_weight)(int64_t n_layer) = nullptr;
+  // alpha for a model of layers blocks (null: 1).
+  double (*residual_weight)(int64_t layers) = nullptr;
   // A Xavier-normal init with this gain for the value rows of the attention's qkv, its output
   // projection and every matrix of the MLP, the query and key rows with gain 1 (DeepNet's beta);
   // null: the modules' own init.
-  double (*init_gain)(int64_t n_layer) = nullptr;
+  double (*init_gain)(int64_t layers) = nullptr;
 };
 
 Registry<PlacementEntry>& placement_registry();
