@@ -21,21 +21,20 @@
 #include <filesystem>
 #include <optional>
 
-#include "axis_flags.h"
-#include "cli.h"
+#include "tapegrad/cli/axis_flags.h"
+#include "tapegrad/cli/cli.h"
 #include "tapegrad/lab/grid.h"
-#include "process.h"
+#include "tapegrad/lab/lab.h"
+#include "tapegrad/cli/process.h"
 #include "tapegrad/lab/report.h"
 #include "tapegrad/lab/sweep.h"
 #include "tapegrad/lab/sweep_settings.h"
-#include "tapegrad/io/file.h"
-#include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/lm/usage_error.h"
 #include "tapegrad/text/lexical.h"
 #include "tapegrad/threads.h"
-#include "train_flags.h"
+#include "tapegrad/cli/train_flags.h"
 
 using namespace tapegrad;
 using namespace tapegrad::lab;
@@ -121,38 +120,33 @@ int main(int argc, char** argv) {
     app.add_option("--" + s.key, sweep_flags[s.key], s.help)
         ->default_str(setting_text(sweep_setting_json(s, o)))->type_name("NUMBER")->group("Sweep");
   app.add_option("--out", o.out, "output directory");
-  app.add_flag("--plot,!--no-plot", plot, "draw the plots with matplotlib (examples/plot_lab.py)");
+  app.add_flag("--plot,!--no-plot", plot, "draw the plots with matplotlib (lab/plot_lab.py)");
   app.add_option("--python", python, "Python interpreter for the plots (default: the first that imports matplotlib)");
 
   return cli::run_cli(app, argc, argv, [&] {
     const auto t0 = std::chrono::steady_clock::now();
     const std::set<std::string> given = axis_flags.apply();  // checks each value as train_lm would
-    name_given(o, given);  // a recipe leaves what the command names alone
     for (const SweepSetting& s : sweep_settings())
       if (given.count(s.key)) set_sweep_setting(s, o, sweep_flags[s.key], "--");
-    std::optional<lm::RunLock> lock;  // one writer per sweep folder (rank 0 writes the shared files)
-    if (comm.rank() == 0) lock.emplace(o.out);
-    const std::string resumed = fs::exists(o.out + "/sweep.json") ? " (the grid in " + o.out + "/sweep.json, grown by this command)" : "";
-    o = resolve_sweep(o, given);  // before any output: a refused setting is one line
-    verify_sweep_folder(o);       // and a folder whose runs no longer match it
     lm::install_stop_handlers();
-    const size_t total = expand(o).size();  // checks every combination of settings
-    if (comm.root())
-      for (const std::string& w : sweep_warnings(o))
-        std::fprintf(stderr, "compare_norms: warning: %s\n", lm::render_settings(w, "--").c_str());
-    if (comm.root())
-      std::fprintf(stderr, "compare_norms: %zu runs (%s), %d at a time%s -> %s%s\n", total, grid_shape(o).c_str(), o.jobs,
-                   comm.distributed() ? (" on each of " + std::to_string(comm.size()) + " ranks").c_str() : "",
-                   o.out.c_str(), resumed.c_str());
+    std::string this_command = "compare_norms";
+    for (int i = 1; i < argc; ++i) this_command += " " + text::shell_quote(argv[i]);
     const std::string who = comm.distributed() ? "rank " + std::to_string(comm.rank()) + " " : "";
     int trained = 0;  // runs this process trained, for the ETA: the mean wall time per trained run so far
-    SweepTiming timing;
+    int jobs = o.jobs;
     std::optional<cli::StartedProcess> plotter;  // started when a core is free, in the sweep's last runs
-    const auto start_plotting = [&] {
-      if (plot && comm.root()) plotter = start_plotter(python, self_dir() + "/plot_lab.py");
+    LabHooks hooks;
+    hooks.on_warning = [](const std::string& w) {
+      std::fprintf(stderr, "compare_norms: warning: %s\n", lm::render_settings(w, "--").c_str());
     };
-    const auto t_sweep = std::chrono::steady_clock::now();
-    const auto runs = run_sweep(o, [&](const RunRecord& r, bool skipped, int done, int n) {
+    hooks.on_start = [&](size_t total, const SweepOptions& grid, bool resumed) {
+      jobs = grid.jobs;
+      std::fprintf(stderr, "compare_norms: %zu runs (%s), %d at a time%s -> %s%s\n", total, grid_shape(grid).c_str(),
+                   grid.jobs, comm.distributed() ? (" on each of " + std::to_string(comm.size()) + " ranks").c_str() : "",
+                   grid.out.c_str(),
+                   resumed ? (" (the grid in " + grid.out + "/sweep.json, grown by this command)").c_str() : "");
+    };
+    hooks.on_run = [&](const RunRecord& r, bool skipped, int done, int n) {
       trained += !skipped;
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const int left = n - done;
@@ -160,7 +154,7 @@ int main(int argc, char** argv) {
       if (!skipped && trained > 0 && left > 0) {
         // Trained runs so far took `elapsed` in all, `jobs` at a time: the rest take as long each.
         const double s = elapsed / trained * left;
-        std::snprintf(eta, sizeof eta, "  | %d left (%d running), ETA %d:%02d", left, std::min(left, o.jobs),
+        std::snprintf(eta, sizeof eta, "  | %d left (%d running), ETA %d:%02d", left, std::min(left, jobs),
                       static_cast<int>(s) / 60, static_cast<int>(s) % 60);
       }
       char status[160];
@@ -172,47 +166,32 @@ int main(int argc, char** argv) {
                       r.peak_residual_rms, r.peak_attention_logit);
       std::fprintf(stderr, "%s[%3d/%d] %-40s %s%s%s\n", who.c_str(), done, n, r.spec.id().c_str(), status,
                    skipped ? "  (done earlier)" : (" " + std::to_string(static_cast<int>(r.wall_s + 0.5)) + " s").c_str(), eta);
-    }, &comm, &timing, start_plotting);
-    const auto t_report = std::chrono::steady_clock::now();
-    timing.prepare_s += std::chrono::duration<double>(t_sweep - t0).count();  // the checks before the sweep
+    };
+    hooks.on_tail = [&] {
+      if (plot && comm.root()) plotter = start_plotter(python, self_dir() + "/plot_lab.py");
+    };
+    if (plot)
+      hooks.draw_plots = [&](const Summary& summary) {
+        return draw_plots(python, self_dir() + "/plot_lab.py", summary.reference_lr, o.out, plotter);
+      };
+    const LabResult lab = run_lab(o, given, defaults, this_command, hooks, &comm);
     if (!comm.root()) return lm::stop_signal() ? 128 + lm::stop_signal() : 0;  // rank 0 reports
-    if (lm::stop_signal()) {
+    if (lab.stopped) {
       std::fprintf(stderr, "interrupted: %zu of %zu runs are in %s/runs.csv; run the same command again to continue\n",
-                   runs.size(), total, o.out.c_str());
+                   lab.runs.size(), lab.total, o.out.c_str());
       return 128 + lm::stop_signal();
     }
-    Summary summary = summarize(runs, sweep_unigram_loss(o), base_values(o));
-    summary.jobs = o.jobs;
-
-    ReportContext ctx = report_context(o, defaults);
-    ctx.this_command = "compare_norms";
-    for (int i = 1; i < argc; ++i) ctx.this_command += " " + text::shell_quote(argv[i]);
-    std::string plot_note;
-    if (plot) {
-      // report.md first without its figure list and timing: plot_lab.py's report.html carries its
-      // tables; the final report.md below replaces it.
-      io::write_file_atomic(o.out + "/report.md", report_markdown(summary, runs, ctx));
-      plot_note = draw_plots(python, self_dir() + "/plot_lab.py", summary.reference_lr, o.out, plotter);
-      ctx.plots = plots_in(o.out);
-    }
-    const auto now = std::chrono::steady_clock::now();
-    ctx.wall_s = std::chrono::duration<double>(now - t0).count();
-    timing.report_s = std::chrono::duration<double>(now - t_report).count();
-    timing.wall_s = ctx.wall_s;
-    ctx.timing = timing;
-    io::write_file_atomic(o.out + "/report.md", report_markdown(summary, runs, ctx));
-
-    std::printf("\n%s\n", console_summary(summary).c_str());
-    std::printf("report:  %s/report.md%s\n", o.out.c_str(),
+    std::printf("\n%s\n", console_summary(lab.summary).c_str());
+    std::printf("report:  %s%s\n", lab.report_path.c_str(),
                 fs::exists(o.out + "/report.html") ? (" and " + o.out + "/report.html (interactive)").c_str() : "");
     std::printf("data:    %s/runs.csv, %s/curves.csv\n", o.out.c_str(), o.out.c_str());
-    if (!ctx.plots.empty()) {
+    if (!lab.context.plots.empty()) {
       std::vector<std::string> files;
-      for (const auto& [file, caption] : ctx.plots) files.push_back(o.out + "/" + file);
+      for (const auto& [file, caption] : lab.context.plots) files.push_back(o.out + "/" + file);
       std::printf("plots:   %s\n", joined(files).c_str());
     }
-    if (!plot_note.empty()) std::printf("%s\n", plot_note.c_str());
-    std::printf("%s\n", timing_line(timing).c_str());
+    if (!lab.plot_note.empty()) std::printf("%s\n", lab.plot_note.c_str());
+    std::printf("%s\n", timing_line(lab.context.timing).c_str());
     return 0;
   }, &comm);
 }

@@ -19,7 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "cli.h"
+#include "tapegrad/cli/cli.h"
 #include "tapegrad/checked.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/safetensors.h"

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "cli.h"
+#include "tapegrad/cli/cli.h"
 #include "tapegrad/lm/checkpoint.h"
 #include "tapegrad/text/utf8.h"
 #include "tapegrad/lm/sampling.h"

@@ -10,7 +10,7 @@
 #include <numbers>
 #include <vector>
 
-#include "cli.h"
+#include "tapegrad/cli/cli.h"
 #include "tapegrad/ops.h"
 #include "tapegrad/optim/adamw.h"
 #include "tapegrad/threads.h"

@@ -18,7 +18,7 @@
 #include <optional>
 #include <set>
 
-#include "cli.h"
+#include "tapegrad/cli/cli.h"
 #include "tapegrad/gemm_bf16.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/lm/checkpoint.h"
@@ -34,7 +34,7 @@
 #include "tapegrad/lm/usage_error.h"
 #include "tapegrad/progress.h"
 #include "tapegrad/threads.h"
-#include "train_flags.h"
+#include "tapegrad/cli/train_flags.h"
 
 using namespace tapegrad;
 using namespace tapegrad::lm;

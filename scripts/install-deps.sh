@@ -17,7 +17,7 @@ packages=(
   libeigen3-dev libopenblas-dev  # Eigen 3.4, OpenBLAS (GEMM)
   catch2 libbenchmark-dev        # tests, benchmarks
   libcli11-dev nlohmann-json3-dev
-  python3 python3-matplotlib python3-numpy  # plots (examples/plot_lab.py)
+  python3 python3-matplotlib python3-numpy  # plots (lab/plot_lab.py)
   python3-plotly                 # the report as a web page (report.html, plotly.js inside)
   python3-dev pybind11-dev       # the Python front-end (import tapegrad)
   libopenmpi-dev openmpi-bin     # data-parallel training and distributed sweeps (optional at build time)

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "cli.h"
+#include "tapegrad/cli/cli.h"
 #include "tapegrad/nn/norm.h"
 #include "walkthrough.h"
 

@@ -1,6 +1,6 @@
 // tapegrad.lab's engine: a sweep from axes and settings, trained by the lab (lab/sweep.h) with the
 // defaults compare_norms uses, and its report. The Python side (tapegrad/lab.py) turns the records
-// into dicts or a pandas DataFrame and draws the plots with examples/plot_lab.py.
+// into dicts or a pandas DataFrame and draws the plots with lab/plot_lab.py.
 #include <chrono>
 #include <filesystem>
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "bind.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/lab/grid.h"
+#include "tapegrad/lab/lab.h"
 #include "tapegrad/lab/report.h"
 #include "tapegrad/lab/sweep.h"
 #include "tapegrad/lab/sweep_settings.h"
@@ -25,11 +26,7 @@ namespace {
 using nlohmann::json;
 
 struct Sweep {
-  lab::SweepOptions options;
-  std::vector<lab::RunRecord> runs;
-  lab::Summary summary;
-  lab::ReportContext context;
-  std::chrono::steady_clock::time_point start, swept;  // the call; the end of its runs
+  lab::LabResult lab;  // lab::run_lab's: the resolved grid, the runs, the summary, the report's context
 };
 
 pyb::dict timing_dict(const lab::SweepTiming& t) {
@@ -52,22 +49,22 @@ void bind_lab(pyb::module_& top) {
         "summary and meaning, the limits the report judges by, and the columns' former names.");
 
   pyb::class_<Sweep>(m, "Sweep")
-      .def_property_readonly("out", [](const Sweep& s) { return s.options.out; })
+      .def_property_readonly("out", [](const Sweep& s) { return s.lab.options.out; })
       .def_property_readonly("rows", [](const Sweep& s) {
         std::vector<std::string> rows;
-        for (const auto& r : s.runs) rows.push_back(lab::csv_row(r));
+        for (const auto& r : s.lab.runs) rows.push_back(lab::csv_row(r));
         return rows;
       }, "Each run's row of runs.csv (columns: run_columns).")
       .def_property_readonly("swept_settings", [](const Sweep& s) {
         // Per run (as rows), every axis beyond the run identity with the run's value: runs.csv's
         // settings cell names only the values that differ from the base.
         pyb::list out;
-        for (const auto& r : s.runs) {
+        for (const auto& r : s.lab.runs) {
           pyb::dict d;
-          for (const lab::Axis& a : s.options.axes) {
+          for (const lab::Axis& a : s.lab.options.axes) {
             if (lab::identity_part(a.key)) continue;
             const auto it = r.spec.values.find(a.key);
-            const json v = it != r.spec.values.end() ? it->second : lm::setting_json(*lm::find_setting(a.key), s.options.base);
+            const json v = it != r.spec.values.end() ? it->second : lm::setting_json(*lm::find_setting(a.key), s.lab.options.base);
             std::string name = a.key;
             std::replace(name.begin(), name.end(), '-', '_');
             d[pyb::str(name)] = lab::setting_text(v);
@@ -76,49 +73,39 @@ void bind_lab(pyb::module_& top) {
         }
         return out;
       }, "Each run's value of every swept setting beyond the run identity (text), in rows' order.")
-      .def_property_readonly("reference_lr", [](const Sweep& s) { return s.summary.reference_lr; })
-      .def_property_readonly("grid", [](const Sweep& s) { return s.context.grid; })
-      .def("console_summary", [](const Sweep& s) { return lab::console_summary(s.summary); })
-      .def("write_report", [](Sweep& s, const std::string& this_command) {
-        s.context.this_command = this_command;
-        s.context.plots = lab::plots_in(s.options.out);
-        const auto now = std::chrono::steady_clock::now();
-        s.context.wall_s = std::chrono::duration<double>(now - s.start).count();
-        s.context.timing.wall_s = s.context.wall_s;
-        s.context.timing.report_s = std::chrono::duration<double>(now - s.swept).count();
-        const std::string path = s.options.out + "/report.md";
-        io::write_file_atomic(path, lab::report_markdown(s.summary, s.runs, s.context));
-        return path;
-      }, pyb::arg("this_command"), "Writes report.md (listing the plots now in plots/); returns its path.")
-      .def_property_readonly("timing", [](const Sweep& s) { return timing_dict(s.context.timing); },
-                             "Where the call's time went (lab/timing.h), in seconds; complete after write_report.");
+      .def_property_readonly("reference_lr", [](const Sweep& s) { return s.lab.summary.reference_lr; })
+      .def_property_readonly("grid", [](const Sweep& s) { return s.lab.context.grid; })
+      .def_property_readonly("report_path", [](const Sweep& s) { return s.lab.report_path; })
+      .def_property_readonly("plot_note", [](const Sweep& s) { return s.lab.plot_note; },
+                             "Why no plots were drawn (\"plots skipped: ...\"), or empty.")
+      .def("console_summary", [](const Sweep& s) { return lab::console_summary(s.lab.summary); })
+      .def_property_readonly("timing", [](const Sweep& s) { return timing_dict(s.lab.context.timing); },
+                             "Where the call's time went (lab/timing.h), in seconds.");
 
   m.def(
       "sweep",
       [](const std::string& out, const pyb::dict& axes, const pyb::dict& settings, std::optional<int> jobs,
-         pyb::object on_run, pyb::object on_tail, bool grow) {
+         pyb::object on_run, pyb::object on_tail, bool grow, pyb::object draw_plots, const std::string& this_command) {
         check(!out.empty(), "lab.sweep: out must name a folder");
-        Sweep s;
-        s.start = std::chrono::steady_clock::now();
-        s.options = lab::default_sweep();
-        const lab::SweepOptions defaults = s.options;
-        s.options.out = out;
-        if (jobs) lab::set_sweep_setting(*lab::find_sweep_setting("jobs"), s.options, json(*jobs), "lab.sweep: ");
+        lab::SweepOptions o = lab::default_sweep();
+        const lab::SweepOptions defaults = o;
+        o.out = out;
+        if (jobs) lab::set_sweep_setting(*lab::find_sweep_setting("jobs"), o, json(*jobs), "lab.sweep: ");
         std::set<std::string> given;
         // As compare_norms' flags: a setting that can be an axis takes one value or several; any other
         // training setting one value, held in the base; the sweep's own (lab/sweep_settings.h) set it.
         const auto set = [&](pyb::handle k, std::vector<json> values) {
           const std::string key = setting_key(pyb::str(k));
           given.insert(key);
-          if (lab::is_axis(key)) return lab::set_axis(s.options, key, values);
+          if (lab::is_axis(key)) return lab::set_axis(o, key, values);
           const lab::SweepSetting* own = lab::find_sweep_setting(key);
           const lm::Setting* setting = lm::find_setting(key);
           if (!own && (!setting || setting->sweep == lm::SweepRole::kLab))
             throw lm::SettingError(cat("lab.sweep: no setting '", std::string(pyb::str(k)), "'",
                                        setting ? " (the lab sets it for each run)" : ""));
           check(values.size() == 1, "lab.sweep: ", std::string(pyb::str(k)), " cannot be an axis of a sweep (one value only)");
-          if (own) lab::set_sweep_setting(*own, s.options, values[0], "lab.sweep: ");
-          else lm::set_setting(*setting, s.options.base, values[0]);
+          if (own) lab::set_sweep_setting(*own, o, values[0], "lab.sweep: ");
+          else lm::set_setting(*setting, o.base, values[0]);
         };
         for (auto [k, v] : settings) set(k, {setting_value_of(v, "lab.sweep " + std::string(pyb::str(k)))});
         for (auto [k, v] : axes) {
@@ -131,18 +118,18 @@ void bind_lab(pyb::module_& top) {
           check(!values.empty(), what, ": no values");
           set(k, values);
         }
-        lab::name_given(s.options, given);
+        lab::name_given(o, given);  // as run_lab does: the grow check below compares what the folder would become
         // A folder grows only when asked: a setting given a value the folder's grid lacks would
         // otherwise become an axis and multiply its runs (compare_norms grows by design: its
         // continuation is `--out DIR` alone, and a value given is a value added).
-        if (!grow && std::filesystem::exists(s.options.out + "/sweep.json")) {
-          const lab::SweepOptions stored = lab::resolve_sweep(s.options, {});
+        if (!grow && std::filesystem::exists(o.out + "/sweep.json")) {
+          const lab::SweepOptions stored = lab::resolve_sweep(o, {});
           std::string added;
           for (const std::string& key : lab::axis_keys()) {
             if (!given.count(key)) continue;
             const auto was = lab::axis_values(stored, key);
             std::string values;
-            for (const json& v : lab::axis_values(s.options, key))
+            for (const json& v : lab::axis_values(o, key))
               if (std::find(was.begin(), was.end(), v) == was.end()) values += (values.empty() ? "" : " ") + lab::setting_text(v);
             if (values.empty()) continue;
             std::string had;
@@ -152,16 +139,12 @@ void bind_lab(pyb::module_& top) {
             added += cat(added.empty() ? "" : ", ", name, " ", values, " (it has ", had, ")");
           }
           if (!added.empty()) {
-            const size_t runs = lab::expand(lab::resolve_sweep(s.options, given)).size();
-            throw lm::SettingError(cat("lab.sweep: ", s.options.out, " holds a grid this call would grow: ", added,
+            const size_t runs = lab::expand(lab::resolve_sweep(o, given)).size();
+            throw lm::SettingError(cat("lab.sweep: ", o.out, " holds a grid this call would grow: ", added,
                                        ". Pass grow=True to add them as axes (", runs, " runs in all), or give another "
                                        "out folder"));
           }
         }
-        s.options = lab::resolve_sweep(s.options, given);
-        lab::verify_sweep_folder(s.options);
-        lab::SweepTiming timing;
-        const auto t_sweep = std::chrono::steady_clock::now();
         // Ctrl-C: Python runs its handler on the main thread only, so that thread polls for it at
         // every step (the GIL taken for the check) and the other workers see the flag. The
         // KeyboardInterrupt — from the poll, or raised inside a callback — is kept and raised
@@ -186,36 +169,48 @@ void bind_lab(pyb::module_& top) {
             if (!keep_interrupt(e)) e.discard_as_unraisable(what);
           }
         };
+        lab::LabHooks hooks;
+        hooks.on_warning = [](const std::string& w) {  // as TrainConfig's: tapegrad.SettingWarning
+          pyb::gil_scoped_acquire gil;
+          static const pyb::object category = pyb::module_::import("tapegrad._tapegrad").attr("SettingWarning");
+          if (PyErr_WarnEx(category.ptr(), lm::render_settings(w, "").c_str(), 2) != 0) throw pyb::error_already_set();
+        };
+        hooks.on_run = [&](const lab::RunRecord& r, bool skipped, int done, int total) {
+          call(on_run, "tapegrad.lab.sweep on_run", lab::csv_row(r), skipped, done, total);
+        };
+        hooks.on_tail = [&] { call(on_tail, "tapegrad.lab.sweep on_tail"); };
+        hooks.stop_requested = [&] {
+          if (interrupted) return true;
+          if (std::this_thread::get_id() != main_thread) return false;
+          pyb::gil_scoped_acquire gil;
+          if (PyErr_CheckSignals() != 0) {
+            pyb::error_already_set e;
+            if (!keep_interrupt(e)) {  // another exception from a signal handler: raised the same way
+              std::lock_guard<std::mutex> lock(pending_mu);
+              if (!pending) pending.emplace(std::move(e));
+              interrupted = true;
+            }
+          }
+          return interrupted.load();
+        };
+        if (!draw_plots.is_none())
+          hooks.draw_plots = [&](const lab::Summary& summary) {
+            pyb::gil_scoped_acquire gil;
+            return draw_plots(summary.reference_lr).cast<std::string>();
+          };
+        Sweep s;
         {
           pyb::gil_scoped_release release;
-          s.runs = lab::run_sweep(s.options, [&](const lab::RunRecord& r, bool skipped, int done, int total) {
-            call(on_run, "tapegrad.lab.sweep on_run", lab::csv_row(r), skipped, done, total);
-          }, nullptr, &timing, [&] { call(on_tail, "tapegrad.lab.sweep on_tail"); }, [&] {
-            if (interrupted) return true;
-            if (std::this_thread::get_id() != main_thread) return false;
-            pyb::gil_scoped_acquire gil;
-            if (PyErr_CheckSignals() != 0) {
-              pyb::error_already_set e;
-              if (!keep_interrupt(e)) {  // another exception from a signal handler: raised the same way
-                std::lock_guard<std::mutex> lock(pending_mu);
-                if (!pending) pending.emplace(std::move(e));
-                interrupted = true;
-              }
-            }
-            return interrupted.load();
-          });
+          s.lab = lab::run_lab(o, given, defaults, this_command, hooks);
         }
         if (pending) throw *pending;
-        s.swept = std::chrono::steady_clock::now();
-        timing.prepare_s += std::chrono::duration<double>(t_sweep - s.start).count();
-        s.summary = lab::summarize(s.runs, lab::sweep_unigram_loss(s.options), lab::base_values(s.options));
-        s.summary.jobs = s.options.jobs;
-        s.context = lab::report_context(s.options, defaults);
-        s.context.timing = timing;
+        check(!s.lab.stopped, "lab.sweep: stopped by a signal; ", s.lab.runs.size(), " of ", s.lab.total,
+              " runs are recorded in ", out, " (the same call continues it)");
         return s;
       },
       pyb::arg("out"), pyb::arg("axes"), pyb::arg("settings"), pyb::arg("jobs") = pyb::none(), pyb::arg("on_run") = pyb::none(),
-      pyb::arg("on_tail") = pyb::none(), pyb::arg("grow") = false);
+      pyb::arg("on_tail") = pyb::none(), pyb::arg("grow") = false, pyb::arg("draw_plots") = pyb::none(),
+      pyb::arg("this_command") = "tapegrad.lab.sweep(...)");
 }
 
 }  // namespace tapegrad::py

@@ -166,15 +166,16 @@ def sweep(out, axes=None, jobs=None, plots=True, python=None, on_run=None, grow=
         if plots:
             plotter.append(_start_plotter(python))
 
+    def draw(reference_lr):
+        return _plot(out, reference_lr, python, next(iter(plotter), None))
+
+    args = ", ".join([repr(out)] + ([f"axes={axes!r}"] if axes else []) + [f"{k}={v!r}" for k, v in settings.items()])
     try:
-        engine = _lab.sweep(out, dict(axes or {}), settings, jobs, report_run, start_plotting, grow)
+        # The lab's one pipeline (lab/lab.h): the sweep, report.md, the plots, report.md with them.
+        engine = _lab.sweep(out, dict(axes or {}), settings, jobs, report_run, start_plotting, grow,
+                            draw if plots else None, f"tapegrad.lab.sweep({args})")
     except BaseException:
         for p in filter(None, plotter):  # nothing sent: it exits without drawing
             p.communicate(b"")
         raise
-    args = ", ".join([repr(out)] + ([f"axes={axes!r}"] if axes else []) + [f"{k}={v!r}" for k, v in settings.items()])
-    if plots:  # report.md before the plots too: report.html (plot_lab.py) carries its tables
-        engine.write_report(f"tapegrad.lab.sweep({args})")
-    note = _plot(engine.out, engine.reference_lr, python, next(iter(plotter), None)) if plots else ""
-    report = engine.write_report(f"tapegrad.lab.sweep({args})")
-    return SweepResult(engine, report, note)
+    return SweepResult(engine, engine.report_path, engine.plot_note)

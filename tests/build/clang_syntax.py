@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every source of the library's layers and programs (lib/, nn/, lm/, examples/) must compile with
+"""Every source of the library's layers and programs (lib/, nn/, lm/, lab/, cli/, examples/) must compile with
 clang as well as with GCC: users build tapegrad with either, and scripts/fuzz.sh builds it with clang
 (libFuzzer). A GCC-only builtin in the attention kernels and a lambda capturing a structured binding
 (which clang 14 rejects) once broke both. Each file's own command from this build's
@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 
-LAYERS = ("lib", "nn", "lm", "examples")
+LAYERS = ("lib", "nn", "lm", "lab", "cli", "examples")
 
 
 def clang_command(command, clang):

@@ -9,7 +9,7 @@
 
 #include "tapegrad/lm/corpus.h"
 #include "tapegrad/lm/divergence.h"
-#include "cli.h"
+#include "tapegrad/cli/cli.h"
 #include "tapegrad/lab/grid.h"
 #include "tapegrad/lm/settings.h"
 #include "tapegrad/lab/report.h"

@@ -53,7 +53,7 @@ def test_a_bad_axis_is_an_error_naming_it(tmp_dir):
 
 
 def test_every_plot_is_drawn_and_captioned(tmp_dir):
-    """examples/plot_lab.py (shipped in the package) draws each plot the report captions, from a
+    """lab/plot_lab.py (shipped in the package) draws each plot the report captions, from a
     sweep that has the data for all of them: two learning rates, two norms, sharpness probes."""
     result = tg.lab.sweep(tmp_dir, axes={"norm": ["layernorm", "rmsnorm"], "lr": [1e-3, 3e-3], "seed": [1]},
                           jobs=1, sharpness_every=8, sharpness_iters=4, **SETTINGS)

@@ -151,7 +151,7 @@ std::string model_text(const SweepOptions& o);
 // The report's context from the sweep (data, model, grid, the command that reproduces it from
 // `defaults`, the lab's defaults); this_command, wall_s and plots are the caller's.
 ReportContext report_context(const SweepOptions& o, const SweepOptions& defaults);
-// The plots examples/plot_lab.py draws into DIR/plots, with the report's caption for each.
+// The plots lab/plot_lab.py draws into DIR/plots, with the report's caption for each.
 const std::vector<std::pair<std::string, std::string>>& plot_captions();
 // The plots of plot_captions() present in the folder `out`, in that order.
 std::vector<std::pair<std::string, std::string>> plots_in(const std::string& out);

@@ -218,12 +218,8 @@ nlohmann::json setting_json(const Setting& s, const TrainConfig& c) {
   return std::visit(
       [&](auto member) -> nlohmann::json {
         const auto& v = c.*member;
-        using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, nn::NormKind> || std::is_same_v<V, nn::Placement> ||
-                      std::is_same_v<V, nn::MlpKind> || std::is_same_v<V, nn::EmbedScale>)
-          return nn::to_string(v);
-        else
-          return v;
+        if constexpr (nn::kNamedChoice<std::decay_t<decltype(v)>>) return nn::choice_name(v);
+        else return v;
       },
       s.member);
 }
@@ -234,19 +230,10 @@ void set_setting(const Setting& s, TrainConfig& c, const nlohmann::json& value) 
       [&](auto member) {
         auto& out = c.*member;
         using V = std::decay_t<decltype(out)>;
-        if constexpr (std::is_same_v<V, nn::NormKind> || std::is_same_v<V, nn::Placement> ||
-                      std::is_same_v<V, nn::MlpKind> || std::is_same_v<V, nn::EmbedScale>) {
-          // A typed field stored by name ("layernorm", "post", "swiglu"): parsed once, here.
+        if constexpr (nn::kNamedChoice<V>) {  // a typed field stored by name ("layernorm", "post"): parsed once, here
           std::string name;
           io::read_field(j, s.key.c_str(), name, "training config");
-          try {
-            if constexpr (std::is_same_v<V, nn::NormKind>) out = nn::NormKind::parse(name);
-            else if constexpr (std::is_same_v<V, nn::Placement>) out = nn::Placement::parse(name);
-            else if constexpr (std::is_same_v<V, nn::EmbedScale>) out = nn::parse_embed_scale(name);
-            else out = nn::MlpKind::parse(name);
-          } catch (const Error& e) {
-            throw Error(cat("training config: '", s.key, "': ", e.what()));
-          }
+          nn::parse_choice(name, "training config: '" + s.key + "'", out);
         } else {
           io::read_field(j, s.key.c_str(), out, "training config");
           if constexpr (std::is_same_v<V, std::string>) out = current_name(s, std::move(out));

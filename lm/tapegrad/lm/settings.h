@@ -1,6 +1,6 @@
 // The settings table: every field of TrainConfig declared once, with its key (the flag and JSON
 // name), help, group, range and role in a sweep. Everything that lists settings is derived from it:
-// train_lm's flags and --help (examples/cli/train_flags.cpp), config.json both ways, the
+// train_lm's flags and --help (cli/tapegrad/cli/train_flags.cpp), config.json both ways, the
 // checkpoint's split between the model config and the training config, validate()'s range
 // checks, and the lab's classes of settings (axes, shared per folder, set by the lab).
 //

@@ -131,15 +131,42 @@ const DecoderField* find_decoder_field(std::string_view key) {
   return nullptr;
 }
 
+std::string choice_name(const NormKind& v) { return to_string(v); }
+std::string choice_name(const Placement& v) { return to_string(v); }
+std::string choice_name(const MlpKind& v) { return to_string(v); }
+std::string choice_name(EmbedScale v) { return to_string(v); }
+std::string choice_name(Precision v) { return std::string(precision_name(v)); }
+
+namespace {
+template <typename V, typename Parse>
+void parse_named(const std::string& name, std::string_view what, V& out, Parse parse) {
+  try {
+    out = parse(name);
+  } catch (const Error& e) {
+    throw Error(cat(what, ": ", e.what()));
+  }
+}
+}  // namespace
+
+void parse_choice(const std::string& name, std::string_view what, NormKind& out) {
+  parse_named(name, what, out, [](const std::string& n) { return NormKind::parse(n); });
+}
+void parse_choice(const std::string& name, std::string_view what, Placement& out) {
+  parse_named(name, what, out, [](const std::string& n) { return Placement::parse(n); });
+}
+void parse_choice(const std::string& name, std::string_view what, MlpKind& out) {
+  parse_named(name, what, out, [](const std::string& n) { return MlpKind::parse(n); });
+}
+void parse_choice(const std::string& name, std::string_view what, EmbedScale& out) {
+  parse_named(name, what, out, [](const std::string& n) { return parse_embed_scale(n); });
+}
+void parse_choice(const std::string& name, std::string_view what, Precision& out) { out = parse_precision(name, what); }
+
 nlohmann::json decoder_field_json(const DecoderField& f, const DecoderConfig& c) {
   return std::visit(
       [&](auto member) -> nlohmann::json {
         const auto& v = c.*member;
-        using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, Precision>) return std::string(precision_name(v));
-        else if constexpr (std::is_same_v<V, NormKind> || std::is_same_v<V, Placement> || std::is_same_v<V, MlpKind> ||
-                           std::is_same_v<V, EmbedScale>)
-          return to_string(v);
+        if constexpr (kNamedChoice<std::decay_t<decltype(v)>>) return choice_name(v);
         else return v;
       },
       f.member);
@@ -150,25 +177,12 @@ void set_decoder_field(const DecoderField& f, DecoderConfig& c, const nlohmann::
   std::visit(
       [&](auto member) {
         auto& out = c.*member;
-        using V = std::decay_t<decltype(out)>;
-        if constexpr (std::is_same_v<V, int64_t> || std::is_same_v<V, double> || std::is_same_v<V, bool> ||
-                      std::is_same_v<V, std::string>) {
-          io::read_field(j, f.key.c_str(), out, "config");
-        } else {  // a typed field stored by name
+        if constexpr (kNamedChoice<std::decay_t<decltype(out)>>) {  // stored by name
           std::string name;
           io::read_field(j, f.key.c_str(), name, "config");
-          const std::string what = "config: " + f.key;
-          if constexpr (std::is_same_v<V, Precision>) out = parse_precision(name, what);
-          else {
-            try {
-              if constexpr (std::is_same_v<V, NormKind>) out = NormKind::parse(name);
-              else if constexpr (std::is_same_v<V, Placement>) out = Placement::parse(name);
-              else if constexpr (std::is_same_v<V, MlpKind>) out = MlpKind::parse(name);
-              else out = parse_embed_scale(name);
-            } catch (const Error& e) {
-              throw Error(cat(what, ": ", e.what()));
-            }
-          }
+          parse_choice(name, "config: " + f.key, out);
+        } else {
+          io::read_field(j, f.key.c_str(), out, "config");
         }
       },
       f.member);

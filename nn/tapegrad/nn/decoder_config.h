@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -20,6 +21,24 @@ std::string to_string(EmbedScale s);
 EmbedScale parse_embed_scale(const std::string& name);  // "none" | "fixed" | "learned"; throws otherwise
 std::vector<std::string> embed_scale_names();
 std::vector<std::string> embed_scale_rules();  // "sqrt-dim", "unit-input" (DecoderConfig::embed_scale_rule)
+
+// The model's choices, stored by name in checkpoints, training configs and flags ("rmsnorm",
+// "peri", "swiglu", "learned", "bf16"): whether a type is one, a value's name, and the value of a
+// name (an Error naming `what`, the name and the choices).
+template <typename V>
+inline constexpr bool kNamedChoice = std::is_same_v<V, NormKind> || std::is_same_v<V, Placement> ||
+                                     std::is_same_v<V, MlpKind> || std::is_same_v<V, EmbedScale> ||
+                                     std::is_same_v<V, Precision>;
+std::string choice_name(const NormKind& v);
+std::string choice_name(const Placement& v);
+std::string choice_name(const MlpKind& v);
+std::string choice_name(EmbedScale v);
+std::string choice_name(Precision v);
+void parse_choice(const std::string& name, std::string_view what, NormKind& out);
+void parse_choice(const std::string& name, std::string_view what, Placement& out);
+void parse_choice(const std::string& name, std::string_view what, MlpKind& out);
+void parse_choice(const std::string& name, std::string_view what, EmbedScale& out);
+void parse_choice(const std::string& name, std::string_view what, Precision& out);
 
 struct DecoderConfig {
   int64_t vocab_size = 65;

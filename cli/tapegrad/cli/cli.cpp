@@ -1,4 +1,4 @@
-#include "cli.h"
+#include "tapegrad/cli/cli.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>

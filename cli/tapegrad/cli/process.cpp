@@ -1,4 +1,4 @@
-#include "process.h"
+#include "tapegrad/cli/process.h"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -2,8 +2,8 @@
 """Plots of a compare_norms sweep, from its CSV files (nothing here is needed to read the results:
 report.md and the console summary come from the C++ side).
 
-    python3 examples/plot_lab.py runs/lab [--reference-lr 0.003]
-    python3 examples/plot_lab.py --args-on-stdin    # the same arguments, read from standard input
+    python3 lab/plot_lab.py runs/lab [--reference-lr 0.003]
+    python3 lab/plot_lab.py --args-on-stdin    # the same arguments, read from standard input
                                                     # (each ended by a NUL byte) after the imports
 
 Writes into runs/lab/plots/ (sharpness.png only for sweeps run with --sharpness-every):

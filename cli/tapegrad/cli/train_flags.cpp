@@ -1,11 +1,11 @@
-#include "train_flags.h"
+#include "tapegrad/cli/train_flags.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <type_traits>
 #include <variant>
 
-#include "cli.h"
+#include "tapegrad/cli/cli.h"
 #include "tapegrad/lm/settings.h"
 
 namespace tapegrad::cli {

@@ -1,13 +1,13 @@
-#include "axis_flags.h"
+#include "tapegrad/cli/axis_flags.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
-#include "cli.h"
+#include "tapegrad/cli/cli.h"
 #include "tapegrad/lab/grid.h"
 #include "tapegrad/lm/settings.h"
 #include "tapegrad/lm/usage_error.h"
-#include "train_flags.h"
+#include "tapegrad/cli/train_flags.h"
 
 namespace tapegrad::lab {
 
