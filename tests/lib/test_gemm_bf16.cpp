@@ -29,6 +29,12 @@ struct KernelsGuard {
   }
 };
 
+std::vector<float> normals(Rng& rng, int64_t n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = static_cast<float>(rng.normal());
+  return v;
+}
+
 std::vector<Bf16Kernels> runnable_kernels() {
   std::vector<Bf16Kernels> k{Bf16Kernels::kEmulated};
   if (bf16_avx512_available()) k.push_back(Bf16Kernels::kAvx512Bf16);
@@ -132,9 +138,7 @@ TEST_CASE("gemm_bf16: each fast path gives the same bits for any thread count, a
   KernelsGuard guard;
   Rng rng(11);
   const int64_t M = 768, N = 384, K = 128;
-  std::vector<float> A(M * K), B(N * K);
-  for (float& v : A) v = static_cast<float>(rng.normal());
-  for (float& v : B) v = static_cast<float>(rng.normal());
+  std::vector<float> A = normals(rng, M * K), B = normals(rng, N * K);
   const auto run = [&](Bf16Kernels k, int threads) {
     set_bf16_kernels(k);
     set_num_threads(threads);
@@ -162,9 +166,7 @@ TEST_CASE("gemm_bf16: a constant B from the operand cache gives the same bits, i
   Rng rng(13);
   // Two k-blocks for the avx512_bf16 panels (K > 512), tails in M and N; both layouts of B.
   const int64_t M = 50, N = 70, K = 600;
-  std::vector<float> A(M * K), B(N * K);
-  for (float& v : A) v = static_cast<float>(rng.normal());
-  for (float& v : B) v = static_cast<float>(rng.normal());
+  std::vector<float> A = normals(rng, M * K), B = normals(rng, N * K);
   for (Bf16Kernels k : runnable_kernels()) {
     set_bf16_kernels(k);
     INFO("kernels " << bf16_kernels_name());
