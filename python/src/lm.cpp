@@ -329,7 +329,9 @@ void bind_lm(pyb::module_& top) {
                  const pyb::object v = model.attr(name);
                  check(pyb::isinstance<pyb::int_>(v) && !pyb::isinstance<pyb::bool_>(v), "Trainer model: its ", name,
                        " is a ", std::string(pyb::str(pyb::type::of(v).attr("__name__"))), "; it must be an int");
-                 const int64_t n = v.cast<int64_t>();
+                 const json j = setting_value_of(v, cat("Trainer model: its ", name));  // an Error past 64 bits
+                 check(!j.is_number_unsigned(), "Trainer model: its ", name, " ", j.dump(), " is too large");
+                 const int64_t n = j.get<int64_t>();
                  check(n > 0, "Trainer model: its ", name, " is ", n, "; it must be positive");
                  return n;
                };

@@ -205,6 +205,10 @@ TEST_CASE("decoder: config JSON round-trip, strict parsing, clear errors", "[nn]
   CHECK(decoder_config_from_json(j) == c);
   j["heads"] = c.heads;
   REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: both 'heads' and its former name 'n_head'");
+  j.erase("heads");
+  j["n_head"] = "four";  // an error under a former name says what the file wrote
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), Catch::Contains("'heads' must be an integer") &&
+                                                       Catch::EndsWith("(written as 'n_head')"));
   j = to_json(c);
   j["norm"] = "batchnorm";
   REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: norm: unknown norm 'batchnorm'; known: " + [] {

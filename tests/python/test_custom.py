@@ -178,6 +178,11 @@ def test_a_model_of_your_own_trains_in_the_trainer():
     wrong.vocab_size = None
     with pytest.raises(tg.Error, match="its vocab_size is a NoneType; it must be an int"):
         tg.lm.Trainer(config, model=wrong)
+    for big in (2**63, 2**70):  # past 64 bits: an error naming the attribute, not pybind's cast error
+        huge = TinyLm(tg.lm.vocab_size(config))
+        huge.ctx = big
+        with pytest.raises(tg.Error, match="its ctx"):
+            tg.lm.Trainer(config, model=huge)
 
 
 def test_the_fused_functional_norms_match_their_composition_and_gradcheck():

@@ -1,5 +1,6 @@
 #include "tapegrad/lab/lab.h"
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -35,8 +36,11 @@ LabResult run_lab(SweepOptions o, const std::set<std::string>& given, const Swee
   }
   SweepTiming timing;
   const auto t_sweep = std::chrono::steady_clock::now();
-  bool stop_asked = false;
-  const auto stop = [&] { return stop_asked = stop_asked || (hooks.stop_requested && hooks.stop_requested()); };
+  std::atomic<bool> stop_asked{false};  // polled from the sweep's worker threads
+  const auto stop = [&] {
+    if (!stop_asked && hooks.stop_requested && hooks.stop_requested()) stop_asked = true;
+    return stop_asked.load();
+  };
   result.runs = run_sweep(o, hooks.on_run, comm, &timing, hooks.on_tail, stop);
   result.options = o;
   const auto t_report = std::chrono::steady_clock::now();

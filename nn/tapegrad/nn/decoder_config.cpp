@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "tapegrad/io/json_field.h"
 
@@ -196,8 +197,9 @@ nlohmann::json to_json(const DecoderConfig& c) {
 
 namespace {
 
-// j with the keys of earlier versions under today's (DecoderField::former_key); both at once is an error.
-nlohmann::json current_keys(const nlohmann::json& j) {
+// j with the keys of earlier versions under today's (DecoderField::former_key); both at once is an
+// error. `renamed` receives {today's key: the file's}, so errors name what the file says.
+nlohmann::json current_keys(const nlohmann::json& j, std::map<std::string, std::string>& renamed) {
   check(j.is_object(), "config: expected a JSON object, got ", j.type_name());
   nlohmann::json out = j;
   for (const DecoderField& f : decoder_fields()) {
@@ -205,16 +207,28 @@ nlohmann::json current_keys(const nlohmann::json& j) {
     check(!j.contains(f.key), "config: both '", f.key, "' and its former name '", f.former_key, "'");
     out[f.key] = j[f.former_key];
     out.erase(f.former_key);
+    renamed[f.key] = f.former_key;
   }
   return out;
 }
 
-DecoderConfig apply(DecoderConfig c, const nlohmann::json& given) {
-  const nlohmann::json j = current_keys(given);
+// Sets the fields `given` holds (former names read as today's), then validates the whole.
+DecoderConfig apply(DecoderConfig c, const nlohmann::json& given, bool all_required) {
+  std::map<std::string, std::string> renamed;
+  const nlohmann::json j = current_keys(given, renamed);
+  if (all_required)
+    for (const DecoderField& f : decoder_fields())
+      check(j.contains(f.key) || f.added_later, "config: missing field '", f.key, "'");
   for (const auto& [key, value] : j.items()) {
     const DecoderField* f = find_decoder_field(key);
     check(f != nullptr, "config: unknown field '", key, "'");
-    set_decoder_field(*f, c, value);
+    try {
+      set_decoder_field(*f, c, value);
+    } catch (const Error& e) {
+      const auto was = renamed.find(key);
+      if (was == renamed.end()) throw;
+      throw Error(cat(e.what(), " (written as '", was->second, "')"));
+    }
   }
   c.validate();
   return c;
@@ -222,13 +236,8 @@ DecoderConfig apply(DecoderConfig c, const nlohmann::json& given) {
 
 }  // namespace
 
-DecoderConfig decoder_config_from_json(const nlohmann::json& given) {
-  const nlohmann::json j = current_keys(given);
-  for (const DecoderField& f : decoder_fields())
-    check(j.contains(f.key) || f.added_later, "config: missing field '", f.key, "'");
-  return apply(DecoderConfig{}, j);
-}
+DecoderConfig decoder_config_from_json(const nlohmann::json& j) { return apply(DecoderConfig{}, j, true); }
 
-DecoderConfig decoder_config_merge(DecoderConfig base, const nlohmann::json& j) { return apply(base, j); }
+DecoderConfig decoder_config_merge(DecoderConfig base, const nlohmann::json& j) { return apply(base, j, false); }
 
 }  // namespace tapegrad::nn
