@@ -183,24 +183,34 @@ std::string curve_row(const lm::StepReport& step, bool sharpness) {
 }
 
 void fold_step(RunRecord& run, const lm::StepReport& step) {
-  for (const RunColumn& rc : run_columns()) {
-    if (!rc.fold) continue;
-    double& into = run.*std::get<double RunRecord::*>(rc.member);
+  // Each folding run column with the curve columns it folds, looked up once.
+  static const auto folds = [] {
+    std::vector<std::pair<const RunColumn*, std::vector<const CurveColumn*>>> f;
+    for (const RunColumn& rc : run_columns()) {
+      if (!rc.fold) continue;
+      std::vector<const CurveColumn*> of;
+      for (const std::string& name : rc.fold->of)
+        for (const CurveColumn& c : curve_schema())
+          if (c.name == name) of.push_back(&c);
+      f.emplace_back(&rc, std::move(of));
+    }
+    return f;
+  }();
+  for (const auto& [rc, of] : folds) {
+    double& into = run.*std::get<double RunRecord::*>(rc->member);
     const auto take = [&](double v) {
-      switch (rc.fold->kind) {
+      switch (rc->fold->kind) {
         case Fold::kLast: into = v; break;
         // !(v <= into) and !(v >= into): a NaN start (not measured yet) is replaced.
         case Fold::kMax: if (std::isfinite(v) && !(v <= into)) into = v; break;
         case Fold::kMin: if (std::isfinite(v) && !(v >= into)) into = v; break;
       }
     };
-    for (const std::string& name : rc.fold->of)
-      for (const CurveColumn& c : curve_schema()) {
-        if (c.name != name) continue;
-        if (!c.per_layer) take(c.value(step));
-        else if (step.stats != nullptr)
-          for (const lm::LayerStats& l : step.stats->layers) take(c.layer_value(l));
-      }
+    for (const CurveColumn* c : of) {
+      if (!c->per_layer) take(c->value(step));
+      else if (step.stats != nullptr)
+        for (const lm::LayerStats& l : step.stats->layers) take(c->layer_value(l));
+    }
   }
 }
 
