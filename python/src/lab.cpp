@@ -1,7 +1,6 @@
-// tapegrad.lab's engine: a sweep from axes and settings, trained by the lab (lab/sweep.h) with the
-// defaults compare_norms uses, and its report. The Python side (tapegrad/lab.py) turns the records
+// tapegrad.lab's engine: a sweep from axes and settings, run by lab::run_lab (lab/lab.h) with the
+// defaults compare_norms uses: its runs, report and plots. The Python side (tapegrad/lab.py) turns the records
 // into dicts or a pandas DataFrame and draws the plots with lab/plot_lab.py.
-#include <chrono>
 #include <filesystem>
 #include <algorithm>
 #include <thread>
@@ -10,7 +9,6 @@
 #include <atomic>
 
 #include "bind.h"
-#include "tapegrad/io/file.h"
 #include "tapegrad/lab/grid.h"
 #include "tapegrad/lab/lab.h"
 #include "tapegrad/lab/report.h"
@@ -24,10 +22,6 @@ namespace tapegrad::py {
 namespace {
 
 using nlohmann::json;
-
-struct Sweep {
-  lab::LabResult lab;  // lab::run_lab's: the resolved grid, the runs, the summary, the report's context
-};
 
 pyb::dict timing_dict(const lab::SweepTiming& t) {
   pyb::dict d;
@@ -48,23 +42,23 @@ void bind_lab(pyb::module_& top) {
         "The lab's record schema (lab/records.h): each column of runs.csv and the curves with its type, unit, "
         "summary and meaning, the limits the report judges by, and the columns' former names.");
 
-  pyb::class_<Sweep>(m, "Sweep")
-      .def_property_readonly("out", [](const Sweep& s) { return s.lab.options.out; })
-      .def_property_readonly("rows", [](const Sweep& s) {
+  pyb::class_<lab::LabResult>(m, "Sweep")  // lab::run_lab's result
+      .def_property_readonly("out", [](const lab::LabResult& s) { return s.options.out; })
+      .def_property_readonly("rows", [](const lab::LabResult& s) {
         std::vector<std::string> rows;
-        for (const auto& r : s.lab.runs) rows.push_back(lab::csv_row(r));
+        for (const auto& r : s.runs) rows.push_back(lab::csv_row(r));
         return rows;
       }, "Each run's row of runs.csv (columns: run_columns).")
-      .def_property_readonly("swept_settings", [](const Sweep& s) {
+      .def_property_readonly("swept_settings", [](const lab::LabResult& s) {
         // Per run (as rows), every axis beyond the run identity with the run's value: runs.csv's
         // settings cell names only the values that differ from the base.
         pyb::list out;
-        for (const auto& r : s.lab.runs) {
+        for (const auto& r : s.runs) {
           pyb::dict d;
-          for (const lab::Axis& a : s.lab.options.axes) {
+          for (const lab::Axis& a : s.options.axes) {
             if (lab::identity_part(a.key)) continue;
             const auto it = r.spec.values.find(a.key);
-            const json v = it != r.spec.values.end() ? it->second : lm::setting_json(*lm::find_setting(a.key), s.lab.options.base);
+            const json v = it != r.spec.values.end() ? it->second : lm::setting_json(*lm::find_setting(a.key), s.options.base);
             std::string name = a.key;
             std::replace(name.begin(), name.end(), '-', '_');
             d[pyb::str(name)] = lab::setting_text(v);
@@ -73,13 +67,13 @@ void bind_lab(pyb::module_& top) {
         }
         return out;
       }, "Each run's value of every swept setting beyond the run identity (text), in rows' order.")
-      .def_property_readonly("reference_lr", [](const Sweep& s) { return s.lab.summary.reference_lr; })
-      .def_property_readonly("grid", [](const Sweep& s) { return s.lab.context.grid; })
-      .def_property_readonly("report_path", [](const Sweep& s) { return s.lab.report_path; })
-      .def_property_readonly("plot_note", [](const Sweep& s) { return s.lab.plot_note; },
+      .def_property_readonly("reference_lr", [](const lab::LabResult& s) { return s.summary.reference_lr; })
+      .def_property_readonly("grid", [](const lab::LabResult& s) { return s.context.grid; })
+      .def_property_readonly("report_path", [](const lab::LabResult& s) { return s.report_path; })
+      .def_property_readonly("plot_note", [](const lab::LabResult& s) { return s.plot_note; },
                              "Why no plots were drawn (\"plots skipped: ...\"), or empty.")
-      .def("console_summary", [](const Sweep& s) { return lab::console_summary(s.lab.summary); })
-      .def_property_readonly("timing", [](const Sweep& s) { return timing_dict(s.lab.context.timing); },
+      .def("console_summary", [](const lab::LabResult& s) { return lab::console_summary(s.summary); })
+      .def_property_readonly("timing", [](const lab::LabResult& s) { return timing_dict(s.context.timing); },
                              "Where the call's time went (lab/timing.h), in seconds.");
 
   m.def(
@@ -198,13 +192,13 @@ void bind_lab(pyb::module_& top) {
             pyb::gil_scoped_acquire gil;
             return draw_plots(summary.reference_lr).cast<std::string>();
           };
-        Sweep s;
+        lab::LabResult s;
         {
           pyb::gil_scoped_release release;
-          s.lab = lab::run_lab(o, given, defaults, this_command, hooks);
+          s = lab::run_lab(o, given, defaults, this_command, hooks);
         }
         if (pending) throw *pending;
-        check(!s.lab.stopped, "lab.sweep: stopped by a signal; ", s.lab.runs.size(), " of ", s.lab.total,
+        check(!s.stopped, "lab.sweep: stopped by a signal; ", s.runs.size(), " of ", s.total,
               " runs are recorded in ", out, " (the same call continues it)");
         return s;
       },
