@@ -196,7 +196,8 @@ void fold_step(RunRecord& run, const lm::StepReport& step) {
     }
     return f;
   }();
-  for (const auto& [rc, of] : folds) {
+  for (const auto& fold : folds) {
+    const RunColumn* rc = fold.first;  // named, not a structured binding: the lambda below captures it
     double& into = run.*std::get<double RunRecord::*>(rc->member);
     const auto take = [&](double v) {
       switch (rc->fold->kind) {
@@ -206,7 +207,7 @@ void fold_step(RunRecord& run, const lm::StepReport& step) {
         case Fold::kMin: if (std::isfinite(v) && !(v >= into)) into = v; break;
       }
     };
-    for (const CurveColumn* c : of) {
+    for (const CurveColumn* c : fold.second) {
       if (!c->per_layer) take(c->value(step));
       else if (step.stats != nullptr)
         for (const lm::LayerStats& l : step.stats->layers) take(c->layer_value(l));
