@@ -109,8 +109,9 @@ std::string_view bf16_kernels_name() {
 }
 
 void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-               const float* B, int64_t ldb, float beta, float* C, int64_t ldc, bool b_constant) {
+               const float* B, int64_t ldb, float beta, float* C, int64_t ldc, Bf16Operands operands) {
   if (M == 0 || N == 0) return;
+  const bool b_constant = operands.b_constant;
   switch (state().load(std::memory_order_relaxed)) {
     case Bf16Kernels::kAmx:
       return detail::gemm_bf16_amx(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, b_constant);
@@ -121,11 +122,17 @@ void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
   // Per thread: attention calls this from inside its parallel loop over heads.
   thread_local std::vector<float> a_buf, b_buf;
   const bool at = ta == Trans::kYes, bt = tb == Trans::kYes;
-  const float* a = rounded(a_buf, A, at ? K : M, at ? M : K, lda);
+  const int64_t a_rows = at ? K : M, a_cols = at ? M : K;
+  const float* a = operands.a_rounded ? A : rounded(a_buf, A, a_rows, a_cols, lda);
+  const int64_t a_ld = operands.a_rounded ? lda : a_cols;
   const int64_t b_rows = bt ? N : K, b_cols = bt ? K : N;
-  Bf16OperandCache* cache = b_constant ? bf16_operand_cache() : nullptr;
+  Bf16OperandCache* cache = b_constant && !operands.b_rounded ? bf16_operand_cache() : nullptr;
   const float* b = nullptr;
-  if (cache != nullptr) {
+  int64_t b_ld = b_cols;
+  if (operands.b_rounded) {
+    b = B;
+    b_ld = ldb;
+  } else if (cache != nullptr) {
     const Bf16OperandKey key{B, ldb, b_rows, b_cols, bt, Bf16Form::kRounded};
     const int64_t bytes = b_rows * b_cols * static_cast<int64_t>(sizeof(float));
     b = static_cast<const float*>(cache->get(key, bytes, [&](void* out) {
@@ -134,7 +141,9 @@ void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
   } else {
     b = rounded(b_buf, B, b_rows, b_cols, ldb);
   }
-  gemm<float>(ta, tb, M, N, K, alpha, a, at ? M : K, b, bt ? K : N, beta, C, ldc);
+  gemm<float>(ta, tb, M, N, K, alpha, a, a_ld, b, b_ld, beta, C, ldc);
 }
+
+bool bf16_rounds_separately() { return state().load(std::memory_order_relaxed) == Bf16Kernels::kEmulated; }
 
 }  // namespace tapegrad

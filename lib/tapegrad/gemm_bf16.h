@@ -19,8 +19,17 @@
 // unavailable here: an error saying why). Fixed per process and CPU: same seed, same bits.
 // The two agree to float32 round-off of the sums, not bitwise (tests/lib/test_gemm_bf16.cpp).
 //
-// b_constant: B holds still for the caller's step (a Linear's weight), so its rounded or packed form
-// may come from the thread's operand cache (bf16_operand_cache.h) when one is in use.
+// Bf16Operands: what the caller knows of its operands. None of it changes the result.
+//   b_constant  B holds still for the caller's step (a Linear's weight), so its rounded or packed form
+//               may come from the thread's operand cache (bf16_operand_cache.h) when one is in use.
+//   a_rounded, b_rounded  the operand already holds bf16 values (round_bf16(x) == x: the caller
+//               rounded it once for several GEMMs, or its producer wrote it rounded), so the
+//               emulated path multiplies it as it is instead of rounding a copy. The packing paths
+//               round while they pack (idempotent on such values) and ignore it.
+// bf16_rounds_separately() says whether rounding ahead pays: on the emulated path each operand
+// costs a pass of its own over memory, so an operand that two GEMMs read, or that a kernel can
+// round while the values are still in cache, is cheaper rounded once by its caller (nn/linear.cpp,
+// nn/mlp.cpp, nn/attention.cpp do); on the packing paths the caller's pass would be pure cost.
 #pragma once
 
 #include <cstdint>
@@ -32,15 +41,24 @@
 
 namespace tapegrad {
 
+struct Bf16Operands {
+  bool a_rounded = false;
+  bool b_rounded = false;
+  bool b_constant = false;
+};
+
 void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-               const float* B, int64_t ldb, float beta, float* C, int64_t ldc, bool b_constant = false);
+               const float* B, int64_t ldb, float beta, float* C, int64_t ldc, Bf16Operands operands = {});
+
+// Whether the active bf16 path rounds its operands in passes of their own (emulated): see above.
+bool bf16_rounds_separately();
 
 // gemm<T> at precision p: the bf16 GEMM for float with p = kBf16, gemm<T> otherwise (double always).
 template <typename T>
 void gemm_at(Precision p, Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
-             const T* B, int64_t ldb, T beta, T* C, int64_t ldc, bool b_constant = false) {
+             const T* B, int64_t ldb, T beta, T* C, int64_t ldc, Bf16Operands operands = {}) {
   if constexpr (std::is_same_v<T, float>) {
-    if (p == Precision::kBf16) return gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, b_constant);
+    if (p == Precision::kBf16) return gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, operands);
   }
   gemm<T>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -174,7 +174,7 @@ TEST_CASE("gemm_bf16: a constant B from the operand cache gives the same bits, i
       const int64_t ldb = tb == Trans::kYes ? K : N;
       const auto product = [&](bool constant) {
         std::vector<float> C(M * N, 1.f);
-        gemm_bf16(Trans::kNo, tb, M, N, K, 1.f, A.data(), K, B.data(), ldb, 1.f, C.data(), N, constant);
+        gemm_bf16(Trans::kNo, tb, M, N, K, 1.f, A.data(), K, B.data(), ldb, 1.f, C.data(), N, {.b_constant = constant});
         return C;
       };
       const std::vector<float> plain = product(false);
@@ -201,6 +201,34 @@ TEST_CASE("gemm_bf16: a constant B from the operand cache gives the same bits, i
       CHECK(bf16_operand_cache() == nullptr);  // the scope restored the thread's previous cache
     }
   }
+}
+
+TEST_CASE("gemm_bf16: operands rounded ahead and said so give the bits of rounding inside, on every path",
+          "[bf16][gemm]") {
+  KernelsGuard guard;
+  Rng rng(17);
+  // Strided operands (ld past the row) so the rounded operand's own leading dimension is used.
+  const int64_t M = 37, N = 45, K = 70, lda = K + 3, ldb = K + 5;
+  std::vector<float> A = normals(rng, M * lda), B = normals(rng, N * ldb);
+  std::vector<float> Ar(A.size()), Br(B.size());
+  round_bf16(A.data(), Ar.data(), static_cast<int64_t>(A.size()));
+  round_bf16(B.data(), Br.data(), static_cast<int64_t>(B.size()));
+  REQUIRE(Ar != A);  // the operands are not bf16 values already, so skipping the rounding would show
+  for (Bf16Kernels k : runnable_kernels()) {
+    set_bf16_kernels(k);
+    INFO("kernels " << bf16_kernels_name());
+    const auto product = [&](const std::vector<float>& a, const std::vector<float>& b, Bf16Operands ops) {
+      std::vector<float> C(M * N, 0.5f);
+      gemm_bf16(Trans::kNo, Trans::kYes, M, N, K, 1.f, a.data(), lda, b.data(), ldb, 1.f, C.data(), N, ops);
+      return C;
+    };
+    const std::vector<float> inside = product(A, B, {});
+    CHECK(product(Ar, B, {.a_rounded = true}) == inside);
+    CHECK(product(A, Br, {.b_rounded = true}) == inside);
+    CHECK(product(Ar, Br, {.a_rounded = true, .b_rounded = true}) == inside);
+  }
+  set_bf16_kernels(Bf16Kernels::kEmulated);
+  CHECK(bf16_rounds_separately());
 }
 
 TEST_CASE("TAPEGRAD_BF16_GEMM names are parsed with the choices in the error", "[bf16]") {

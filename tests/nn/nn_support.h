@@ -8,18 +8,20 @@
 
 namespace tapegrad::testing {
 
-inline void randomize(nn::Module<double>& m, uint64_t seed, double std = 0.5, double mean = 0.0) {
+template <typename T>
+void randomize(nn::Module<T>& m, uint64_t seed, double std = 0.5, double mean = 0.0) {
   Rng rng(seed);
-  for (Parameter<double>* p : m.parameters()) p->value() = Tensor<double>::randn(p->shape(), rng, std, mean);
+  for (Parameter<T>* p : m.parameters()) p->value() = Tensor<double>::randn(p->shape(), rng, std, mean).template cast<T>();
 }
 
 // Rows [begin, begin + n) of a (rows, cols) or (rows) tensor: slices of a fused weight (q, k, v
 // of qkv; gate and up of SwiGLU's fc) to build the same computation from primitive ops.
-inline Tensor<double> rows_of(const Tensor<double>& t, int64_t begin, int64_t n) {
+template <typename T>
+Tensor<T> rows_of(const Tensor<T>& t, int64_t begin, int64_t n) {
   const int64_t cols = t.shape().rank() == 2 ? t.shape()[1] : 1;
   Shape s = t.shape();
   s[0] = n;
-  return Tensor<double>::from(std::span<const double>(t.data() + begin * cols, n * cols), s);
+  return Tensor<T>::from(std::span<const T>(t.data() + begin * cols, n * cols), s);
 }
 
 // d(module(x)) w.r.t. x and every parameter of the module.

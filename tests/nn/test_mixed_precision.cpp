@@ -2,11 +2,17 @@
 // boundary op's gradient, and a decoder forward under its precision setting.
 #include "nn_support.h"
 #include "tapegrad/bf16.h"
+#include "tapegrad/gemm_bf16.h"
+#include "tapegrad/nn/attention.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/nn/layernorm.h"
 #include "tapegrad/nn/norm.h"
+#include "tapegrad/nn/linear.h"
+#include "tapegrad/nn/mlp.h"
+#include "tapegrad/ops.h"
 #include "tapegrad/ops/to_bf16.h"
 #include "tapegrad/precision.h"
+#include "tapegrad/threads.h"
 
 using namespace tapegrad;
 using namespace tapegrad::nn;
@@ -14,6 +20,40 @@ using namespace tapegrad::testing;
 
 namespace {
 bool is_bf16(float v) { return round_bf16(v) == v; }
+
+// Every bf16 GEMM path this machine runs; restores the process's path and threads after.
+struct Bf16Paths {
+  Bf16Kernels kernels = bf16_kernels();
+  int threads = num_threads();
+  std::vector<Bf16Kernels> runnable() const {
+    std::vector<Bf16Kernels> k{Bf16Kernels::kEmulated};
+    if (bf16_avx512_available()) k.push_back(Bf16Kernels::kAvx512Bf16);
+    if (bf16_amx_available()) k.push_back(Bf16Kernels::kAmx);
+    return k;
+  }
+  ~Bf16Paths() {
+    set_bf16_kernels(kernels);
+    set_num_threads(threads);
+  }
+};
+
+// x W^T + b from the primitive ops (matmul, add), at the precision the caller's Autocast sets:
+// matmul rounds both operands of each of its GEMMs, add's bias gradient sums the float32 dy.
+Var<float> composed_linear(Tape<float>& tape, Var<float> x, Parameter<float>& w, Parameter<float>& b) {
+  return add(matmul(x, tape.param(w), Trans::kNo, Trans::kYes), tape.param(b));
+}
+
+// The largest |a - b| over the largest |b|: float32 summation order gives ~1e-7, a GEMM operand
+// rounded or not rounded (or a bias gradient summed from rounded dy) 2^-9 ~ 2e-3.
+double relative_gap(TensorView<const float> a, TensorView<const float> b) {
+  double gap = 0, scale = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    gap = std::max(gap, std::abs(static_cast<double>(a.data()[i]) - b.data()[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(b.data()[i])));
+  }
+  return gap / scale;
+}
+constexpr double kSumOrder = 2e-5;
 }  // namespace
 
 TEST_CASE("to_bf16: rounds the value and the gradient crossing it, and double tapes pass through", "[nn][bf16]") {
@@ -89,4 +129,113 @@ TEST_CASE("decoder: precision bf16 changes the loss by bf16 rounding only, and l
   nlohmann::json j = to_json(c);
   j["precision"] = "fp16";
   CHECK_THROWS_WITH(decoder_config_from_json(j), Catch::Contains("config: precision 'fp16'") && Catch::Contains("fp32, bf16"));
+}
+
+// The fused modules round each GEMM operand once in bf16 (on the emulated path ahead of the GEMMs:
+// x and dy once for two GEMMs each, the activation in place), and their bias gradients sum the
+// unrounded dy. Their primitive-op compositions round inside every matmul: the two must agree to
+// float32 summation order on every kernel path, with and without biases.
+TEST_CASE("bf16 modules: Linear, MLP and attention equal their primitive-op compositions under Autocast",
+          "[nn][bf16]") {
+  const bool bias = GENERATE(true, false);
+  const int threads = GENERATE(1, 2);
+  Bf16Paths paths;
+  set_num_threads(threads);
+  const int64_t B = 3, Tn = 24, C = 32, NH = 4, H = 96;
+  for (Bf16Kernels k : paths.runnable()) {
+    set_bf16_kernels(k);
+    INFO("kernels " << bf16_kernels_name() << ", bias " << bias << ", " << threads << " threads");
+    Parameter<float> x("x", randn({B, Tn, C}, 2).cast<float>()), x_ref("x", x.value());
+    const Tensor<float> dy = randn({B, Tn, C}, 3).cast<float>();
+    const ComputePrecision bf16{.gemm = Precision::kBf16};
+    const Tensor<float> zero_bias = Tensor<float>(Shape{4 * C});
+    const auto bias_of = [&](Parameter<float>* b, int64_t begin, int64_t n) {
+      return b != nullptr ? rows_of(b->value(), begin, n) : rows_of(zero_bias, 0, n);
+    };
+    SECTION("Linear") {
+      Linear<float> lin({.in = C, .out = C, .bias = bias});
+      randomize(lin, 1);
+      Parameter<float> w("w", lin.weight().value()), b("b", bias_of(lin.bias(), 0, C));
+      Tape<float> t1, t2;
+      Var<float> fused, composed;
+      {
+        const Autocast a(bf16);
+        fused = lin.forward(t1.param(x));
+        composed = composed_linear(t2, t2.param(x_ref), w, b);
+      }
+      CHECK(relative_gap(fused.value(), composed.value()) < kSumOrder);
+      t1.backward(fused, dy.view());
+      t2.backward(composed, dy.view());
+      CHECK(relative_gap(x.grad().view(), x_ref.grad().view()) < kSumOrder);
+      CHECK(relative_gap(lin.weight().grad().view(), w.grad().view()) < kSumOrder);
+      if (bias) CHECK(relative_gap(lin.bias()->grad().view(), b.grad().view()) < kSumOrder);
+    }
+    SECTION("MLP (GELU)") {
+      MLP<float> m({.dim = C, .hidden = H, .bias = bias});
+      randomize(m, 1);
+      Parameter<float>* bf = bias ? &m.parameter("fc.bias") : nullptr;
+      Parameter<float>* bp = bias ? &m.parameter("proj.bias") : nullptr;
+      Parameter<float> w1("w1", m.parameter("fc.weight").value()), b1("b1", bias_of(bf, 0, H));
+      Parameter<float> w2("w2", m.parameter("proj.weight").value()), b2("b2", bias_of(bp, 0, C));
+      Tape<float> t1, t2;
+      Var<float> fused, composed;
+      {
+        const Autocast a(bf16);
+        fused = m.forward(t1.param(x));
+        composed = composed_linear(t2, gelu(composed_linear(t2, t2.param(x_ref), w1, b1)), w2, b2);
+      }
+      CHECK(relative_gap(fused.value(), composed.value()) < kSumOrder);
+      t1.backward(fused, dy.view());
+      t2.backward(composed, dy.view());
+      CHECK(relative_gap(x.grad().view(), x_ref.grad().view()) < kSumOrder);
+      CHECK(relative_gap(m.parameter("fc.weight").grad().view(), w1.grad().view()) < kSumOrder);
+      CHECK(relative_gap(m.parameter("proj.weight").grad().view(), w2.grad().view()) < kSumOrder);
+      if (bias) {
+        CHECK(relative_gap(bf->grad().view(), b1.grad().view()) < kSumOrder);
+        CHECK(relative_gap(bp->grad().view(), b2.grad().view()) < kSumOrder);
+      }
+    }
+    SECTION("attention") {
+      // The projections' GEMMs in bf16, the core (q k^T, softmax, p v) in float32, as the fused node.
+      CausalSelfAttention<float> attn({.dim = C, .heads = NH, .bias = bias});
+      randomize(attn, 1);
+      const Tensor<float>& wqkv = attn.qkv().weight().value();
+      Parameter<float> wq("wq", rows_of(wqkv, 0, C)), wk("wk", rows_of(wqkv, C, C)), wv("wv", rows_of(wqkv, 2 * C, C));
+      Parameter<float>* bqkv = attn.qkv().bias();
+      Parameter<float> bq("bq", bias_of(bqkv, 0, C)), bk("bk", bias_of(bqkv, C, C)), bv("bv", bias_of(bqkv, 2 * C, C));
+      Parameter<float> wp("wp", attn.proj().weight().value()), bpp("bp", bias_of(attn.proj().bias(), 0, C));
+      Tensor<float> mask(Shape{Tn, Tn});
+      for (int64_t i = 0; i < Tn; ++i)
+        for (int64_t j = i + 1; j < Tn; ++j) mask.at(i, j) = -1e30f;
+      Tape<float> t1, t2;
+      Var<float> fused, composed;
+      {
+        const Autocast a(bf16);
+        fused = attn.forward(t1.param(x));
+        const Var<float> xin = t2.param(x_ref);
+        const auto heads = [&](Var<float> t) { return transpose(reshape(t, {B, Tn, NH, C / NH}), 1, 2); };
+        const Var<float> q = heads(composed_linear(t2, xin, wq, bq)), kk = heads(composed_linear(t2, xin, wk, bk)),
+                         v = heads(composed_linear(t2, xin, wv, bv));
+        Var<float> y;
+        {
+          const Autocast core({});
+          const Var<float> S = scale(matmul(q, kk, Trans::kNo, Trans::kYes), 1.0f / std::sqrt(static_cast<float>(C / NH)));
+          y = reshape(transpose(matmul(softmax(add(S, t2.constant(mask))), v), 1, 2), {B, Tn, C});
+        }
+        composed = composed_linear(t2, y, wp, bpp);
+      }
+      CHECK(relative_gap(fused.value(), composed.value()) < kSumOrder);
+      t1.backward(fused, dy.view());
+      t2.backward(composed, dy.view());
+      CHECK(relative_gap(x.grad().view(), x_ref.grad().view()) < kSumOrder);
+      const Tensor<float>& dw = attn.qkv().weight().grad();
+      CHECK(relative_gap(rows_of(dw, 0, C).view(), wq.grad().view()) < kSumOrder);
+      CHECK(relative_gap(rows_of(dw, 2 * C, C).view(), wv.grad().view()) < kSumOrder);
+      CHECK(relative_gap(attn.proj().weight().grad().view(), wp.grad().view()) < kSumOrder);
+      if (bias) {
+        CHECK(relative_gap(rows_of(bqkv->grad(), 0, C).view(), bq.grad().view()) < kSumOrder);
+        CHECK(relative_gap(attn.proj().bias()->grad().view(), bpp.grad().view()) < kSumOrder);
+      }
+    }
+  }
 }

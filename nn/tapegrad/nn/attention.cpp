@@ -267,7 +267,16 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   const T* bp = has_bias ? b_proj.data() : nullptr;
   // The projections' GEMMs at the autocast precision; the core (q k^T, p v) stays float32.
   const Precision p = autocast_state().gemm;
-  linear_forward(qkv, x.data(), w_qkv.data(), bq, rows, d.C, 3 * d.C, p);
+  // bf16 on the emulated path (linear.h, round_ahead): x rounded once for the qkv GEMM and dW_qkv,
+  // y in place for proj and dW_proj (the core's backward does not read y).
+  const bool ahead = round_ahead<T>(p);
+  const T* xd = x.data();
+  if (ahead) {
+    T* xr = tape.template scratch<T>(rows * d.C);
+    round_ahead_into(xr, xd, rows * d.C);
+    xd = xr;
+  }
+  linear_forward(qkv, xd, w_qkv.data(), bq, rows, d.C, 3 * d.C, p, {.x = ahead});
   // QK-norm: q, k are normalised in place inside qkv; the raw values stay for backward.
   QKNormCache<T>* qk_cache = nullptr;
   if (has_qk_norm) {
@@ -295,27 +304,40 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   }
   const T mx = attention_core_forward(att, y, qkv, d, tape.template scratch<T>(attention_core_scratch<T>(d, false)));
   if (max_logit) *max_logit = mx;
-  linear_forward(out.data(), y, w_proj.data(), bp, rows, d.C, d.C, p);
+  if (ahead) round_ahead_into(y, y, rows * d.C);
+  linear_forward(out.data(), y, w_proj.data(), bp, rows, d.C, d.C, p, {.x = ahead});
   if (!out.requires_grad()) return out;
 
   // Backward's own buffers are the tape's workspace: every layer's backward reuses them, warm.
   tape.record("causal_self_attention", inputs, out,
-              [&tape, d, rows, has_bias, xd = x.data(), wq = w_qkv.data(), wp = w_proj.data(), qkv, att, y,
-               qk_cache, p](const T* dout, T* const* din) {
+              [&tape, d, rows, has_bias, xd, wq = w_qkv.data(), wp = w_proj.data(), qkv, att, y, qk_cache, p,
+               ahead](const T* dout, T* const* din) {
                 T* dy = tape.template workspace<T>(rows * d.C);
                 T* dqkv = tape.template workspace<T>(rows * 3 * d.C);
                 T* core = tape.template workspace<T>(attention_core_scratch<T>(d, true));  // a tile per thread number
+                // Rounded ahead (bf16, emulated path): dout once for dy and dW_proj; dqkv once for
+                // dx and dW_qkv, in place unless the bias gradient needs dqkv itself.
+                T* dout_r = nullptr;
+                if (ahead) {
+                  dout_r = tape.template workspace<T>(rows * d.C);
+                  round_ahead_into(dout_r, dout, rows * d.C);
+                }
                 // The projections' gradients are written, not added, when the tape hands them over
                 // unwritten (inputs 0-4; the q/k norms' weights, after them, are added to).
                 const auto fresh = [&](int i) { return has_bias || i < 3 ? tape.din_fresh(i) : false; };
                 linear_backward(dy, din[2], has_bias ? din[4] : nullptr, dout, y, wp, rows, d.C, d.C,
-                                {.dx = false, .dw = !fresh(2), .db = !fresh(4)}, p);
+                                {.dx = false, .dw = !fresh(2), .db = !fresh(4)}, p, {.x = ahead, .dy = dout_r});
                 attention_core_backward(dqkv, core, dy, qkv, att, d);
                 if (qk_cache)
                   qk_norm_cache_backward(*qk_cache, dqkv, din, rows, d.C, d.HS(), tape.template workspace<T>(2 * rows * d.C),
                                          tape.template workspace<T>(norm_backward_scratch(d.HS())));
+                T* dqkv_r = nullptr;
+                if (ahead) {
+                  dqkv_r = has_bias ? tape.template workspace<T>(rows * 3 * d.C) : dqkv;
+                  round_ahead_into(dqkv_r, dqkv, rows * 3 * d.C);
+                }
                 linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dqkv, xd, wq, rows, d.C, 3 * d.C,
-                                {.dx = !fresh(0), .dw = !fresh(1), .db = !fresh(3)}, p);
+                                {.dx = !fresh(0), .dw = !fresh(1), .db = !fresh(3)}, p, {.x = ahead, .dy = dqkv_r});
               },
               /*assigns=*/has_bias ? 0b11111u : 0b111u);
   return out;

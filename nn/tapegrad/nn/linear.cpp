@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tapegrad/bf16.h"
 #include "tapegrad/gemm_bf16.h"
 #include "tapegrad/nn/init.h"
 #include "tapegrad/ops/add.h"
@@ -15,26 +16,51 @@ namespace tapegrad::nn {
 //   db += sum_r dy[r]  (out)
 // Forward writes the bias into y first and lets the GEMM accumulate onto it (beta = 1). W is the
 // GEMMs' constant operand: in bf16 its rounded or packed form is made once per training step
-// (bf16_operand_cache.h).
+// (bf16_operand_cache.h). x and dy are each read by two GEMMs, so on the emulated bf16 path the
+// op rounds each once (round_ahead) and keeps rounded x, not x, for backward.
 
 template <typename T>
-void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out, Precision p) {
+bool round_ahead(Precision p) {
+  if constexpr (std::is_same_v<T, float>) return p == Precision::kBf16 && bf16_rounds_separately();
+  return false;
+}
+
+template <typename T>
+void round_ahead_into(T* dst, const T* src, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    constexpr int64_t kChunk = 4096;
+    parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c0, int64_t c1) {
+      const int64_t b = c0 * kChunk, e = std::min(n, c1 * kChunk);
+      round_bf16(src + b, dst + b, e - b);
+    });
+  } else {
+    check(false, "round_ahead_into: bf16 operands are float32 only");
+  }
+}
+
+template <typename T>
+void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out, Precision p,
+                    LinearRounded<T> rounded) {
   if (b != nullptr) {
     parallel_for(rows, out, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) std::copy_n(b, out, y + r * out);
     });
   }
   gemm_at<T>(p, Trans::kNo, Trans::kYes, rows, out, in, T(1), x, in, w, in, b ? T(1) : T(0), y, out,
-             /*b_constant=*/true);
+             {.a_rounded = rounded.x, .b_constant = true});
 }
 
 template <typename T>
 void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int64_t rows, int64_t in,
-                     int64_t out, LinearGradAdd add, Precision p) {
+                     int64_t out, LinearGradAdd add, Precision p, LinearRounded<T> rounded) {
+  const T* g = rounded.dy ? rounded.dy : dy;  // the GEMMs' dy
+  const bool g_rounded = rounded.dy != nullptr;
   if (dx)
-    gemm_at<T>(p, Trans::kNo, Trans::kNo, rows, in, out, T(1), dy, out, w, in, add.dx ? T(1) : T(0), dx, in,
-               /*b_constant=*/true);
-  if (dw) gemm_at<T>(p, Trans::kYes, Trans::kNo, out, in, rows, T(1), dy, out, x, in, add.dw ? T(1) : T(0), dw, in);
+    gemm_at<T>(p, Trans::kNo, Trans::kNo, rows, in, out, T(1), g, out, w, in, add.dx ? T(1) : T(0), dx, in,
+               {.a_rounded = g_rounded, .b_constant = true});
+  if (dw)
+    gemm_at<T>(p, Trans::kYes, Trans::kNo, out, in, rows, T(1), g, out, x, in, add.dw ? T(1) : T(0), dw, in,
+               {.a_rounded = g_rounded, .b_rounded = rounded.x});
   if (db) bias_backward(db, dy, rows, out, add.db);
 }
 
@@ -54,13 +80,26 @@ Var<T> linear(Var<T> x, Var<T> w, Var<T> b) {
   const OpInputs<T> inputs{x, w, b};
   Var<T> y = tape.make_output("linear", ys, inputs);
   const Precision p = autocast_state().gemm;
-  linear_forward(y.data(), x.data(), w.data(), has_bias ? b.data() : nullptr, rows, in, out, p);
+  const bool ahead = round_ahead<T>(p) && y.requires_grad();
+  const T* xd = x.data();
+  if (ahead) {
+    T* xr = tape.template scratch<T>(rows * in);
+    round_ahead_into(xr, xd, rows * in);
+    xd = xr;
+  }
+  linear_forward(y.data(), xd, w.data(), has_bias ? b.data() : nullptr, rows, in, out, p, {.x = ahead});
   // Writes (does not add) each gradient the tape hands over unwritten.
   tape.record(
       "linear", inputs, y,
-      [&tape, xd = x.data(), wd = w.data(), rows, in, out, has_bias, p](const T* dy, T* const* din) {
+      [&tape, xd, wd = w.data(), rows, in, out, has_bias, p, ahead](const T* dy, T* const* din) {
         const LinearGradAdd add{!tape.din_fresh(0), !tape.din_fresh(1), !has_bias || !tape.din_fresh(2)};
-        linear_backward(din[0], din[1], has_bias ? din[2] : nullptr, dy, xd, wd, rows, in, out, add, p);
+        T* dyr = nullptr;
+        if (ahead) {
+          dyr = tape.template workspace<T>(rows * out);
+          round_ahead_into(dyr, dy, rows * out);
+        }
+        linear_backward(din[0], din[1], has_bias ? din[2] : nullptr, dy, xd, wd, rows, in, out, add, p,
+                        {.x = ahead, .dy = dyr});
       },
       /*assigns=*/0b111);
   return y;
@@ -91,14 +130,18 @@ std::string Linear<T>::options_repr() const {
   return cat("in=", options_.in, ", out=", options_.out, ", bias=", options_.bias ? "true" : "false");
 }
 
+template bool round_ahead<float>(Precision);
+template bool round_ahead<double>(Precision);
+template void round_ahead_into<float>(float*, const float*, int64_t);
+template void round_ahead_into<double>(double*, const double*, int64_t);
 template void linear_forward<float>(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t,
-                                    Precision);
+                                    Precision, LinearRounded<float>);
 template void linear_forward<double>(double*, const double*, const double*, const double*, int64_t, int64_t,
-                                     int64_t, Precision);
+                                     int64_t, Precision, LinearRounded<double>);
 template void linear_backward<float>(float*, float*, float*, const float*, const float*, const float*, int64_t,
-                                     int64_t, int64_t, LinearGradAdd, Precision);
+                                     int64_t, int64_t, LinearGradAdd, Precision, LinearRounded<float>);
 template void linear_backward<double>(double*, double*, double*, const double*, const double*, const double*,
-                                      int64_t, int64_t, int64_t, LinearGradAdd, Precision);
+                                      int64_t, int64_t, int64_t, LinearGradAdd, Precision, LinearRounded<double>);
 template Var<float> linear(Var<float>, Var<float>, Var<float>);
 template Var<double> linear(Var<double>, Var<double>, Var<double>);
 template class Linear<float>;

@@ -14,12 +14,31 @@ namespace tapegrad::nn {
 struct LinearGradAdd {
   bool dx = true, dw = true, db = true;
 };
+
+// The GEMMs' activation operands as the caller rounded them to bf16 ahead (gemm_bf16.h,
+// Bf16Operands), at p = kBf16: x holds bf16 values (forward and dW read it as it is); dy, when
+// given, is round_bf16 of backward's dy, which dx and dW read (db still sums dy itself).
+template <typename T>
+struct LinearRounded {
+  bool x = false;
+  const T* dy = nullptr;
+};
+
+// Whether a caller at precision p should round an operand that two GEMMs read, or that it has in
+// cache, once itself (bf16 on the emulated path: gemm_bf16.h, bf16_rounds_separately()).
+template <typename T>
+bool round_ahead(Precision p);
+
+// dst[i] = round_bf16(src[i]) for n values; dst may be src. Split over the threads (inline inside
+// a parallel region). float only (round_ahead<double> is false; for double it throws).
+template <typename T>
+void round_ahead_into(T* dst, const T* src, int64_t n);
 template <typename T>
 void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out,
-                    Precision p = Precision::kFp32);
+                    Precision p = Precision::kFp32, LinearRounded<T> rounded = {});
 template <typename T>
 void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int64_t rows, int64_t in,
-                     int64_t out, LinearGradAdd add = {}, Precision p = Precision::kFp32);
+                     int64_t out, LinearGradAdd add = {}, Precision p = Precision::kFp32, LinearRounded<T> rounded = {});
 
 // One tape node. `b` may be an undefined Var (no bias).
 template <typename T>

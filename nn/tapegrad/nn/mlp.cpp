@@ -15,7 +15,7 @@ namespace tapegrad::nn {
 //   gelu:   dh = gelu'(h) * da                                         (gelu_backward)
 //   swiglu: a = silu(g) u  =>  dg = da * u * silu'(g),  du = da * silu(g)
 //   dx = dh W_fc, dW_fc += dh^T x, db_fc += sum dh                     (linear_backward)
-// Cached: h and a. Backward's buffers (da, dh) are the tape's workspace, shared by every layer.
+// Cached: h and a (and, in bf16 on the emulated path, x rounded). Backward's buffers (da, dh) are the tape's workspace, shared by every layer.
 // Both passes run the row-local work (everything but dW and db) as one parallel region over
 // slabs of rows; the reference for their agreement is the op-by-op composition (tests/nn/test_mlp.cpp).
 
@@ -66,40 +66,57 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
   const T* bproj = has_bias ? b_proj.data() : nullptr;
   const int64_t row_work = 2 * C * width + 2 * H * C + 24 * H;
   const Precision p = autocast_state().gemm;
+  // bf16 on the emulated path (linear.h, round_ahead): x is rounded once for fc and dW_fc, and the
+  // activation a in place while its slab is in cache (proj and dW_proj read only its bf16 value).
+  const bool ahead = round_ahead<T>(p);
+  T* xr = ahead ? tape.template scratch<T>(rows * C) : nullptr;
   parallel_for(rows, row_work, [&, xd = x.data(), wf = w_fc.data(), wp = w_proj.data(), o = out.data()](
                                    int64_t r0, int64_t r1) {
     const int64_t n = r1 - r0;
-    linear_forward(h + r0 * width, xd + r0 * C, wf, bfc, n, C, width, p);
+    const T* xin = xd + r0 * C;
+    if (ahead) {
+      round_ahead_into(xr + r0 * C, xin, n * C);
+      xin = xr + r0 * C;
+    }
+    linear_forward(h + r0 * width, xin, wf, bfc, n, C, width, p, {.x = ahead});
     if (kind == MlpActivation::kGelu) gelu_forward(a + r0 * H, h + r0 * width, n * H);
     else swiglu_forward(a + r0 * H, h + r0 * width, n, H);
-    linear_forward(o + r0 * C, a + r0 * H, wp, bproj, n, H, C, p);
+    if (ahead) round_ahead_into(a + r0 * H, a + r0 * H, n * H);
+    linear_forward(o + r0 * C, a + r0 * H, wp, bproj, n, H, C, p, {.x = ahead});
   });
   if (!out.requires_grad()) return out;
 
   tape.record("mlp", inputs, out,
-              [&tape, kind, rows, C, H, width, has_bias, row_work, xd = x.data(), wf = w_fc.data(),
-               wp = w_proj.data(), h, a, p](const T* dout, T* const* din) {
+              [&tape, kind, rows, C, H, width, has_bias, row_work, xd = ahead ? xr : x.data(), wf = w_fc.data(),
+               wp = w_proj.data(), h, a, p, ahead](const T* dout, T* const* din) {
                 T* da = tape.template workspace<T>(rows * H);
                 T* dh = tape.template workspace<T>(rows * width);
+                // Rounded ahead (bf16, emulated path): dout once for da and dW_proj; dh once for dx
+                // and dW_fc, in place unless the bias gradient needs dh itself.
+                T* dout_r = ahead ? tape.template workspace<T>(rows * C) : nullptr;
+                T* dh_r = ahead ? (has_bias ? tape.template workspace<T>(rows * width) : dh) : nullptr;
                 // Row-local, one region as in the forward: da = dout W_proj, dh = act'(h) da
                 // (written, not added: dh is this closure's workspace, so it needs no zero-fill),
                 // dx += dh W_fc.
                 parallel_for(rows, row_work, [&](int64_t r0, int64_t r1) {
                   const int64_t n = r1 - r0;
-                  linear_backward<T>(da + r0 * H, nullptr, nullptr, dout + r0 * C, nullptr, wp, n, H, C, {.dx = false}, p);
+                  if (ahead) round_ahead_into(dout_r + r0 * C, dout + r0 * C, n * C);
+                  linear_backward<T>(da + r0 * H, nullptr, nullptr, dout + r0 * C, nullptr, wp, n, H, C, {.dx = false}, p,
+                                     {.dy = ahead ? dout_r + r0 * C : nullptr});
                   if (kind == MlpActivation::kGelu) gelu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n * H, false);
                   else swiglu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n, H, false);
+                  if (ahead) round_ahead_into(dh_r + r0 * width, dh + r0 * width, n * width);
                   if (din[0])
                     linear_backward<T>(din[0] + r0 * C, nullptr, nullptr, dh + r0 * width, nullptr, wf, n, C, width,
-                                       {.dx = !tape.din_fresh(0)}, p);
+                                       {.dx = !tape.din_fresh(0)}, p, {.dy = ahead ? dh_r + r0 * width : nullptr});
                 });
                 // Weight and bias gradients sum over all rows: GEMMs split over their outputs.
                 // Each is written, not added, when the tape hands its buffer over unwritten.
                 const auto fresh = [&](int i) { return has_bias || i < 3 ? tape.din_fresh(i) : false; };
                 linear_backward<T>(nullptr, din[2], has_bias ? din[4] : nullptr, dout, a, wp, rows, H, C,
-                                   {.dw = !fresh(2), .db = !fresh(4)}, p);
+                                   {.dw = !fresh(2), .db = !fresh(4)}, p, {.x = ahead, .dy = dout_r});
                 linear_backward<T>(nullptr, din[1], has_bias ? din[3] : nullptr, dh, xd, wf, rows, C, width,
-                                   {.dw = !fresh(1), .db = !fresh(3)}, p);
+                                   {.dw = !fresh(1), .db = !fresh(3)}, p, {.x = ahead, .dy = dh_r});
               },
               /*assigns=*/has_bias ? 0b11111u : 0b111u);
   return out;
