@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "tapegrad/bf16.h"
 #include "tapegrad/isa.h"
 #include "tapegrad/nn/attention.h"
 #include "tapegrad/nn/attention_head_kernels.h"
@@ -91,15 +92,30 @@ TEST_CASE("isa kernels: GELU and SwiGLU of every variant agree with float64", "[
   const auto h = normal(rows * 2 * H, 5, 2.0), da = normal(rows * 2 * H, 6);
   const auto hf = to_float(h), daf = to_float(da);
   std::vector<double> a64(rows * 2 * H), dh64(rows * 2 * H, 0.0), s64(rows * H), ds64(rows * 2 * H, 0.0);
-  gelu_kernels(Isa::baseline).f64.forward(a64.data(), h.data(), rows * 2 * H);
-  gelu_kernels(Isa::baseline).f64.backward(dh64.data(), h.data(), da.data(), rows * 2 * H, false);
+  gelu_kernels(Isa::baseline).f64.forward(a64.data(), h.data(), rows * 2 * H, false);
+  gelu_kernels(Isa::baseline).f64.backward(dh64.data(), h.data(), da.data(), rows * 2 * H, false, nullptr);
   swiglu_kernels(Isa::baseline).f64.forward(s64.data(), h.data(), rows, H);
   swiglu_kernels(Isa::baseline).f64.backward(ds64.data(), h.data(), da.data(), rows, H, false);
   for (Isa isa : runnable_isas()) {
     INFO("variant " << isa_name(isa));
     std::vector<float> a(rows * 2 * H), dh(rows * 2 * H, 0.f), s(rows * H), ds(rows * 2 * H, 0.f);
-    gelu_kernels(isa).f32.forward(a.data(), hf.data(), rows * 2 * H);
-    gelu_kernels(isa).f32.backward(dh.data(), hf.data(), daf.data(), rows * 2 * H, false);
+    gelu_kernels(isa).f32.forward(a.data(), hf.data(), rows * 2 * H, false);
+    gelu_kernels(isa).f32.backward(dh.data(), hf.data(), daf.data(), rows * 2 * H, false, nullptr);
+    // For a bf16 GEMM: the output rounded as it is written, bit for bit round_bf16 of the above;
+    // backward's rounded copy beside dx, and in place.
+    std::vector<float> a16(a.size()), dh16(dh.size()), dh_copy(dh.size()), dh_in_place(dh.size());
+    gelu_kernels(isa).f32.forward(a16.data(), hf.data(), rows * 2 * H, true);
+    gelu_kernels(isa).f32.backward(dh_copy.data(), hf.data(), daf.data(), rows * 2 * H, false, dh16.data());
+    gelu_kernels(isa).f32.backward(dh_in_place.data(), hf.data(), daf.data(), rows * 2 * H, false, dh_in_place.data());
+    int64_t a_moved = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      CHECK(a16[i] == round_bf16(a[i]));
+      CHECK(dh16[i] == round_bf16(dh[i]));
+      CHECK(dh_copy[i] == dh[i]);
+      CHECK(dh_in_place[i] == dh16[i]);
+      a_moved += a16[i] != a[i];
+    }
+    CHECK(a_moved > static_cast<int64_t>(a.size()) / 2);
     swiglu_kernels(isa).f32.forward(s.data(), hf.data(), rows, H);
     swiglu_kernels(isa).f32.backward(ds.data(), hf.data(), daf.data(), rows, H, false);
     CHECK(relative_error(a, a64) < 1e-6);

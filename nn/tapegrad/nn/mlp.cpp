@@ -67,7 +67,7 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
   const int64_t row_work = 2 * C * width + 2 * H * C + 24 * H;
   const Precision p = autocast_state().gemm;
   // bf16 on the emulated path (linear.h, round_ahead): x is rounded once for fc and dW_fc, and the
-  // activation a in place while its slab is in cache (proj and dW_proj read only its bf16 value).
+  // activation a as it is written (proj and dW_proj read only its bf16 value).
   const bool ahead = round_ahead<T>(p);
   T* xr = ahead ? tape.template scratch<T>(rows * C) : nullptr;
   parallel_for(rows, row_work, [&, xd = x.data(), wf = w_fc.data(), wp = w_proj.data(), o = out.data()](
@@ -79,9 +79,12 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
       xin = xr + r0 * C;
     }
     linear_forward(h + r0 * width, xin, wf, bfc, n, C, width, p, {.x = ahead});
-    if (kind == MlpActivation::kGelu) gelu_forward(a + r0 * H, h + r0 * width, n * H);
-    else swiglu_forward(a + r0 * H, h + r0 * width, n, H);
-    if (ahead) round_ahead_into(a + r0 * H, a + r0 * H, n * H);
+    if (kind == MlpActivation::kGelu) {
+      gelu_forward(a + r0 * H, h + r0 * width, n * H, ahead);
+    } else {
+      swiglu_forward(a + r0 * H, h + r0 * width, n, H);
+      if (ahead) round_ahead_into(a + r0 * H, a + r0 * H, n * H);
+    }
     linear_forward(o + r0 * C, a + r0 * H, wp, bproj, n, H, C, p, {.x = ahead});
   });
   if (!out.requires_grad()) return out;
@@ -103,9 +106,12 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
                   if (ahead) round_ahead_into(dout_r + r0 * C, dout + r0 * C, n * C);
                   linear_backward<T>(da + r0 * H, nullptr, nullptr, dout + r0 * C, nullptr, wp, n, H, C, {.dx = false}, p,
                                      {.dy = ahead ? dout_r + r0 * C : nullptr});
-                  if (kind == MlpActivation::kGelu) gelu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n * H, false);
-                  else swiglu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n, H, false);
-                  if (ahead) round_ahead_into(dh_r + r0 * width, dh + r0 * width, n * width);
+                  if (kind == MlpActivation::kGelu) {
+                    gelu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n * H, false, ahead ? dh_r + r0 * width : nullptr);
+                  } else {
+                    swiglu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n, H, false);
+                    if (ahead) round_ahead_into(dh_r + r0 * width, dh + r0 * width, n * width);
+                  }
                   if (din[0])
                     linear_backward<T>(din[0] + r0 * C, nullptr, nullptr, dh + r0 * width, nullptr, wf, n, C, width,
                                        {.dx = !tape.din_fresh(0)}, p, {.dy = ahead ? dh_r + r0 * width : nullptr});
