@@ -13,8 +13,9 @@ Writes into runs/lab/plots/ (sharpness.png only for sweeps run with --sharpness-
                      normalised copy the attention reads (dashed), per norm, at the reference lr
   attention_logit.png the largest attention logit (over layers) per step
   grad_norm.png      the global gradient norm per step
-  log_z_vs_lr.png    the lowest mean log Z (the LM head's logsumexp) of each run vs learning rate, median
-                     over seeds, with the drift floor the report flags (sweep.json's schema)
+  limits_vs_lr.png   each column the report judges runs by (sweep.json's schema: the peak attention
+                     logit, the lowest mean log Z — the LM head's logsumexp — and any column a program
+                     registered) vs learning rate, median over seeds, a panel each, its limit dotted
   log_z.png          mean log Z per step at the largest learning rate, where output-logit drift shows first
   output_logit.png   the mean output (LM-head) logit per step at the largest learning rate: what
                      Wortsman et al. 2023 (§3.2) plot for output-logit divergence
@@ -84,7 +85,18 @@ class Schema:
     def limit(self, column, which):
         """The column's flag_above / flag_below, or None."""
         v = self.runs.get(column, {}).get(which)
-        return float(v) if isinstance(v, int | float) and math.isfinite(v) else None
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) else None
+
+    def judging(self):
+        """The run columns the report judges runs by (a limit: flag_above or flag_below), tapegrad's
+        and any a program registered, in runs.csv's order: [(name, heading, [(limit, "above"|"below")])]."""
+        out = []
+        for name, c in self.runs.items():
+            limits = [(v, word) for word in ("above", "below") if (v := self.limit(name, "flag_" + word)) is not None]
+            if limits:
+                heading = c.get("flag_name") if isinstance(c.get("flag_name"), str) and c.get("flag_name") else name
+                out.append((name, heading, limits))
+        return out
 
 
 # The columns every figure reads; the others are each figure's own (one missing: that figure is
@@ -390,7 +402,7 @@ def markdown_html(text):
     return "\n".join(out)
 
 
-def write_report_html(out, runs, curves, group_key, ref_lr):
+def write_report_html(out, runs, curves, group_key, ref_lr, judged=()):
     """report.html: report.md's text and tables, and the lab's figures drawn by plotly (interactive:
     hover shows the run, the legend toggles a configuration); plotly.js is written into the page."""
     try:
@@ -439,6 +451,21 @@ def write_report_html(out, runs, curves, group_key, ref_lr):
                                      hovertemplate="%{text}<br>diverged (drawn at the initial loss)<extra></extra>"))
     layout(fig, "Final validation loss vs learning rate (points: runs; line: mean over seeds; ×: diverged)",
            "peak learning rate", "final validation loss", logx=True)
+
+    # Each column the report judges runs by (Schema.judging): every run's value vs lr, the limit dotted.
+    for name, heading, limits in judged:
+        fig = go.Figure()
+        for k in keys:
+            pts = [r for r in runs if group_key(r) == k and math.isfinite(num(r.get(name)))]
+            if pts:
+                fig.add_trace(go.Scatter(x=[num(r["lr"]) for r in pts], y=[num(r[name]) for r in pts], mode="markers",
+                                         name=k, legendgroup=k, marker=dict(color=color[k], size=7),
+                                         text=[r["run_id"] for r in pts],
+                                         hovertemplate=f"%{{text}}<br>{h.escape(name)} %{{y:.4g}}<extra></extra>"))
+        for limit, word in limits:
+            fig.add_hline(y=limit, line_dash="dot", annotation_text=f"{word} {limit:g}: flagged")
+        layout(fig, f"{h.escape(heading)}: {h.escape(name)} of each run vs learning rate (dotted: the limit)",
+               "peak learning rate", name, logx=True)
 
     by_run = defaultdict(list)
     for c in curves:
@@ -573,22 +600,38 @@ def main(argv):
                "peak learning rate", "final validation loss", log="x")
     figures.append(("loss_vs_lr.png", 1, loss_vs_lr))
 
-    # 2. Output-logit drift (Wortsman et al. 2023): each run's lowest mean log Z vs lr, and log Z per
-    # step at the largest lr. Runs recorded before the column existed have none.
-    def log_z_vs_lr():
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for k, by_lr in sorted(groups.items(), key=lambda item: natural(item[0])):
-            pts = [(lr, float(np.median(v))) for lr in sorted(by_lr)
-                   if (v := [num(r["min_log_z_mean"]) for r in by_lr[lr] if math.isfinite(num(r.get("min_log_z_mean")))])]
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=k, **style(first_of[k]))
-        if (floor := schema.limit("min_log_z_mean", "flag_below")) is not None:
-            ax.axhline(floor, color="black", linestyle=":", linewidth=1, label=f"drift floor ({floor:g})")
-        finish(fig, ax, os.path.join(plots, "log_z_vs_lr.png"),
-               "Output-logit drift: lowest mean log Z vs learning rate (median over seeds)",
-               "peak learning rate", "lowest mean log Z over the run", log="x")
-    if any(math.isfinite(num(r.get("min_log_z_mean"))) for r in runs):
-        figures.append(("log_z_vs_lr.png", 1, log_z_vs_lr))
+    # 2. The limits the report judges runs by (sweep.json's schema: every run column with a limit,
+    # tapegrad's — the attention-logit blow-up, the log Z drift of Wortsman et al. 2023 — and any a
+    # program registered): each vs lr, median over seeds, a panel per column, the limit dotted.
+    # Runs recorded before a column existed have none; a column no run measured gets no panel.
+    judged = [j for j in schema.judging() if any(math.isfinite(num(r.get(j[0]))) for r in runs)]
+
+    def limits_vs_lr():
+        fig, axes = plt.subplots(1, len(judged), figsize=(6.5 * len(judged), 4.5), squeeze=False)
+        for ax, (name, heading, limits) in zip(axes[0], judged):
+            values = []
+            for k, by_lr in sorted(groups.items(), key=lambda item: natural(item[0])):
+                pts = [(lr, float(np.median(v))) for lr in sorted(by_lr)
+                       if (v := [num(r[name]) for r in by_lr[lr] if math.isfinite(num(r.get(name)))])]
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=k, **style(first_of[k]))
+                    values += [p[1] for p in pts]
+            for limit, word in limits:
+                ax.axhline(limit, color="black", linestyle=":", linewidth=1, label=f"limit: {word} {limit:g} is flagged")
+                values.append(limit)
+            log_scale(ax, "x")
+            if min(values) > 0 and max(values) > 100 * min(values):
+                log_scale(ax, "y")
+            ax.set_xlabel("peak learning rate")
+            ax.set_ylabel(name)
+            ax.set_title(heading)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.suptitle("The limits runs are judged by: each judging column vs learning rate (median over seeds)")
+        fig.tight_layout()
+        save(fig, os.path.join(plots, "limits_vs_lr.png"), dpi=120)
+    if judged:
+        figures.append(("limits_vs_lr.png", len(judged), limits_vs_lr))
     top = lrs[-1]
     at_top = defaultdict(list)
     for c in curves:
@@ -752,7 +795,7 @@ def main(argv):
     figures.append(("residual_rms.png", len(keys), residual_rms))
     status = draw(figures)
     try:
-        write_report_html(args.out, runs, curves, group_key, ref_lr)
+        write_report_html(args.out, runs, curves, group_key, ref_lr, judged)
     except Exception:  # the PNG figures stand without it: name the failure, keep the status
         print("plot_lab.py: report.html failed:\n" + traceback.format_exc(), file=sys.stderr)
     if status == 0:

@@ -37,7 +37,32 @@ pyb::dict timing_dict(const lab::SweepTiming& t) {
 
 void bind_lab(pyb::module_& top) {
   pyb::module_ m = top.def_submodule("_lab", "The lab's engine (tapegrad.lab wraps it).");
-  m.attr("run_columns") = lab::kRunColumns;
+  m.def("run_columns", [] { return lab::run_columns_header(); },
+        "runs.csv's header: run_id, the run identity, every run column (registered ones included), settings.");
+  m.def(
+      "register_run_column",
+      [](const std::string& name, const std::string& fold, const std::vector<std::string>& of, const std::string& unit,
+         const std::string& summary, const std::string& meaning, std::optional<double> flag_above,
+         std::optional<double> flag_below, const std::string& flag_name, const std::string& flag_why) {
+        check(fold == "max" || fold == "min" || fold == "last", "register_run_column '", name, "': fold '",
+              fold.substr(0, 40), "' is not one of max, min, last");
+        lab::RunColumn c{.name = name, .unit = unit, .summary = summary.empty() ? fold + " over steps" : summary,
+                         .meaning = meaning};
+        c.fold = lab::Fold{fold == "max" ? lab::Fold::kMax : fold == "min" ? lab::Fold::kMin : lab::Fold::kLast, of};
+        if (flag_above || flag_below || !flag_name.empty()) {
+          check(!flag_above || std::isfinite(*flag_above), "register_run_column '", name, "': flag_above must be finite");
+          check(!flag_below || std::isfinite(*flag_below), "register_run_column '", name, "': flag_below must be finite");
+          lab::RunColumn::Flag f{.name = flag_name, .why = flag_why};
+          if (flag_above) f.above = *flag_above;
+          if (flag_below) f.below = *flag_below;
+          c.flag = f;
+        }
+        lab::register_run_column(std::move(c));
+      },
+      pyb::arg("name"), pyb::arg("fold"), pyb::arg("of"), pyb::arg("unit") = "", pyb::arg("summary") = "",
+      pyb::arg("meaning") = "", pyb::arg("flag_above") = pyb::none(), pyb::arg("flag_below") = pyb::none(),
+      pyb::arg("flag_name") = "", pyb::arg("flag_why") = "",
+      "Adds a run column folded from curve columns (lab/records.h, register_run_column).");
   m.def("records_schema", [] { return pyb::module_::import("json").attr("loads")(lab::records_schema().dump()); },
         "The lab's record schema (lab/records.h): each column of runs.csv and the curves with its type, unit, "
         "summary and meaning, the limits the report judges by, and the columns' former names.");

@@ -7,6 +7,8 @@
     result.curves()       # every step of every run (curves.csv), records or a DataFrame
     result.report         # report.md's text (result.report_path: the file); plots in result.out/plots
     tapegrad.lab.schema() # what each column is: type, unit, how a run's steps are summarised, meaning
+    tapegrad.lab.register_run_column("peak_grad_norm", "max", ["grad_norm"], flag_above=50, flag_name="...")
+                          # a measured quantity (and judgement) of your own in every sweep after
 
 Settings not given take the lab's defaults (compare_norms'); axes not given too (every registered
 norm, five learning rates, two seeds) — give an axis one value to hold it. The sweep's folder is
@@ -26,9 +28,25 @@ from ._tapegrad import _lab
 
 def schema():
     """The lab's record schema (lab/records.h), as each sweep folder's sweep.json holds it: {"runs":
-    [{name, type, unit, summary, meaning, flag_above/flag_below}], "curves": [{name, unit, meaning,
+    [{name, type, unit, summary, meaning, flag_above/flag_below, flag_name, flag_why}], "curves": [{name, unit, meaning,
     per_layer}], "renamed": {old column: today's}}."""
     return _lab.records_schema()
+
+
+def register_run_column(name, fold, of, unit="", summary="", meaning="", flag_above=None, flag_below=None,
+                        flag_name="", flag_why=""):
+    """Adds a measured quantity to every sweep from now on (this process): a run column `name`
+    that is the max, min or last (`fold`) of the curve columns `of` over a run's steps (schema()
+    names them; a per-layer column by its name, over every layer). With flag_above / flag_below it
+    is a judgement too: a run beyond the limit (and not diverged) is not clean, its learning rate
+    does not count as trained, and report.md counts and lists such runs under `flag_name`, saying
+    `flag_why`; the plots draw it against the learning rate with its limit.
+
+        tapegrad.lab.register_run_column("peak_grad_norm", "max", ["grad_norm"], flag_above=50,
+                                         flag_name="gradient norm > 50", flag_why="...")
+    """
+    _lab.register_run_column(name, fold, list(of), unit, summary, meaning, flag_above, flag_below, flag_name,
+                             flag_why)
 
 
 def _number(text):
@@ -65,7 +83,7 @@ class SweepResult:
         self.out = sweep.out
         self.grid = sweep.grid
         self.reference_lr = sweep.reference_lr
-        self.records = _rows(sweep.rows, list(_lab.run_columns))
+        self.records = _rows(sweep.rows, list(_lab.run_columns()))
         for record, swept in zip(self.records, sweep.swept_settings):  # every swept setting its own key
             record.update({k: _number(v) for k, v in swept.items()})
         self.report_path = report
@@ -154,7 +172,7 @@ def sweep(out, axes=None, jobs=None, plots=True, python=None, on_run=None, grow=
     on_run(record, skipped, done, total) sees each run as it finishes. A folder that holds a grid
     is continued as it is: values it lacks are refused, naming them, unless grow=True adds them
     as axes (its runs multiply)."""
-    columns = list(_lab.run_columns)
+    columns = list(_lab.run_columns())
 
     def report_run(row, skipped, done, total):
         if on_run is not None:

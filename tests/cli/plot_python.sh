@@ -94,7 +94,7 @@ status=0
 grep -q "residual_rms.png not drawn: the CSV files have no column 'residual_rms_0'" log || fail "residual_rms.png's failure is not named"
 grep -q "grad_norm.png not drawn: the CSV files have no column 'grad_norm'" log || fail "grad_norm.png's failure is not named"
 ! grep -q "plots written\|Traceback" log || fail "plot_lab.py claimed its plots were written, or crashed"
-for f in loss_vs_lr log_z_vs_lr log_z loss_curves attention_logit; do [[ -s D/plots/$f.png ]] || fail "$f.png was not drawn"; done
+for f in loss_vs_lr limits_vs_lr log_z loss_curves attention_logit; do [[ -s D/plots/$f.png ]] || fail "$f.png was not drawn"; done
 mv D/runs.csv runs.csv
 mkfifo D/runs.csv
 status=0

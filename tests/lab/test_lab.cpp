@@ -18,6 +18,7 @@
 #include "tapegrad/lab/sweep_settings.h"
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/io/file.h"
+#include "tapegrad/io/json.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/ops/add.h"
 #include "tapegrad/lm/trainer.h"
@@ -696,12 +697,13 @@ TEST_CASE("lab: a collapsed run or one whose attention logits passed 1e4 is not 
   CHECK(collapsed(rec(1e-2, 2.0, 3.3, 10), 3.15));
   CHECK(collapsed(rec(1e-2, 2.0, 2.15, 10), 3.15));
   CHECK_FALSE(collapsed(rec(1e-2, 2.0, 2.05, 10), 3.15));
-  CHECK(attention_blowup(rec(1e-2, 2.0, 2.0, 2e4)));
-  CHECK_FALSE(attention_blowup(rec(1e-2, 2.0, 2.0, 1e4)));
+  const RunColumn& logit = run_column("peak_attention_logit");
+  CHECK(flagged(rec(1e-2, 2.0, 2.0, 2e4), logit));
+  CHECK_FALSE(flagged(rec(1e-2, 2.0, 2.0, 1e4), logit));
   RunRecord diverged = rec(1e-2, 2.0, 3.3, 2e4);
   diverged.diverged = true;  // counted as diverged, not twice
   CHECK_FALSE(collapsed(diverged, 3.15));
-  CHECK_FALSE(attention_blowup(diverged));
+  CHECK_FALSE(flagged(diverged, logit));
   // The largest lr that trained skips the unclean ones: 1e-2 collapsed in one seed, 3e-2 blew up.
   const std::vector<RunRecord> runs = {rec(1e-3, 2.5, 2.5, 10),      rec(1e-2, 2.2, 2.2, 50),
                                        rec(1e-2, 2.0, 2.3, 50, 2),   rec(3e-2, 2.1, 2.1, 3e4)};
@@ -709,11 +711,14 @@ TEST_CASE("lab: a collapsed run or one whose attention logits passed 1e4 is not 
   const Group& g = s.groups[0];
   CHECK(g.largest_stable_lr == 1e-3);
   CHECK(g.collapsed == 1);
-  CHECK(g.attention_blowups == 1);
+  CHECK(g.flagged["peak_attention_logit"] == 1);
+  CHECK(g.flagged.by_column.count("min_log_z_mean") == 0);  // unmeasured in these records: no count
   const std::string md = report_markdown(s, runs, {});
-  CHECK_THAT(md, Catch::Contains("| 1/4 | 1/4 | 0/4 |"));
-  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.01_s2_L4_w0 | yes | 2.000 | 2.300 | 50.0 | - |"));
-  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.03_s1_L4_w0 | no | 2.100 | 2.100 | 30000.0 | - |"));
+  CHECK_THAT(md, Catch::Contains("| collapsed | attention logit > 1e4 | log Z < -10 |"));
+  CHECK_THAT(md, Catch::Contains("| 1/4 | 1/4 | – |"));
+  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.01_s2_L4_w0 | yes | 2.000 | 2.300 | 50 | - |"));
+  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.03_s1_L4_w0 | no | 2.100 | 2.100 | 30000 (flagged) | - |"));
+  CHECK_THAT(md, Catch::Contains("**attention logit > 1e4** (`peak_attention_logit` above 10000): the growth Wortsman"));
 }
 
 TEST_CASE("lab: a run whose mean log Z drifted below -10 is not clean, the lowest is reported", "[lab]") {
@@ -725,28 +730,29 @@ TEST_CASE("lab: a run whose mean log Z drifted below -10 is not clean, the lowes
     return r;
   };
   // The floor is -10 nats, exclusive; a record from before the column (NaN) is not flagged.
-  CHECK(output_logit_drift(rec(1e-2, -10.5)));
-  CHECK_FALSE(output_logit_drift(rec(1e-2, -10)));
-  CHECK_FALSE(output_logit_drift(rec(1e-2, std::numeric_limits<double>::quiet_NaN())));
+  const RunColumn& log_z = run_column("min_log_z_mean");
+  CHECK(flagged(rec(1e-2, -10.5), log_z));
+  CHECK_FALSE(flagged(rec(1e-2, -10), log_z));
+  CHECK_FALSE(flagged(rec(1e-2, std::numeric_limits<double>::quiet_NaN()), log_z));
   RunRecord diverged = rec(1e-2, -50);
   diverged.diverged = true;
-  CHECK_FALSE(output_logit_drift(diverged));
+  CHECK_FALSE(flagged(diverged, log_z));
   // 3e-2 drifted in one seed of two: 1e-2 is the largest lr that trained; the group's lowest is -12.25.
   const std::vector<RunRecord> runs = {rec(1e-2, 3.5), rec(1e-2, 4.25, 2), rec(3e-2, 2.0), rec(3e-2, -12.25, 2)};
   const Summary s = summarize(runs);
   const Group& g = s.groups[0];
   CHECK(g.largest_stable_lr == 1e-2);
-  CHECK(g.log_z_drifts == 1);
+  CHECK(g.flagged["min_log_z_mean"] == 1);
   CHECK(g.min_log_z_mean == -12.25);
   CHECK(g.cells[0].min_log_z_mean == 3.875);  // median of 3.5 and 4.25
   const std::string md = report_markdown(s, runs, {});
   CHECK_THAT(md, Catch::Contains("| -12.25 | 0 | 0/4 | 0/4 | 1/4 |"));
-  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.03_s2_L4_w0 | no | 2.000 | 2.000 | 10.0 | -12.25 |"));
+  CHECK_THAT(md, Catch::Contains("| layernorm_pre_lr0.03_s2_L4_w0 | no | 2.000 | 2.000 | 10 | -12.25 (flagged) |"));
   CHECK_THAT(md, Catch::Contains("## Lowest mean log Z by learning rate"));
   // Compared along an axis (warmup) in the reading.
   std::vector<RunRecord> two = runs;
   for (RunRecord r : runs) r.spec.values["warmup"] = 30, r.min_log_z_mean = 3.0, two.push_back(r);
-  CHECK_THAT(reading(summarize(two)), Catch::Contains("log Z below -10 1/4 / 0/4 (lowest mean log Z -12.25 / 3.00)"));
+  CHECK_THAT(reading(summarize(two)), Catch::Contains("; log Z < -10 1/4 / 0/4; lowest mean log Z -12.25 / 3.00"));
 }
 
 TEST_CASE("lab: runs.csv is read by its header's names, an unknown or missing column is named", "[lab]") {
@@ -904,7 +910,7 @@ TEST_CASE("lab: the commands the report shows paste as the values they name", "[
 }
 
 TEST_CASE("lab: CSV columns are the documented ones", "[lab]") {
-  CHECK(kRunColumns == std::vector<std::string>{
+  CHECK(run_columns_header() == std::vector<std::string>{
                            "run_id", "norm", "placement", "lr", "seed", "layers", "warmup", "steps", "steps_done",
                            "initial_loss", "final_train_loss", "min_train_loss", "final_val_loss", "min_val_loss",
                            "diverged", "divergence_step", "divergence_cause", "divergence_quantity", "step_ms",
@@ -948,20 +954,29 @@ TEST_CASE("lab: the record schema is runs.csv's: every column round-trips at a v
     ++k;
     std::visit(
         [&](auto member) {
-          auto& v = r.*member;
-          using V = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<V, bool>) v = true;
-          else if constexpr (std::is_same_v<V, std::string>) v = "cause-" + std::to_string(k);
-          else if constexpr (std::is_same_v<V, int64_t>) v = 100 + k;
-          else v = 0.5 + static_cast<double>(k);
+          if constexpr (std::is_same_v<decltype(member), Measured>) {
+            r.measured[c.name] = 0.5 + static_cast<double>(k);
+          } else {
+            auto& v = r.*member;
+            using V = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<V, bool>) v = true;
+            else if constexpr (std::is_same_v<V, std::string>) v = "cause-" + std::to_string(k);
+            else if constexpr (std::is_same_v<V, int64_t>) v = 100 + k;
+            else v = 0.5 + static_cast<double>(k);
+          }
         },
         c.member);
   }
-  const auto back = parse_runs(csv_join(kRunColumns) + "\n" + csv_row(r) + "\n", "schema/runs.csv");
+  const auto back = parse_runs(csv_join(run_columns_header()) + "\n" + csv_row(r) + "\n", "schema/runs.csv");
   REQUIRE(back.size() == 1);
   for (const RunColumn& c : run_columns()) {
     INFO("column " << c.name);
-    CHECK(std::visit([&](auto member) { return back[0].*member == r.*member; }, c.member));
+    CHECK(std::visit(
+        [&](auto member) {
+          if constexpr (std::is_same_v<decltype(member), Measured>) return back[0].measured == r.measured;
+          else return back[0].*member == r.*member;
+        },
+        c.member));
   }
   // The schema as JSON: runs.csv's columns in order (after the identity), each typed and explained.
   const nlohmann::json schema = records_schema();
@@ -969,7 +984,7 @@ TEST_CASE("lab: the record schema is runs.csv's: every column round-trips at a v
   for (size_t i = 0; i < run_columns().size(); ++i) {
     const nlohmann::json& c = schema["runs"][i];
     INFO("column " << c.dump());
-    CHECK(c["name"] == kRunColumns[1 + run_identity().size() + i]);
+    CHECK(c["name"] == run_columns_header()[1 + run_identity().size() + i]);
     CHECK(!c["meaning"].get<std::string>().empty());
     CHECK(!c["summary"].get<std::string>().empty());
   }
@@ -995,7 +1010,7 @@ TEST_CASE("lab: the record schema is runs.csv's: every column round-trips at a v
   CHECK(grid_json(tiny_sweep(fresh("schema_grid").string()))["schema"] == schema);
   // A diverged cell must be 0 or 1.
   std::string row = csv_row(r);
-  const std::string bad = csv_join(kRunColumns) + "\n" + row.replace(row.find(",1,"), 3, ",yes,") + "\n";
+  const std::string bad = csv_join(run_columns_header()) + "\n" + row.replace(row.find(",1,"), 3, ",yes,") + "\n";
   CHECK_THROWS_WITH(parse_runs(bad, "b/runs.csv"), Catch::Contains("column 'diverged' must be 0 or 1, got 'yes'"));
 }
 
@@ -1030,4 +1045,74 @@ TEST_CASE("lab: --sharpness-every records the edge of stability per run, older r
   CHECK(std::isnan(old[0].peak_sharpness_ratio));
   fs::remove_all(out);
   fs::remove_all(old_dir);
+}
+
+// Last in the file: the columns registered here stay for the rest of the process (ctest runs each
+// test case in a process of its own).
+TEST_CASE("lab: a registered measurement is written, read back, folded, judged and reported as tapegrad's own",
+          "[lab]") {
+  // Errors first, each naming what is wrong; none of them registers anything.
+  const size_t run_count = run_columns().size(), curve_count = curve_schema().size();
+  CHECK_THROWS_WITH(register_curve_column({.name = "Update", .value = [](const lm::StepReport&) { return 0.0; }}),
+                    Catch::Contains("'Update' is not a column name"));
+  CHECK_THROWS_WITH(register_curve_column({.name = "loss", .value = [](const lm::StepReport&) { return 0.0; }}),
+                    Catch::Contains("'loss' is already a curve column"));
+  CHECK_THROWS_WITH(register_curve_column({.name = "lonely"}), Catch::Contains("give the function reading it (value)"));
+  CHECK_THROWS_WITH(register_run_column({.name = "peak_x", .fold = Fold{Fold::kMax, {"no_such_curve"}}}),
+                    Catch::Contains("it folds 'no_such_curve', which is not a curve column"));
+  CHECK_THROWS_WITH(register_run_column({.name = "peak_y"}), Catch::Contains("give the curve columns it folds"));
+  CHECK_THROWS_WITH(register_run_column({.name = "final_val_loss", .fold = Fold{Fold::kMax, {"loss"}}}),
+                    Catch::Contains("'final_val_loss' is already a run column"));
+  CHECK_THROWS_WITH(register_run_column({.name = "lr", .fold = Fold{Fold::kMax, {"loss"}}}),
+                    Catch::Contains("'lr' is a column runs.csv already has"));
+  CHECK_THROWS_WITH(register_run_column({.name = "peak_z", .fold = Fold{Fold::kMax, {"loss"}}, .flag = RunColumn::Flag{.name = "z"}}),
+                    Catch::Contains("its flag needs a limit"));
+  CHECK(run_columns().size() == run_count);
+  CHECK(curve_schema().size() == curve_count);
+
+  // The recipe (docs/extending.md, "A lab measurement"): the step's value, and the run's summary
+  // of it with a limit. The size of each update, lr x the gradient norm; every run that trained
+  // past 0 is flagged, so no learning rate counts as trained.
+  register_curve_column({.name = "update_size", .meaning = "lr x the gradient norm: the step's size before Adam's scaling",
+                         .value = [](const lm::StepReport& s) { return s.result.lr * s.result.grad_norm; }});
+  register_run_column({.name = "peak_update_size",
+                       .summary = "max over steps",
+                       .meaning = "the largest lr x gradient norm",
+                       .fold = Fold{Fold::kMax, {"update_size"}},
+                       .flag = RunColumn::Flag{.above = 0, .name = "update size > 0", .why = "a test's limit: any update"}});
+  const fs::path out = fresh("registered");
+  const auto runs = run_sweep(tiny_sweep(out.string()), [](const RunRecord&, bool, int, int) {});
+  REQUIRE(runs.size() == 2);
+  for (const RunRecord& r : runs) {
+    INFO(r.spec.id());
+    REQUIRE(r.measured.count("peak_update_size"));
+    CHECK(r.measured.at("peak_update_size") > 0);
+    CHECK(r.measured.at("peak_update_size") < 1e-3 * 100);  // lr 1e-3 times a gradient norm of at most ~100
+  }
+  // Its curve column and run column are in the files, and read back to the same values.
+  const std::string curves = io::read_file((out / "curves.csv").string());
+  CHECK_THAT(curves.substr(0, curves.find('\n')), Catch::Contains(",update_size,"));
+  const std::string runs_csv = io::read_file((out / "runs.csv").string());
+  CHECK_THAT(runs_csv.substr(0, runs_csv.find('\n')), Catch::Contains(",peak_update_size,settings"));
+  const auto back = read_runs((out / "runs.csv").string());
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].measured == runs[0].measured);
+  // sweep.json's schema names it with its limit: the plots draw it from there.
+  const nlohmann::json grid = io::parse_json(io::read_file((out / "sweep.json").string()), "sweep.json");
+  bool in_schema = false;
+  for (const auto& c : grid["schema"]["runs"])
+    if (c["name"] == "peak_update_size") in_schema = c["flag_above"] == 0 && c["flag_name"] == "update size > 0";
+  CHECK(in_schema);
+  // The judgement: both runs flagged, so nothing counts as trained, and the report says so.
+  const Summary s = summarize(runs);
+  for (const Group& g : s.groups) {
+    CHECK(g.flagged["peak_update_size"] == 1);
+    CHECK(g.largest_stable_lr == 0);
+  }
+  const std::string md = report_markdown(s, runs, {});
+  CHECK_THAT(md, Catch::Contains("| update size > 0 |"));
+  CHECK_THAT(md, Catch::Contains("**update size > 0** (`peak_update_size` above 0): a test's limit: any update."));
+  CHECK_THAT(md, Catch::Contains("| peak_update_size |"));
+  CHECK_THAT(md, Catch::Contains(" (flagged) |"));
+  fs::remove_all(out);
 }

@@ -59,7 +59,7 @@ def test_every_plot_is_drawn_and_captioned(tmp_dir):
                           jobs=1, sharpness_every=8, sharpness_iters=4, **SETTINGS)
     with open(result.report_path, encoding="utf-8") as f:
         report = f.read()
-    names = ["loss_vs_lr", "loss_curves", "residual_rms", "attention_logit", "grad_norm", "log_z_vs_lr", "log_z",
+    names = ["loss_vs_lr", "loss_curves", "residual_rms", "attention_logit", "grad_norm", "limits_vs_lr", "log_z",
              "sharpness"]
     for name in names:
         path = os.path.join(tmp_dir, "plots", name + ".png")
@@ -112,7 +112,7 @@ def test_the_record_schema_is_the_folders(tmp_dir):
     import json
 
     schema = tg.lab.schema()
-    columns = list(tg.lab._lab.run_columns)  # run_id, the run identity, the schema's columns, settings
+    columns = list(tg.lab._lab.run_columns())  # run_id, the run identity, the schema's columns, settings
     assert [c["name"] for c in schema["runs"]] == columns[len(columns) - 1 - len(schema["runs"]):-1]
     assert all(c["meaning"] and c["summary"] and c["type"] in ("int", "real", "bool", "text") for c in schema["runs"])
     floor = next(c for c in schema["runs"] if c["name"] == "min_log_z_mean")["flag_below"]
@@ -120,3 +120,48 @@ def test_the_record_schema_is_the_folders(tmp_dir):
     tg.lab.sweep(tmp_dir, axes={"norm": ["none"], "lr": [3e-3], "seed": [1]}, plots=False, **SETTINGS)
     with open(os.path.join(tmp_dir, "sweep.json"), encoding="utf-8") as f:
         assert json.load(f)["schema"] == schema
+
+
+# The recipe of docs/extending.md ("A lab measurement"), followed as a user would, in a process of
+# its own (a registered column stays for the rest of the process).
+RECIPE = """
+import sys
+import tapegrad as tg
+
+out = sys.argv[1]
+# A measured quantity and its judgement: each run's largest gradient norm, flagged past 0.5.
+tg.lab.register_run_column("peak_grad_norm", "max", ["grad_norm"], meaning="the largest global gradient norm",
+                           flag_above=0.5, flag_name="gradient norm > 0.5",
+                           flag_why="a limit of this test, low enough to flag every run")
+result = tg.lab.sweep(out, axes={"norm": ["layernorm", "rmsnorm"], "lr": [1e-3, 3e-3], "seed": [1]}, jobs=1,
+                      dim=32, heads=2, layers=2, ctx=32, batch=4, steps=16, warmup=2, eval_iters=2)
+for r in result.records:
+    print(r["run_id"], r["peak_grad_norm"])
+print("note:", result.plots_note)
+"""
+
+
+def test_a_registered_measurement_reaches_runs_csv_the_report_and_the_plots(tmp_dir):
+    out = os.path.join(tmp_dir, "sweep")
+    run = subprocess.run([sys.executable, "-c", RECIPE, out], capture_output=True, text=True, env=os.environ)
+    assert run.returncode == 0, run.stderr
+    values = [float(line.split()[1]) for line in run.stdout.splitlines() if not line.startswith("note:")]
+    assert len(values) == 4 and all(v > 0.5 for v in values), run.stdout  # measured, and past the limit
+    assert run.stdout.splitlines()[-1] == "note: ", run.stdout  # the plots were drawn
+    with open(os.path.join(out, "runs.csv"), encoding="utf-8") as f:
+        header = f.readline().rstrip("\n").split(",")
+    assert header[-2:] == ["peak_grad_norm", "settings"]
+    with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+        report = f.read()
+    assert "| gradient norm > 0.5 |" in report  # counted per configuration
+    assert "**gradient norm > 0.5** (`peak_grad_norm` above 0.5): a limit of this test" in report
+    assert "(flagged) |" in report  # and each flagged run listed
+    assert "largest lr that trained none" in report or "| none |" in report  # flagged runs are not clean
+    png = os.path.join(out, "plots", "limits_vs_lr.png")
+    assert os.path.getsize(png) > 10_000
+    with open(os.path.join(out, "report.html"), encoding="utf-8") as f:
+        assert "peak_grad_norm of each run vs learning rate" in f.read()
+    # A process that did not register it refuses the folder's runs.csv, naming the column and why.
+    with pytest.raises(tg.Error, match="unknown column 'peak_grad_norm'.*a column a program registered"):
+        tg.lab.sweep(out, axes={"norm": ["layernorm", "rmsnorm"], "lr": [1e-3, 3e-3], "seed": [1]}, jobs=1,
+                     dim=32, heads=2, layers=2, ctx=32, batch=4, steps=16, warmup=2, eval_iters=2)

@@ -1,6 +1,8 @@
 #include "tapegrad/lab/records.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -54,9 +56,21 @@ std::string to_string(ColumnType t) {
   return "?";
 }
 
-const std::vector<RunColumn>& run_columns() {
+namespace {
+// The registries' tables (run_columns(), curve_schema()) and how often either changed, so that
+// fold_step's per-thread lookup knows when to look again.
+std::vector<RunColumn>& run_table();
+std::vector<CurveColumn>& curve_table();
+std::atomic<uint64_t> schema_generation{0};
+}  // namespace
+
+const std::vector<RunColumn>& run_columns() { return run_table(); }
+const std::vector<CurveColumn>& curve_schema() { return curve_table(); }
+
+namespace {
+std::vector<RunColumn>& run_table() {
   using R = RunRecord;
-  static const std::vector<RunColumn> table = [] {
+  static std::vector<RunColumn> table = [] {
     std::vector<RunColumn> t{
         {"steps", &R::steps, "steps", "setting", "the run's length (--steps)"},
         {"steps_done", &R::steps_done, "steps", "count", "steps trained: fewer when the run diverged"},
@@ -102,17 +116,25 @@ const std::vector<RunColumn>& run_columns() {
     for (RunColumn& c : t) {
       later = later || c.name == "peak_sharpness_ratio";
       c.added_later = later;
-      if (c.name == "peak_attention_logit") c.flag_above = kAttentionLogitLimit;
-      if (c.name == "min_log_z_mean") c.flag_below = kLogZFloor;
+      if (c.name == "peak_attention_logit")
+        c.flag = RunColumn::Flag{.above = kAttentionLogitLimit,
+                                 .name = "attention logit > 1e4",
+                                 .why = "the growth Wortsman et al. 2023 find before attention-logit divergence "
+                                        "(qk-layernorm prevents it)"};
+      if (c.name == "min_log_z_mean")
+        c.flag = RunColumn::Flag{.below = kLogZFloor,
+                                 .name = "log Z < -10",
+                                 .why = "the mean log Z (the LM head's logsumexp, what the z-loss pulls to 0) drifted "
+                                        "very negative, as Wortsman et al. 2023 find before output-logit divergence"};
     }
     return t;
   }();
   return table;
 }
 
-const std::vector<CurveColumn>& curve_schema() {
+std::vector<CurveColumn>& curve_table() {
   using Report = lm::StepReport;
-  static const std::vector<CurveColumn> table = [] {
+  static std::vector<CurveColumn> table = [] {
     const auto stat = [](double lm::StepStats::*m) { return [m](const Report& r) { return r.stats ? r.stats->*m : kNaN; }; };
     const auto result = [](double lm::StepResult::*m) { return [m](const Report& r) { return r.result.*m; }; };
     std::vector<CurveColumn> t{
@@ -167,6 +189,84 @@ const std::vector<CurveColumn>& curve_schema() {
   return table;
 }
 
+bool is_column_name(const std::string& name) {
+  return !name.empty() && name.size() <= 64 && std::islower(static_cast<unsigned char>(name[0])) &&
+         name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+}
+}  // namespace
+
+const RunColumn& run_column(const std::string& name) {
+  for (const RunColumn& c : run_columns())
+    if (c.name == name) return c;
+  std::string known;
+  for (const RunColumn& c : run_columns()) known += (known.empty() ? "" : ", ") + c.name;
+  throw Error(cat("run column '", name.substr(0, 64), "': no such column (run columns: ", known, ")"));
+}
+
+double column_value(const RunRecord& r, const RunColumn& c) {
+  return std::visit(
+      [&](auto member) -> double {
+        if constexpr (std::is_same_v<decltype(member), Measured>) {
+          const auto it = r.measured.find(c.name);
+          return it == r.measured.end() ? kNaN : it->second;
+        } else {
+          using V = std::decay_t<decltype(r.*member)>;
+          if constexpr (std::is_same_v<V, std::string>) return kNaN;
+          else return static_cast<double>(r.*member);
+        }
+      },
+      c.member);
+}
+
+bool flagged(const RunRecord& r, const RunColumn& c) {
+  if (!c.flag || r.diverged) return false;
+  const double v = column_value(r, c);
+  return v > c.flag->above || v < c.flag->below;  // NaN (unmeasured, or no such limit) compares false
+}
+
+std::vector<const RunColumn*> judging_columns() {
+  std::vector<const RunColumn*> j;
+  for (const RunColumn& c : run_columns())
+    if (c.flag) j.push_back(&c);
+  return j;
+}
+
+void register_curve_column(CurveColumn c) {
+  check(is_column_name(c.name), "register_curve_column: '", c.name.substr(0, 64),
+        "' is not a column name (lower_snake_case: a-z, 0-9, _, a letter first, at most 64)");
+  check(c.per_layer ? static_cast<bool>(c.layer_value) : static_cast<bool>(c.value), "register_curve_column '", c.name,
+        "': give the function reading it (", c.per_layer ? "layer_value" : "value", ")");
+  for (const CurveColumn& o : curve_schema())
+    check(o.name != c.name, "register_curve_column: '", c.name, "' is already a curve column");
+  check(c.name != "run_id" && !identity_part(c.name), "register_curve_column: '", c.name, "' names a run's identity");
+  curve_table().push_back(std::move(c));
+  ++schema_generation;
+}
+
+void register_run_column(RunColumn c) {
+  check(is_column_name(c.name), "register_run_column: '", c.name.substr(0, 64),
+        "' is not a column name (lower_snake_case: a-z, 0-9, _, a letter first, at most 64)");
+  check(std::holds_alternative<Measured>(c.member), "register_run_column '", c.name,
+        "': a registered column is measured (member Measured): RunRecord's fields are tapegrad's own");
+  check(c.fold.has_value() && !c.fold->of.empty(), "register_run_column '", c.name,
+        "': give the curve columns it folds (fold: max, min or last of)");
+  for (const std::string& of : c.fold->of) {
+    bool found = false;
+    for (const CurveColumn& k : curve_schema()) found = found || k.name == of;
+    check(found, "register_run_column '", c.name, "': it folds '", of.substr(0, 64),
+          "', which is not a curve column (register it first: register_curve_column)");
+  }
+  check(c.name != "settings" && c.name != "run_id" && !identity_part(c.name), "register_run_column: '", c.name,
+        "' is a column runs.csv already has");
+  for (const RunColumn& o : run_columns()) check(o.name != c.name, "register_run_column: '", c.name, "' is already a run column");
+  check(!c.flag || !std::isnan(c.flag->above) || !std::isnan(c.flag->below), "register_run_column '", c.name,
+        "': its flag needs a limit (above or below)");
+  check(!c.flag || !c.flag->name.empty(), "register_run_column '", c.name, "': its flag needs a name for the report");
+  c.added_later = true;  // folders written before it was registered read it as unmeasured
+  run_table().push_back(std::move(c));
+  ++schema_generation;
+}
+
 std::string curve_row(const lm::StepReport& step, bool sharpness) {
   std::string row;
   const auto cell = [&](const CurveColumn& c, double v) {
@@ -183,22 +283,26 @@ std::string curve_row(const lm::StepReport& step, bool sharpness) {
 }
 
 void fold_step(RunRecord& run, const lm::StepReport& step) {
-  // Each folding run column with the curve columns it folds, looked up once.
-  static const auto folds = [] {
-    std::vector<std::pair<const RunColumn*, std::vector<const CurveColumn*>>> f;
+  // Each folding run column with the curve columns it folds, looked up once per thread and
+  // registration.
+  thread_local uint64_t generation = ~uint64_t{0};
+  thread_local std::vector<std::pair<const RunColumn*, std::vector<const CurveColumn*>>> folds;
+  if (generation != schema_generation.load()) {
+    generation = schema_generation.load();
+    folds.clear();
     for (const RunColumn& rc : run_columns()) {
       if (!rc.fold) continue;
       std::vector<const CurveColumn*> of;
       for (const std::string& name : rc.fold->of)
         for (const CurveColumn& c : curve_schema())
           if (c.name == name) of.push_back(&c);
-      f.emplace_back(&rc, std::move(of));
+      folds.emplace_back(&rc, std::move(of));
     }
-    return f;
-  }();
+  }
   for (const auto& fold : folds) {
     const RunColumn* rc = fold.first;  // named, not a structured binding: the lambda below captures it
-    double& into = run.*std::get<double RunRecord::*>(rc->member);
+    double& into = std::holds_alternative<Measured>(rc->member) ? run.measured.try_emplace(rc->name, kNaN).first->second
+                                                                : run.*std::get<double RunRecord::*>(rc->member);
     const auto take = [&](double v) {
       switch (rc->fold->kind) {
         case Fold::kLast: into = v; break;
@@ -241,25 +345,33 @@ const std::map<std::string, std::string>& renamed_columns() {
 ColumnType column_type(const RunColumn& c) {
   return std::visit(
       [](auto member) {
+        if constexpr (std::is_same_v<decltype(member), Measured>) {
+          return ColumnType::kReal;
+        } else {
         using V = std::decay_t<decltype(std::declval<RunRecord&>().*member)>;
         if constexpr (std::is_same_v<V, int64_t>) return ColumnType::kInt;
         else if constexpr (std::is_same_v<V, double>) return ColumnType::kReal;
         else if constexpr (std::is_same_v<V, bool>) return ColumnType::kBool;
         else return ColumnType::kText;
+        }
       },
       c.member);
 }
 }  // namespace
 
-const std::vector<std::string> kRunColumns = identified(run_column_names());
+std::vector<std::string> run_columns_header() { return identified(run_column_names()); }
 
 nlohmann::json records_schema() {
   nlohmann::json runs = nlohmann::json::array(), curves = nlohmann::json::array();
   for (const RunColumn& c : run_columns()) {
     nlohmann::json j = {{"name", c.name},       {"type", to_string(column_type(c))}, {"unit", c.unit},
                         {"summary", c.summary}, {"meaning", c.meaning}};
-    if (!std::isnan(c.flag_above)) j["flag_above"] = c.flag_above;
-    if (!std::isnan(c.flag_below)) j["flag_below"] = c.flag_below;
+    if (c.flag) {
+      if (!std::isnan(c.flag->above)) j["flag_above"] = c.flag->above;
+      if (!std::isnan(c.flag->below)) j["flag_below"] = c.flag->below;
+      j["flag_name"] = c.flag->name;
+      j["flag_why"] = c.flag->why;
+    }
     if (c.fold) j["fold"] = {{"kind", c.fold->kind == Fold::kMax ? "max" : c.fold->kind == Fold::kMin ? "min" : "last"},
                              {"of", c.fold->of}};
     runs.push_back(j);
@@ -307,12 +419,16 @@ std::string csv_row(const RunRecord& r) {
   for (const RunColumn& c : run_columns())
     cells.push_back(std::visit(
         [&](auto member) -> std::string {
+          if constexpr (std::is_same_v<decltype(member), Measured>) {
+            return csv_number(column_value(r, c));
+          } else {
           const auto& v = r.*member;
           using V = std::decay_t<decltype(v)>;
           if constexpr (std::is_same_v<V, double>) return csv_number(v);
           else if constexpr (std::is_same_v<V, bool>) return v ? "1" : "0";
           else if constexpr (std::is_same_v<V, int64_t>) return std::to_string(v);
           else return v;
+          }
         },
         c.member));
   cells.push_back(r.spec.settings_text(";"));
@@ -320,7 +436,7 @@ std::string csv_row(const RunRecord& r) {
 }
 
 void write_runs(const std::string& path, const std::vector<RunRecord>& runs) {
-  std::string s = csv_join(kRunColumns) + "\n";
+  std::string s = csv_join(run_columns_header()) + "\n";
   for (const auto& r : runs) s += csv_row(r) + "\n";
   io::write_file_atomic(path, s);
 }
@@ -375,15 +491,17 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
   for (std::string& name : header) name = current_column(name);
   // Columns are found by name: files written by earlier versions lack the later columns (they
   // read as unmeasured), hold them in another order or under their old names; every name must
-  // be one of kRunColumns.
+  // be one of run_columns_header() (a registered column is known only to a program that registered it).
+  const std::vector<std::string> known = run_columns_header();
   std::map<std::string, size_t> at;
   for (size_t i = 0; i < header.size(); ++i) {
-    check(std::find(kRunColumns.begin(), kRunColumns.end(), header[i]) != kRunColumns.end(), path, ": unknown column '",
-          header[i].substr(0, 40), "' in the header (columns: ", csv_join(kRunColumns), ")");
+    check(std::find(known.begin(), known.end(), header[i]) != known.end(), path, ": unknown column '",
+          header[i].substr(0, 40), "' in the header (columns: ", csv_join(known),
+          "; a column a program registered reads only in a program that registers it)");
     check(at.emplace(header[i], i).second, path, ": column '", header[i], "' appears twice in the header");
   }
   const auto require = [&](const std::string& column) {
-    check(at.count(column), path, ": the header lacks column '", column, "' (expected ", csv_join(kRunColumns), ")");
+    check(at.count(column), path, ": the header lacks column '", column, "' (expected ", csv_join(known), ")");
   };
   require("run_id");
   for (const IdentityPart& p : run_identity()) require(p.key);
@@ -412,6 +530,10 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
       const std::string& cell_text = field(c.name.c_str());
       std::visit(
           [&](auto member) {
+            if constexpr (std::is_same_v<decltype(member), Measured>) {
+              r.measured[c.name] = cell<double>(cell_text, c.name, where);
+              return;
+            } else {
             auto& into = r.*member;
             using V = std::decay_t<decltype(into)>;
             if constexpr (std::is_same_v<V, bool>) {
@@ -422,6 +544,7 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
               into = cell_text;
             } else {
               into = cell<V>(cell_text, c.name, where);
+            }
             }
           },
           c.member);

@@ -58,6 +58,8 @@ struct RunRecord {
   // output-logit divergence (log Z's drift is the lab's flag; the two move together).
   double min_output_logit_mean = std::numeric_limits<double>::quiet_NaN();
   double min_log_z = std::numeric_limits<double>::quiet_NaN();
+  // The run columns a program registered (register_run_column), by name; absent: unmeasured (NaN).
+  std::map<std::string, double> measured;
 };
 
 // The lab's record schema, declared once: every column of runs.csv and of the curves, with its
@@ -72,7 +74,11 @@ struct RunRecord {
 enum class ColumnType { kInt, kReal, kBool, kText };
 std::string to_string(ColumnType t);  // "int" | "real" | "bool" | "text"
 
-using RunMember = std::variant<int64_t RunRecord::*, double RunRecord::*, bool RunRecord::*, std::string RunRecord::*>;
+// Where a run column's value lives: a RunRecord member, or (Measured, a registered column's)
+// RunRecord::measured under the column's name.
+struct Measured {};
+using RunMember =
+    std::variant<Measured, int64_t RunRecord::*, double RunRecord::*, bool RunRecord::*, std::string RunRecord::*>;
 
 // How a run column summarises curve columns at every step: the largest or smallest finite value
 // (a per-layer column over every layer), or the last value (NaN too).
@@ -81,6 +87,8 @@ struct Fold {
   Kind kind;
   std::vector<std::string> of;  // curve columns (per-layer ones by their prefix)
 };
+
+struct CurveColumn;
 
 struct RunColumn {
   std::string name;
@@ -91,12 +99,36 @@ struct RunColumn {
   std::optional<Fold> fold{};  // folded from the curve by fold_step; else set by the sweep (sweep.cpp)
   // Written since a later version: files without the column read it as unmeasured (NaN, 0, "").
   bool added_later = false;
-  // A limit the report judges the column by (report.h): a run beyond it is flagged; NaN: none.
-  double flag_above = std::numeric_limits<double>::quiet_NaN(), flag_below = std::numeric_limits<double>::quiet_NaN();
+  // A judgement: a run that did not diverge and whose value is beyond the limit is flagged — not
+  // clean, so its learning rate does not count as one that trained (summary.h). The report counts
+  // flagged runs under `name`, lists them, and says `why`; the plots draw the limit.
+  struct Flag {
+    double above = std::numeric_limits<double>::quiet_NaN(), below = std::numeric_limits<double>::quiet_NaN();
+    std::string name;  // the count's heading: "attention logit > 1e4"
+    std::string why;   // what crossing it means, and whose rule it is
+  };
+  std::optional<Flag> flag{};
 };
-// After run_id and the run identity's settings (run_spec.h), in runs.csv's order; then "settings"
-// (the run's swept settings beyond the identity, "key=value;...").
+// After run_id and the run identity's settings (run_spec.h), in runs.csv's order: tapegrad's, then
+// the registered ones; then "settings" (the run's swept settings beyond the identity, "key=value;...").
 const std::vector<RunColumn>& run_columns();
+// The run column called `name`, or an Error listing them.
+const RunColumn& run_column(const std::string& name);
+// Whether a run is flagged by the column's judgement (RunColumn::flag; false without one).
+bool flagged(const RunRecord& r, const RunColumn& c);
+// The run columns that judge runs, in run_columns()' order.
+std::vector<const RunColumn*> judging_columns();
+// The column's value of a run, as a number (an int or bool column as its value; a text one NaN).
+double column_value(const RunRecord& r, const RunColumn& c);
+
+// The registries are open: a program adds its own measured quantities before its first sweep, and
+// from then on they are written, read back, folded, judged, reported and plotted as tapegrad's
+// own (docs/extending.md, "A lab measurement"). A curve column: its name and the function reading
+// it from a step. A run column: a number (member Measured) folded from curve columns (`fold`,
+// required), optionally with a Flag. Names are new, lower_snake_case; older folders read the
+// column as unmeasured. Not thread-safe against a running sweep: register first.
+void register_curve_column(CurveColumn c);
+void register_run_column(RunColumn c);
 
 // A column of the curves (curves/<id>.csv, curves.csv), after run_id and the identity settings,
 // with its value at a step: of the step, or (per_layer, written name_<layer>) of each layer.
@@ -116,7 +148,7 @@ std::string curve_row(const lm::StepReport& step, bool sharpness);
 // Folds a step into the run's columns that summarise the curve (RunColumn::fold).
 void fold_step(RunRecord& run, const lm::StepReport& step);
 
-// The schema as JSON: {"runs": [{name, type, unit, summary, meaning, flag_above/flag_below}],
+// The schema as JSON: {"runs": [{name, type, unit, summary, meaning, flag_above/flag_below, flag_name}],
 // "curves": [{name, unit, meaning, per_layer}], "renamed": {old: new}} (sweep.json's "schema").
 nlohmann::json records_schema();
 
@@ -124,7 +156,8 @@ nlohmann::json records_schema();
 inline constexpr double kAttentionLogitLimit = 1e4;  // peak_attention_logit
 inline constexpr double kLogZFloor = -10;            // min_log_z_mean, nats
 
-extern const std::vector<std::string> kRunColumns;
+// runs.csv's header: run_id, the identity settings, every run column, "settings".
+std::vector<std::string> run_columns_header();
 // A column as this version names it: files written before a rename (depth, peak_max_logit,
 // logit_mean, logit_max, max_logit_<i>) are read under the new names (layers, peak_attention_logit,
 // output_logit_mean, output_logit_max, attention_logit_<i>).

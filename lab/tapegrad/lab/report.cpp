@@ -104,6 +104,20 @@ std::string speed_text(const Summary& s, const Group& a, const Group& b, const s
   return t;
 }
 
+// The judging columns (records.h) measured in any of `family`: their flagged counts side by side
+// ("; attention logit > 1e4 0/4 / 1/4").
+template <typename List>
+std::string flag_counts_text(const std::vector<const Group*>& family, const List& list) {
+  std::string t;
+  for (const RunColumn* c : judging_columns()) {
+    if (std::none_of(family.begin(), family.end(), [&](const Group* h) { return h->flagged.by_column.count(c->name) > 0; }))
+      continue;
+    t += "; " + c->flag->name + " " +
+         list([&](const Group& h) { return std::to_string(h.flagged[c->name]) + "/" + std::to_string(h.runs); });
+  }
+  return t;
+}
+
 // Comparisons along one axis other than the norm: every value side by side, the rest held.
 std::string axis_reading(const Summary& s, const std::string& axis) {
   std::string out;
@@ -126,12 +140,9 @@ std::string axis_reading(const Summary& s, const std::string& axis) {
            list([](const Group& h) { return h.trained ? f("%.3f", h.lr_sensitivity) : std::string("n/a (never trained)"); }) +
            "; spikes " + list([](const Group& h) { return std::to_string(h.spikes); }) +
            "; collapsed " + list([](const Group& h) { return std::to_string(h.collapsed) + "/" + std::to_string(h.runs); }) +
-           "; attention logit past 1e4 " +
-           list([](const Group& h) { return std::to_string(h.attention_blowups) + "/" + std::to_string(h.runs); }) +
+           flag_counts_text(family, list) +
            (std::any_of(family.begin(), family.end(), [](const Group* h) { return std::isfinite(h->min_log_z_mean); })
-                ? "; log Z below " + f("%g", kLogZFloor) + " " +
-                      list([](const Group& h) { return std::to_string(h.log_z_drifts) + "/" + std::to_string(h.runs); }) +
-                      " (lowest mean log Z " + list([](const Group& h) { return text_or(h.min_log_z_mean, "%.2f"); }) + ")"
+                ? "; lowest mean log Z " + list([](const Group& h) { return text_or(h.min_log_z_mean, "%.2f"); })
                 : std::string()) +
            "; at lr " + lr_str(s.reference_lr) + " peak residual RMS " + list([](const Group& h) { return text_or(h.ref_peak_residual_rms, "%.2f"); }) +
            ", peak attention logit " + list([](const Group& h) { return text_or(h.ref_peak_attention_logit, "%.1f"); }) +
@@ -341,9 +352,12 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   md += "\n## Summary per configuration\n\n"
         "| configuration | best lr | best val loss (± std over seeds, n) | largest lr that trained | LR sensitivity (" +
         grid_text(s.lrs) + ") | diverged | step (ms) | "
-        "peak residual RMS | peak attention logit | peak output logit | lowest mean log Z | spikes | collapsed | "
-        "attention logit > 1e4 | log Z < " + f("%g", kLogZFloor) + " |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+        "peak residual RMS | peak attention logit | peak output logit | lowest mean log Z | spikes | collapsed |";
+  const std::vector<const RunColumn*> judges = judging_columns();
+  for (const RunColumn* c : judges) md += " " + c->flag->name + " |";
+  md += "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+  for (size_t i = 0; i < judges.size(); ++i) md += "---|";
+  md += "\n";
   for (const auto& g : s.groups) {
     md += "| " + g.label + " | " +
           (std::isfinite(g.best_loss) ? lr_str(g.best_lr) : "–") + " | " +
@@ -352,13 +366,18 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
           std::to_string(g.diverged) + "/" + std::to_string(g.runs) + " | " + f("%.1f", g.step_ms) + " | " +
           f("%.2f", g.ref_peak_residual_rms) + " | " + f("%.1f", g.ref_peak_attention_logit) + " | " +
           text_or(g.ref_peak_output_logit, "%.1f") + " | " + text_or(g.min_log_z_mean, "%.2f") + " | " +
-          std::to_string(g.spikes) + " | " + std::to_string(g.collapsed) + "/" + std::to_string(g.runs) + " | " +
-          std::to_string(g.attention_blowups) + "/" + std::to_string(g.runs) + " | " + std::to_string(g.log_z_drifts) + "/" +
-          std::to_string(g.runs) + " |\n";
+          std::to_string(g.spikes) + " | " + std::to_string(g.collapsed) + "/" + std::to_string(g.runs) + " |";
+    for (const RunColumn* c : judges) {
+      md += ' ';
+      md += g.flagged.by_column.count(c->name) ? std::to_string(g.flagged[c->name]) + "/" + std::to_string(g.runs)
+                                               : std::string("–");
+      md += " |";
+    }
+    md += "\n";
   }
   md += "\nPeak residual RMS, attention logit and output (LM-head) logit are medians over seeds at the reference lr " + lr_str(s.reference_lr) +
         " (the largest lr at which no configuration diverged). A learning rate counted as trained when no run "
-        "diverged, collapsed, passed attention logit 1e4 or drifted its log Z below " + f("%g", kLogZFloor) + ", and the mean final val loss ended below " +
+        "diverged, collapsed or was flagged by a limit below, and the mean final val loss ended below " +
         (s.groups.empty() ? std::string("-") : f("%.3f", s.groups[0].trained_below)) +
         " (0.9 x the unigram loss, what token frequencies alone reach; 0.9 x the initial loss where it is unknown). "
         "LR sensitivity: the mean over the lr grid of "
@@ -367,10 +386,14 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
         "Spikes: a loss above the spike factor x its running mean that came back below 1.1 x it (all runs of the "
         "group; lm/tapegrad/lm/divergence.h has the rule and its defaults). Collapsed: a run that trained (val loss "
         "below the threshold) and ended back above it, or ended more than " + f("%.2f", kCollapseMargin) +
-        " above its own best. Attention logit > 1e4: the growth Wortsman et al. 2023 find before attention-logit "
-        "divergence. Lowest mean log Z: the lowest over the group's runs and steps of log Z (the LM head's "
-        "logsumexp, what the z-loss pulls to 0) averaged over a batch's tokens; below " + f("%g", kLogZFloor) +
-        " is the drift very negative Wortsman et al. find before output-logit divergence. Such runs do not count as clean.\n";
+        " above its own best. Lowest mean log Z: the lowest over the group's runs and steps of log Z (the LM head's "
+        "logsumexp) averaged over a batch's tokens. Flagged runs (a run that did not diverge, beyond a column's "
+        "limit; – : not measured) do not count as clean:";
+  for (const RunColumn* c : judges)
+    md += " **" + c->flag->name + "** (`" + c->name + "`" +
+          (std::isnan(c->flag->above) ? "" : " above " + f("%g", c->flag->above)) +
+          (std::isnan(c->flag->below) ? "" : " below " + f("%g", c->flag->below)) + "): " + c->flag->why + ".";
+  md += "\n";
 
   std::string div;
   for (const auto& r : runs)
@@ -382,16 +405,23 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
   md += div.empty() ? "None.\n" : "| run | step | cause | first / fastest-growing quantity |\n|---|---|---|---|\n" + div;
   std::string unclean;
   for (const Group& g : s.groups)
-    for (const auto& r : runs)
-      if (group_values(r.spec) == g.values &&
-          (collapsed(r, g.trained_below) || attention_blowup(r) || output_logit_drift(r)))
-        unclean += "| " + r.spec.id() + " | " + (collapsed(r, g.trained_below) ? "yes" : "no") + " | " +
-                   f("%.3f", r.min_val_loss) + " | " + f("%.3f", r.final_val_loss) + " | " + f("%.1f", r.peak_attention_logit) +
-                   " | " + text_or(r.min_log_z_mean, "%.2f") + " |\n";
-  md += "\n## Collapses, attention-logit blow-ups and log-Z drifts\n\nRuns that did not diverge but are not clean (see above).\n\n";
-  md += unclean.empty() ? "None.\n"
-                        : "| run | collapsed | best val | final val | peak attention logit | lowest mean log Z |\n"
-                          "|---|---|---|---|---|---|\n" + unclean;
+    for (const auto& r : runs) {
+      if (group_values(r.spec) != g.values) continue;
+      const FlagCounts flags = flags_of(r);
+      if (!collapsed(r, g.trained_below) && flags.total() == 0) continue;
+      unclean += "| " + r.spec.id() + " | " + (collapsed(r, g.trained_below) ? "yes" : "no") + " | " +
+                 f("%.3f", r.min_val_loss) + " | " + f("%.3f", r.final_val_loss) + " |";
+      for (const RunColumn* c : judges) {
+        unclean += ' ';
+        unclean += text_or(column_value(r, *c), "%.5g");
+        unclean += flags[c->name] ? " (flagged) |" : " |";
+      }
+      unclean += "\n";
+    }
+  md += "\n## Collapsed and flagged runs\n\nRuns that did not diverge but are not clean (see above).\n\n";
+  std::string head = "| run | collapsed | best val | final val |", rule = "|---|---|---|---|";
+  for (const RunColumn* c : judges) head += " " + c->name + " |", rule += "---|";
+  md += unclean.empty() ? "None.\n" : head + "\n" + rule + "\n" + unclean;
   if (!ctx.plots.empty()) {
     md += "\n## Plots\n\n";
     for (const auto& [file, caption] : ctx.plots) md += "**" + caption + "**\n\n![" + caption + "](" + file + ")\n\n";
@@ -402,7 +432,8 @@ std::string report_markdown(const Summary& s, const std::vector<RunRecord>& runs
           " of the wall time). Pure training steps: **" + f("%.1f %%", 100 * ctx.timing.step_share()) +
           "** of it.\n\n" + timing_markdown(ctx.timing);
   md += "\n## Files\n\n- `runs.csv`: one row per run: ";
-  for (size_t i = 0; i < kRunColumns.size(); ++i) md += (i ? ", " : "") + kRunColumns[i];
+  const std::vector<std::string> header = run_columns_header();
+  for (size_t i = 0; i < header.size(); ++i) md += (i ? ", " : "") + header[i];
   md += " (settings: the run's values of the other axes where they differ from the base, key=value;...).\n"
         "- `sweep.json`: the whole grid; `compare_norms --out DIR` continues it, and values given then add to it.\n"
         "- `curves.csv`: one row per step per run (join with runs.csv on run_id for the other axes; val_loss at evaluations, "
@@ -473,7 +504,8 @@ const std::vector<std::pair<std::string, std::string>>& plot_captions() {
       {"plots/residual_rms.png", "Scale drift: RMS of the residual stream entering each block, and what the norm hands the sub-layer"},
       {"plots/attention_logit.png", "Largest attention logit per step"},
       {"plots/grad_norm.png", "Global gradient norm per step"},
-      {"plots/log_z_vs_lr.png", "Output-logit drift: each run's lowest mean log Z vs learning rate"},
+      {"plots/limits_vs_lr.png", "The limits the runs are judged by: each judging column vs learning rate (median over "
+                                 "seeds), its limit dotted"},
       {"plots/log_z.png", "Mean log Z of the LM head per step at the largest learning rate"},
       {"plots/sharpness.png", "Sharpness over its edge-of-stability threshold per learning rate (2/lr; 38/lr for Adam's "
                               "preconditioned; dotted: the batch sharpness over 2/lr), and the training loss"}};

@@ -76,9 +76,22 @@ bool collapsed(const RunRecord& r, double trained_below) {
          r.final_val_loss > r.min_val_loss + kCollapseMargin;
 }
 
-bool attention_blowup(const RunRecord& r) { return !r.diverged && r.peak_attention_logit > kAttentionLogitLimit; }
+int FlagCounts::total() const {
+  int n = 0;
+  for (const auto& [column, count] : by_column) n += count;
+  return n;
+}
 
-bool output_logit_drift(const RunRecord& r) { return !r.diverged && r.min_log_z_mean < kLogZFloor; }
+void FlagCounts::add(const FlagCounts& o) {
+  for (const auto& [column, count] : o.by_column) by_column[column] += count;
+}
+
+FlagCounts flags_of(const RunRecord& r) {
+  FlagCounts f;
+  for (const RunColumn* c : judging_columns())  // an unmeasured column (NaN: an older record) has no count
+    if (!std::isnan(column_value(r, *c))) f.by_column[c->name] = flagged(r, *c) ? 1 : 0;
+  return f;
+}
 
 Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std::map<std::string, std::string>& base) {
   Summary s;
@@ -142,8 +155,8 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
         ++c.runs;
         const bool bad = r->diverged || !std::isfinite(r->final_val_loss);
         c.diverged += bad;
-        c.collapsed += collapsed(*r, g.trained_below), c.attention_blowups += attention_blowup(*r);
-        c.log_z_drifts += output_logit_drift(*r);
+        c.collapsed += collapsed(*r, g.trained_below);
+        c.flagged.add(flags_of(*r));
         if (!bad) ok.push_back(r->final_val_loss);
         cap += bad ? r->initial_loss : std::min(r->final_val_loss, r->initial_loss);
       }
@@ -160,12 +173,13 @@ Summary summarize(const std::vector<RunRecord>& runs, double unigram, const std:
         c.std = ok.size() > 1 ? std::sqrt(v / static_cast<double>(ok.size() - 1)) : kNaN;
       }
       if (c.diverged == 0) {
-        if (c.mean < g.trained_below && c.collapsed == 0 && c.attention_blowups == 0 && c.log_z_drifts == 0)
+        if (c.mean < g.trained_below && c.collapsed == 0 && c.flagged.total() == 0)
           g.largest_stable_lr = std::max(g.largest_stable_lr, lr);
         if (!(c.mean >= g.best_loss)) g.best_loss = c.mean, g.best_lr = lr, g.best_std = c.std, g.best_n = c.runs;
       }
       capped.push_back(c.capped);
-      g.collapsed += c.collapsed, g.attention_blowups += c.attention_blowups, g.log_z_drifts += c.log_z_drifts;
+      g.collapsed += c.collapsed;
+      g.flagged.add(c.flagged);
       g.cells.push_back(c);
     }
     g.lr_sensitivity = lr_sensitivity(capped);

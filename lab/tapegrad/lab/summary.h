@@ -16,23 +16,36 @@ namespace tapegrad::lab {
 // A run that did not diverge can still be unclean (Wortsman et al. 2023, "Small-scale proxies"):
 //   collapsed            it trained (its best val loss went below the trained threshold) and ended
 //                        back above it, or it ended more than kCollapseMargin above its own best;
-//   attention blow-up    its largest attention logit passed kAttentionLogitLimit — the growth
+//   flagged              a run column's judgement (RunColumn::flag, records.h: flagged()) — tapegrad's
+//                        own: its largest attention logit passed kAttentionLogitLimit, the growth
 //                        that precedes their attention-logit divergence (qk-layernorm prevents it);
-//   output-logit drift   its mean log Z (the LM head's logsumexp) fell below kLogZFloor — the drift
+//                        its mean log Z (the LM head's logsumexp) fell below kLogZFloor, the drift
 //                        very negative that precedes their output-logit divergence (the z-loss
-//                        prevents it). At initialisation log Z is about ln(vocabulary): 4.2 for 65
-//                        characters; clean runs here stay between 3.5 and 8.
+//                        prevents it; at initialisation log Z is about ln(vocabulary): 4.2 for 65
+//                        characters; clean runs here stay between 3.5 and 8) — and any a program
+//                        registers (register_run_column).
 // None of them counts towards "the largest lr that trained".
 inline constexpr double kCollapseMargin = 0.1;          // nats of validation loss
-// kAttentionLogitLimit and kLogZFloor: records.h, beside the columns they judge.
 bool collapsed(const RunRecord& r, double trained_below);
-bool attention_blowup(const RunRecord& r);
-bool output_logit_drift(const RunRecord& r);
+
+// How many runs each judging column flagged (records.h: judging_columns()), by column name.
+struct FlagCounts {
+  std::map<std::string, int> by_column;
+  int operator[](const std::string& column) const {
+    const auto it = by_column.find(column);
+    return it == by_column.end() ? 0 : it->second;
+  }
+  int total() const;
+  void add(const FlagCounts& o);
+};
+// The judging columns' flags on a run.
+FlagCounts flags_of(const RunRecord& r);
 
 struct LrCell {
   double lr = 0;
   int runs = 0, diverged = 0;
-  int collapsed = 0, attention_blowups = 0, log_z_drifts = 0;  // of the runs that did not diverge
+  int collapsed = 0;  // of the runs that did not diverge
+  FlagCounts flagged;  // of the runs that did not diverge
   double mean = 0, std = 0;  // final validation loss over the seeds that did not diverge (NaN if none)
   double capped = 0;         // mean over all seeds of min(final val loss, initial loss); diverged = initial
   // Medians over the seeds (diverged runs up to their divergence) of each run's peak:
@@ -60,15 +73,16 @@ struct Group {
   double best_loss = 0, best_lr = 0;  // lowest mean final val loss among LRs where no seed diverged
   double best_std = 0;                // ... its standard deviation over the seeds (NaN for one seed)
   int best_n = 0;                     // ... and how many seeds it is the mean of
-  double largest_stable_lr = 0;       // largest LR that trained: no seed diverged, collapsed, blew up
-                                      // its attention logits or drifted its log Z, and the mean final val loss is below
-                                      // the trained threshold (0 if none)
+  double largest_stable_lr = 0;       // largest LR that trained: no seed diverged, collapsed or was
+                                      // flagged, and the mean final val loss is below the trained
+                                      // threshold (0 if none)
   double lr_sensitivity = 0;
   bool trained = true;                // its best loss is below the trained threshold (see above); if not,
                                       // its LR sensitivity is meaningless (flat because nothing learned)
   double trained_below = 0;           // that threshold
   int runs = 0, diverged = 0;
-  int collapsed = 0, attention_blowups = 0, log_z_drifts = 0;  // unclean runs that did not diverge (see LrCell)
+  int collapsed = 0;                  // unclean runs that did not diverge (see LrCell)
+  FlagCounts flagged;
   int64_t spikes = 0;                 // recovered loss spikes, summed over the group's runs
   double step_ms = 0;                 // mean over runs
   std::map<std::pair<double, uint64_t>, double> run_step_ms;  // (lr, seed) -> step_ms, runs that did not diverge

@@ -403,7 +403,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
           const auto w0 = std::chrono::steady_clock::now();
           // The curve, then the record, then the proof of both: a run is done once its proof is written.
           const std::string curve_file = csv_join(curve_columns(spec.get<int64_t>("layers"), o.base.sharpness_every > 0)) + "\n" + curve;
-          const std::string record_file = csv_join(kRunColumns) + "\n" + csv_row(*rec) + "\n";
+          const std::string record_file = csv_join(run_columns_header()) + "\n" + csv_row(*rec) + "\n";
           io::write_file_atomic(o.out + "/curves/" + spec.id() + ".csv", curve_file);
           written("curve", spec.id());
           io::write_file_atomic(o.out + "/records/" + spec.id() + ".csv", record_file);

@@ -8,7 +8,7 @@
 //   curves/<id>.csv    one row per step of that run (columns: curve_columns()), written first
 //   records/<id>.csv   the run's row of runs.csv: a file per run, so ranks of a distributed sweep
 //                      (and machines sharing the directory) never write the same file
-//   runs.csv           one row per finished run (columns: kRunColumns), assembled from records/
+//   runs.csv           one row per finished run (columns: run_columns_header()), assembled from records/
 //   curves.csv         all runs' curves concatenated, written at the end of a sweep
 //   records/<id>.json  the run's proof, written last: the settings and data (size, SHA-256) it
 //                      trained with, and the SHA-256 of its curve and record. A run counts as done
