@@ -112,22 +112,33 @@ int main(int argc, char** argv) {
   CLI::App app{"The norm-stability lab: every registered norm (and none), across learning rates", "compare_norms"};
   SweepOptions o = default_sweep(comm.local_size());  // ranks on one machine share its cores
   const SweepOptions defaults = o;
-  std::string python;
-  bool plot = true;
   AxisFlags axis_flags(app, o);  // every training setting: one value, or several (an axis)
-  std::map<std::string, std::string> sweep_flags;  // the sweep's own settings (lab/sweep_settings.h), as given
-  for (const SweepSetting& s : sweep_settings())
-    app.add_option("--" + s.key, sweep_flags[s.key], s.help)
-        ->default_str(setting_text(sweep_setting_json(s, o)))->type_name("NUMBER")->group("Sweep");
-  app.add_option("--out", o.out, "output directory");
-  app.add_flag("--plot,!--no-plot", plot, "draw the plots with matplotlib (lab/plot_lab.py)");
-  app.add_option("--python", python, "Python interpreter for the plots (default: the first that imports matplotlib)");
+  // The sweep's own settings (lab/sweep_settings.h), as given: a value, or a switch --key / --no-key.
+  std::map<std::string, std::string> sweep_flags;
+  std::map<std::string, bool> sweep_switches;
+  for (const SweepSetting& s : sweep_settings()) {
+    const std::string former = s.former.empty() ? "" : ",--" + s.former;
+    if (s.type_name().empty()) {
+      sweep_switches[s.key] = sweep_setting_json(s, o).get<bool>();
+      app.add_flag("--" + s.key + former + ",!--no-" + s.key + (s.former.empty() ? "" : ",!--no-" + s.former),
+                   sweep_switches[s.key], s.help)->group("Sweep");
+    } else {
+      const nlohmann::json now = sweep_setting_json(s, o);
+      app.add_option("--" + s.key + former, sweep_flags[s.key], s.help)
+          ->default_str(now.is_string() ? now.get<std::string>() : setting_text(now))->type_name(s.type_name())->group("Sweep");
+    }
+  }
 
   return cli::run_cli(app, argc, argv, [&] {
     const auto t0 = std::chrono::steady_clock::now();
     const std::set<std::string> given = axis_flags.apply();  // checks each value as train_lm would
-    for (const SweepSetting& s : sweep_settings())
-      if (given.count(s.key)) set_sweep_setting(s, o, sweep_flags[s.key], "--");
+    for (const SweepSetting& s : sweep_settings()) {
+      if (!given.count(s.key)) continue;
+      if (s.type_name().empty()) set_sweep_setting(s, o, nlohmann::json(sweep_switches[s.key]), "--");
+      else set_sweep_setting(s, o, sweep_flags[s.key], "--");
+    }
+    const bool plot = o.plots;
+    const std::string& python = o.python;
     lm::install_stop_handlers();
     std::string this_command = "compare_norms";
     for (int i = 1; i < argc; ++i) this_command += " " + text::shell_quote(argv[i]);

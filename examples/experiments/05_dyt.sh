@@ -40,7 +40,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/run.sh"
 need_shakespeare
 out="${TAPEGRAD_EXP5_OUT:-runs/exp5_dyt}"
 common=(--data "$shakespeare" --layers 4 --dim 64 --heads 4 --batch 8 --steps 2000 --warmup 100 --evals 8
-        --lr 3e-4 1e-3 3e-3 1e-2 3e-2 1e-1 3e-1 --seed 1 2 3 --beta2 0.95 --weight-decay 0.1 --no-plot)
+        --lr 3e-4 1e-3 3e-3 1e-2 3e-2 1e-1 3e-1 --seed 1 2 3 --beta2 0.95 --weight-decay 0.1 --no-plots)
 untied=(--tie-head false)
 transfer=(--norm dyt --recipe dyt-paper-transfer)
 "$bin" "${common[@]}" "${untied[@]}" --norm layernorm rmsnorm dyt --recipe dyt-paper-transfer --out "$out/matched" "$@"

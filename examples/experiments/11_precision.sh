@@ -15,7 +15,7 @@ need_shakespeare
 out="${TAPEGRAD_EXP11_OUT:-runs/exp11_precision}"
 common=(--data "$shakespeare" --layers 4 --dim 64 --heads 4 --batch 8 --steps 1000 --warmup 100 --evals 5
         --lr 3e-4 1e-3 3e-3 1e-2 3e-2 1e-1 3e-1 --seed 1 2 3 --beta2 0.95 --weight-decay 0.1 --tie-head false
-        --recipe dyt-paper-transfer --no-plot)
+        --recipe dyt-paper-transfer --no-plots)
 norms=(--norm layernorm rmsnorm dyt none)
 "$bin" "${common[@]}" "${norms[@]}" --precision fp32 --out "$out/fp32" "$@"
 "$bin" "${common[@]}" "${norms[@]}" --precision bf16 --norm-precision fp32 bf16 --out "$out/bf16" "$@"

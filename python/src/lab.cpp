@@ -105,10 +105,9 @@ void bind_lab(pyb::module_& top) {
       "sweep",
       [](const std::string& out, const pyb::dict& axes, const pyb::dict& settings, std::optional<int> jobs,
          pyb::object on_run, pyb::object on_tail, bool grow, pyb::object draw_plots, const std::string& this_command) {
-        check(!out.empty(), "lab.sweep: out must name a folder");
         lab::SweepOptions o = lab::default_sweep();
         const lab::SweepOptions defaults = o;
-        o.out = out;
+        lab::set_sweep_setting(*lab::find_sweep_setting("out"), o, json(out), "lab.sweep: ");
         if (jobs) lab::set_sweep_setting(*lab::find_sweep_setting("jobs"), o, json(*jobs), "lab.sweep: ");
         std::set<std::string> given;
         // As compare_norms' flags: a setting that can be an axis takes one value or several; any other

@@ -188,9 +188,11 @@ def sweep(out, axes=None, jobs=None, plots=True, python=None, on_run=None, grow=
         return _plot(out, reference_lr, python, next(iter(plotter), None))
 
     args = ", ".join([repr(out)] + ([f"axes={axes!r}"] if axes else []) + [f"{k}={v!r}" for k, v in settings.items()])
+    # The sweep's own settings are checked by its table (lab/sweep_settings.h), as compare_norms' flags.
+    own = dict(settings, plots=plots, **({} if python is None else {"python": python}))
     try:
         # The lab's one pipeline (lab/lab.h): the sweep, report.md, the plots, report.md with them.
-        engine = _lab.sweep(out, dict(axes or {}), settings, jobs, report_run, start_plotting, grow,
+        engine = _lab.sweep(out, dict(axes or {}), own, jobs, report_run, start_plotting, grow,
                             draw if plots else None, f"tapegrad.lab.sweep({args})")
     except BaseException:
         for p in filter(None, plotter):  # nothing sent: it exits without drawing

@@ -403,9 +403,29 @@ TEST_CASE("lab: swept values are checked, exact and file-name safe, in flags and
 TEST_CASE("lab: the sweep's own settings are one table: each range checked on each side, stored and read back", "[lab]") {
   std::vector<std::string> keys;
   for (const SweepSetting& s : sweep_settings()) keys.push_back(s.key);
-  CHECK(keys == std::vector<std::string>{"min-lr-ratio", "divergence-factor", "divergence-patience", "spike-factor", "evals", "jobs"});
+  CHECK(keys == std::vector<std::string>{"min-lr-ratio", "divergence-factor", "divergence-patience", "spike-factor", "evals",
+                                         "jobs", "out", "plots", "python"});
   SweepOptions o;
+  // The front end's rows: a switch and two texts, checked by type on each side.
+  const SweepSetting& plots = *find_sweep_setting("plots");
+  CHECK(plots.type_name().empty());
+  CHECK(plots.former == "plot");
+  REQUIRE_THROWS_WITH(set_sweep_setting(plots, o, nlohmann::json("yes"), "lab.sweep: "),
+                      "lab.sweep: plots must be true or false, got \"yes\"");
+  REQUIRE_THROWS_WITH(set_sweep_setting(plots, o, std::string("1"), "--"), "--plots must be true or false, got '1'");
+  set_sweep_setting(plots, o, nlohmann::json(false), "");
+  CHECK(!o.plots);
+  const SweepSetting& out = *find_sweep_setting("out");
+  CHECK(out.type_name() == "TEXT");
+  REQUIRE_THROWS_WITH(set_sweep_setting(out, o, nlohmann::json(""), "lab.sweep: "),
+                      "lab.sweep: out must be non-empty text of at most 4096 bytes, got 0 bytes");
+  REQUIRE_THROWS_WITH(set_sweep_setting(out, o, nlohmann::json(3), "lab.sweep: "), "lab.sweep: out must be text, got 3");
+  REQUIRE_THROWS_WITH(set_sweep_setting(out, o, std::string(5000, 'a'), "--"), Catch::StartsWith("--out must be non-empty text"));
+  set_sweep_setting(out, o, std::string("runs/x y"), "--");
+  CHECK(o.out == "runs/x y");
+  set_sweep_setting(*find_sweep_setting("python"), o, nlohmann::json(""), "");  // the first that imports matplotlib
   for (const SweepSetting& s : sweep_settings()) {
+    if (s.type_name() != "NUMBER") continue;
     INFO(s.key);
     const bool whole = !std::holds_alternative<double SweepOptions::*>(s.member);
     const auto number = [&](double v) { return whole ? nlohmann::json(static_cast<int64_t>(v)) : nlohmann::json(v); };
@@ -422,7 +442,7 @@ TEST_CASE("lab: the sweep's own settings are one table: each range checked on ea
   SweepOptions back;
   read_shared_sweep_settings(shared_sweep_settings(o), back, "sweep.json");
   CHECK(shared_sweep_settings(back) == shared_sweep_settings(o));
-  CHECK(!shared_sweep_settings(o).contains("jobs"));
+  for (const char* mine : {"jobs", "out", "plots", "python"}) CHECK(!shared_sweep_settings(o).contains(mine));
   REQUIRE_THROWS_WITH(read_shared_sweep_settings(nlohmann::json{{"evals", -1}}, back, "D/sweep.json"),
                       "D/sweep.json: evals must be in [0, 1000000000], got -1");
 }

@@ -40,7 +40,9 @@ struct SweepOptions {
   double spike_factor = 1.3;         // a loss above this x its running mean starts a spike
   int64_t evals = 4;             // evaluations per run, evenly spaced (the last at the final step)
   int jobs = 1;                  // runs at once; each gets max(1, cores / jobs) threads
-  std::string out;
+  std::string out;               // the sweep's folder
+  bool plots = true;             // draw the plots (the front end's LabHooks::draw_plots)
+  std::string python;            // the plots' interpreter ("": the first that imports matplotlib)
 };
 // Records in o.given the training settings among `named` (flag names: the sweep's own and other
 // words are skipped), so that a recipe leaves them alone.

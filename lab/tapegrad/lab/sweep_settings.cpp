@@ -27,6 +27,12 @@ const std::vector<SweepSetting>& sweep_settings() {
        "a loss above this x its running mean starts a spike; it counts when the loss comes back", 1, 1e9},
       {"evals", &SweepOptions::evals, "evaluations per run (the last at the final step)", 0, 1e9},
       {"jobs", &SweepOptions::jobs, "runs trained at once; each uses cores/jobs threads", 1, 1024, /*shared=*/false},
+      {"out", &SweepOptions::out, "the sweep's folder: sweep.json, runs.csv, curves.csv, report.md, plots/ (given "
+       "again, it continues the folder's grid)", 1, 4096, /*shared=*/false},
+      {"plots", &SweepOptions::plots, "draw the plots with matplotlib (lab/plot_lab.py)", 0, 0, /*shared=*/false,
+       /*former=*/"plot"},
+      {"python", &SweepOptions::python, "Python interpreter for the plots (default: the first that imports matplotlib)",
+       0, 4096, /*shared=*/false},
   };
   return table;
 }
@@ -35,6 +41,11 @@ const SweepSetting* find_sweep_setting(std::string_view key) {
   for (const SweepSetting& s : sweep_settings())
     if (s.key == key) return &s;
   return nullptr;
+}
+
+std::string SweepSetting::type_name() const {
+  if (std::holds_alternative<bool SweepOptions::*>(member)) return "";
+  return std::holds_alternative<std::string SweepOptions::*>(member) ? "TEXT" : "NUMBER";
 }
 
 nlohmann::json sweep_setting_json(const SweepSetting& s, const SweepOptions& o) {
@@ -46,6 +57,18 @@ void set_sweep_setting(const SweepSetting& s, SweepOptions& o, const nlohmann::j
   std::visit(
       [&](auto member) {
         using V = std::decay_t<decltype(o.*member)>;
+        if constexpr (std::is_same_v<V, bool>) {
+          if (!value.is_boolean()) throw lm::UsageError(cat(name, " must be true or false, got ", io::json_excerpt(value)));
+          o.*member = value.get<bool>();
+        } else if constexpr (std::is_same_v<V, std::string>) {
+          if (!value.is_string()) throw lm::UsageError(cat(name, " must be text, got ", io::json_excerpt(value)));
+          const std::string& t = value.get_ref<const std::string&>();
+          // Only its length here: a path's other faults (a NUL byte, a link) are the folder's checks (sweep.h).
+          if (t.size() < s.low || t.size() > s.high)
+            throw lm::UsageError(cat(name, " must be ", s.low > 0 ? "non-empty " : "", "text of at most ", bound(s.high),
+                                     " bytes, got ", t.size(), " bytes"));
+          o.*member = t;
+        } else {
         const bool whole = std::is_integral_v<V>;
         const bool typed = whole ? value.is_number_integer() : value.is_number();
         if (!typed) throw lm::UsageError(cat(name, " must be ", whole ? "a whole number" : "a number", ", got ", io::json_excerpt(value)));
@@ -54,6 +77,7 @@ void set_sweep_setting(const SweepSetting& s, SweepOptions& o, const nlohmann::j
         if (!(v >= s.low && v <= s.high))
           throw lm::UsageError(cat(name, " must be in [", bound(s.low), ", ", bound(s.high), "], got ", io::json_excerpt(value)));
         o.*member = value.get<V>();
+        }
       },
       s.member);
 }
@@ -61,6 +85,12 @@ void set_sweep_setting(const SweepSetting& s, SweepOptions& o, const nlohmann::j
 void set_sweep_setting(const SweepSetting& s, SweepOptions& o, const std::string& text, std::string_view prefix) {
   const std::string name = cat(prefix, s.key);
   const char* end = text.data() + text.size();
+  if (std::holds_alternative<std::string SweepOptions::*>(s.member)) return set_sweep_setting(s, o, nlohmann::json(text), prefix);
+  if (std::holds_alternative<bool SweepOptions::*>(s.member)) {
+    if (text != "true" && text != "false")
+      throw lm::UsageError(cat(name, " must be true or false, got '", text::shown(text, 40), "'"));
+    return set_sweep_setting(s, o, nlohmann::json(text == "true"), prefix);
+  }
   if (std::holds_alternative<double SweepOptions::*>(s.member)) {
     double d = 0;
     const auto r = std::from_chars(text.data(), end, d);
