@@ -46,7 +46,7 @@ void bind_lab(pyb::module_& top) {
          std::optional<double> flag_below, const std::string& flag_name, const std::string& flag_why) {
         check(fold == "max" || fold == "min" || fold == "last", "register_run_column '", name, "': fold '",
               fold.substr(0, 40), "' is not one of max, min, last");
-        lab::RunColumn c{.name = name, .unit = unit, .summary = summary.empty() ? fold + " over steps" : summary,
+        lab::RunColumn c{.name = name, .member = lab::Measured{}, .unit = unit, .summary = summary.empty() ? fold + " over steps" : summary,
                          .meaning = meaning};
         c.fold = lab::Fold{fold == "max" ? lab::Fold::kMax : fold == "min" ? lab::Fold::kMin : lab::Fold::kLast, of};
         if (flag_above || flag_below || !flag_name.empty()) {

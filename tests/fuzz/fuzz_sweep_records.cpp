@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tapegrad/lab/proof.h"
 #include "tapegrad/lab/sweep.h"
 
 #include "tapegrad/error.h"

@@ -466,23 +466,6 @@ std::string text_field(const nlohmann::json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
 }
 
-RunProof parse_proof(const std::string& text, const std::string& path) {
-  const nlohmann::json j = io::parse_json(text, path);
-  const auto sha = [&](const char* key) {
-    const std::string h = text_field(j, key);
-    check(h.size() == 64 && h.find_first_not_of("0123456789abcdef") == std::string::npos, path, ": '", key,
-          "' must be a SHA-256 in hex (delete the proof and its run's files to train the run again)");
-    return h;
-  };
-  check(j.is_object() && j.contains("format") && j["format"].is_number_integer() && j["format"] == 1, path,
-        ": not a run proof of format 1 (delete it and its run's files to train the run again)");
-  for (const char* part : {"config", "data"})
-    check(j.contains(part) && j[part].is_object(), path, ": '", part, "' must be an object");
-  RunProof p{j["config"], j["data"], sha("record_sha256"), sha("curve_sha256")};
-  check(text_field(p.data, "sha256").size() == 64, path, ": 'data' must hold the text's sha256");
-  return p;
-}
-
 std::vector<RunRecord> parse_runs(const std::string& text, const std::string& path) {
   std::istringstream in(text);
   std::string line;
@@ -567,6 +550,36 @@ std::vector<RunRecord> parse_runs(const std::string& text, const std::string& pa
     runs.push_back(std::move(r));
   }
   return runs;
+}
+
+void write_curves_csv(const std::string& out, const std::map<std::string, RunRecord>& runs, bool sharpness) {
+  // Every run's curve under the deepest run's columns. Each file's cells are placed by its own
+  // header, so a curve written before a column existed leaves that column empty.
+  int64_t max_layers = 0;
+  for (const auto& [id, r] : runs) max_layers = std::max(max_layers, r.spec.get<int64_t>("layers"));
+  const std::vector<std::string> columns = curve_columns(max_layers, sharpness);
+  std::string curves = csv_join(columns) + "\n";
+  for (const auto& [id, r] : runs) {
+    const std::string path = out + "/curves/" + id + ".csv";
+    std::istringstream in(io::read_file(path, kMaxCurveBytes));
+    std::string line;
+    std::getline(in, line);
+    std::vector<std::string> header = csv_split(line);
+    for (std::string& name : header) name = current_column(name);
+    std::vector<int> source(columns.size(), -1);  // column k of curves.csv is the file's column source[k]
+    for (size_t k = 0; k < columns.size(); ++k)
+      if (const auto it = std::find(header.begin(), header.end(), columns[k]); it != header.end())
+        source[k] = static_cast<int>(it - header.begin());
+    for (int n = 2; std::getline(in, line); ++n) {
+      const std::vector<std::string> f = csv_split(line);
+      check(f.size() == header.size(), path, ":", n, ": ", f.size(), " fields, expected ", header.size());
+      std::vector<std::string> row(columns.size());
+      for (size_t k = 0; k < columns.size(); ++k)
+        if (source[k] >= 0) row[k] = f[static_cast<size_t>(source[k])];
+      curves += csv_join(row) + "\n";
+    }
+  }
+  io::write_file_atomic(out + "/curves.csv", curves);
 }
 
 std::map<std::string, RunRecord> recorded_runs(const std::string& out) {

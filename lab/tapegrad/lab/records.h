@@ -91,12 +91,12 @@ struct Fold {
 struct CurveColumn;
 
 struct RunColumn {
-  std::string name;
-  RunMember member;
-  std::string unit;     // "nats", "ms", "steps", ...; "" for a ratio or a count
-  std::string summary;  // how the run's steps become the cell: "last evaluation", "max over steps and layers", ...
-  std::string meaning;
-  std::optional<Fold> fold{};  // folded from the curve by fold_step; else set by the sweep (sweep.cpp)
+  std::string name{};
+  RunMember member{};     // Measured for a registered column
+  std::string unit{};     // "nats", "ms", "steps", ...; "" for a ratio or a count
+  std::string summary{};  // how the run's steps become the cell: "last evaluation", "max over steps and layers", ...
+  std::string meaning{};
+  std::optional<Fold> fold{};  // folded from the curve by fold_step; else set where the run ends (train_run.cpp)
   // Written since a later version: files without the column read it as unmeasured (NaN, 0, "").
   bool added_later = false;
   // A judgement: a run that did not diverge and whose value is beyond the limit is flagged — not
@@ -104,8 +104,8 @@ struct RunColumn {
   // flagged runs under `name`, lists them, and says `why`; the plots draw the limit.
   struct Flag {
     double above = std::numeric_limits<double>::quiet_NaN(), below = std::numeric_limits<double>::quiet_NaN();
-    std::string name;  // the count's heading: "attention logit > 1e4"
-    std::string why;   // what crossing it means, and whose rule it is
+    std::string name{};  // the count's heading: "attention logit > 1e4"
+    std::string why{};   // what crossing it means, and whose rule it is
   };
   std::optional<Flag> flag{};
 };
@@ -170,16 +170,13 @@ std::vector<std::string> curve_columns(int64_t max_layers, bool sharpness = fals
 
 // runs.csv I/O. read_runs returns {} for a missing file and names the line of a malformed row.
 std::vector<RunRecord> read_runs(const std::string& path);
-// A run's proof (records/<id>.json, see above), read strictly: an Error names `path`.
-struct RunProof {
-  nlohmann::json config, data;
-  std::string record_sha256, curve_sha256;
-};
-RunProof parse_proof(const std::string& text, const std::string& path);
 // The rows of a runs.csv or record file's text; errors name `path` and the line.
 std::vector<RunRecord> parse_runs(const std::string& text, const std::string& path);
 void write_runs(const std::string& path, const std::vector<RunRecord>& runs);
 std::string csv_row(const RunRecord& r);
+
+// curves.csv in `out`: every run's curve (curves/<id>.csv) under the deepest run's columns, by id.
+void write_curves_csv(const std::string& out, const std::map<std::string, RunRecord>& runs, bool sharpness);
 
 // Every run recorded in the folder `out` (runs.csv and records/), by id; an Error names the file
 // and line of a record that does not read.

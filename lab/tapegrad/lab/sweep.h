@@ -44,6 +44,7 @@
 #include "tapegrad/lab/run_spec.h"
 #include "tapegrad/lab/sweep_options.h"
 #include "tapegrad/lab/timing.h"
+#include "tapegrad/lab/train_run.h"
 #include "tapegrad/lm/communicator.h"
 #include "tapegrad/lm/divergence.h"
 #include "tapegrad/lm/train_config.h"
@@ -61,14 +62,6 @@ std::vector<std::string> sweep_warnings(const SweepOptions& o);
 void verify_sweep_folder(const SweepOptions& o);
 // The unigram loss of the sweep's data (lm::unigram_loss): the bar a run must beat to count as trained.
 double sweep_unigram_loss(const SweepOptions& o);
-
-// Trains one run. `curve` receives one CSV line per step (curve_columns order). Returns early,
-// with diverged set, on divergence; `stop` (polled each step) aborts with nullopt. `timing`, if
-// given, receives where the run's time went (timing.h).
-std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
-                                 std::shared_ptr<const text::Tokenizer> tokenizer,
-                                 std::shared_ptr<const lm::TokenData> data, int threads, std::string& curve,
-                                 const std::function<bool()>& stop, RunTiming* timing = nullptr);
 
 // Runs every run of the sweep not already recorded; `on_run` reports each finished or skipped
 // run (for progress output). The sweep is o grown by the grid already in o.out
