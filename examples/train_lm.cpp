@@ -32,6 +32,7 @@
 #include "tapegrad/lm/run_log.h"
 #include "tapegrad/lm/trainer.h"
 #include "tapegrad/lm/usage_error.h"
+#include "tapegrad/lm/step_record.h"
 #include "tapegrad/progress.h"
 #include "tapegrad/threads.h"
 #include "tapegrad/cli/train_flags.h"
@@ -42,24 +43,10 @@ using namespace tapegrad::cli;
 
 namespace {
 
-// One metrics.jsonl line; with --instrument also the per-layer statistics (see instrument.h).
+// One metrics.jsonl line: the step's record (lm/step_record.h) and the model's GFLOP/s.
 nlohmann::json step_line(const StepResult& s, double flops, const StepStats* stats) {
-  nlohmann::json j = {{"step", s.step},           {"loss", s.loss},       {"z_loss", s.z_loss},
-                      {"log_z_mean", s.log_z_mean}, {"log_z_min", s.log_z_min}, {"lr", s.lr},
-                      {"grad_norm", s.grad_norm}, {"step_ms", s.step_ms}, {"tokens_per_s", s.tokens_per_s},
-                      {"gflops_per_s", flops / (s.step_ms / 1000.0) / 1e9}};
-  if (s.comm_ms > 0) j["comm_ms"] = s.comm_ms;
-  if (stats) {
-    j["update_ratio"] = stats->update_ratio;
-    j["output_logit_mean"] = stats->output_logit_mean;
-    j["output_logit_max"] = stats->output_logit_max;
-    j["final_residual_rms"] = stats->final_residual_rms;
-    nlohmann::json layers = nlohmann::json::array();
-    for (const auto& l : stats->layers)
-      layers.push_back({{"residual_rms", l.residual_rms}, {"norm_out_rms", l.norm_out_rms}, {"attention_logit", l.attention_logit},
-                        {"grad_norm", l.grad_norm}, {"update_ratio", l.update_ratio}});
-    j["layers"] = layers;
-  }
+  nlohmann::json j = lm::step_record(s, stats);
+  j["gflops_per_s"] = flops / (s.step_ms / 1000.0) / 1e9;
   return j;
 }
 

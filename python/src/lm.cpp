@@ -16,6 +16,7 @@
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/sampling.h"
 #include "tapegrad/lm/settings.h"
+#include "tapegrad/lm/step_record.h"
 #include "tapegrad/lm/trainer.h"
 #include "tapegrad/nn/decoder.h"
 #include "tapegrad/random.h"
@@ -157,31 +158,10 @@ class TrainerCall {
   std::unique_lock<std::recursive_mutex> lock_;
 };
 
-// Every field of a step's result, by its C++ name: StepResult.to_dict() and fit's on_step dicts.
-pyb::dict result_dict(const lm::StepResult& r) {
-  pyb::dict d;
-  d["step"] = r.step;
-  d["loss"] = r.loss;
-  d["z_loss"] = r.z_loss;
-  d["log_z_mean"] = r.log_z_mean;
-  d["log_z_min"] = r.log_z_min;
-  d["lr"] = r.lr;
-  d["grad_norm"] = r.grad_norm;
-  d["step_ms"] = r.step_ms;
-  d["tokens_per_s"] = r.tokens_per_s;
-  d["finite"] = r.finite;
-  return d;
-}
-
-pyb::dict step_dict(const lm::StepReport& r) {
-  pyb::dict d = result_dict(r.result);
-  if (r.eval) {
-    d["val_loss"] = r.eval->val_loss;
-    if (!std::isnan(r.eval->train_loss)) d["train_loss"] = r.eval->train_loss;  // estimated with eval_train
-  }
-  if (r.divergence) d["divergence"] = r.divergence->detail;
-  return d;
-}
+// A step's record (lm/step_record.h), as train_lm's metrics.jsonl writes it: StepResult.to_dict()
+// and fit's on_step dicts.
+pyb::dict result_dict(const lm::StepResult& r) { return to_python(lm::step_record(r)).cast<pyb::dict>(); }
+pyb::dict step_dict(const lm::StepReport& r) { return to_python(lm::step_record(r)).cast<pyb::dict>(); }
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include "tapegrad/lm/run_lock.h"
 #include "tapegrad/lm/sampling.h"
 #include "tapegrad/lm/settings.h"
+#include "tapegrad/lm/step_record.h"
 #include "support.h"
 #include "tapegrad/io/file.h"
 #include "tapegrad/io/sha256.h"
@@ -588,4 +589,29 @@ TEST_CASE("accumulate: micro-batches give the whole batch's step within float32 
   CHECK(std::get<0>(run(3, 1)) == std::get<0>(run(3, 1)));
   c.accumulate = 9;
   CHECK_THROWS_WITH(make_trainer(c), Catch::Contains("accumulate 9 is more micro-batches than the batch of 8"));
+}
+
+TEST_CASE("lm: a step's record holds each field once, under StepResult's names, with what run() adds", "[lm]") {
+  lm::StepResult s;
+  s.step = 7, s.loss = 2.5, s.z_loss = 0.01, s.log_z_mean = 4.25, s.log_z_min = 3.75, s.lr = 3e-3, s.grad_norm = 0.8;
+  s.step_ms = 12.5, s.tokens_per_s = 4096, s.finite = true;
+  const nlohmann::json plain = lm::step_record(s);
+  std::set<std::string> keys;
+  for (const auto& [k, v] : plain.items()) keys.insert(k);
+  CHECK(keys == std::set<std::string>{"step", "loss", "z_loss", "log_z_mean", "log_z_min", "lr", "grad_norm", "step_ms",
+                                      "tokens_per_s", "finite"});
+  CHECK(plain["lr"] == 3e-3);
+  CHECK(plain["log_z_min"] == 3.75);
+  s.comm_ms = 1.5;  // data-parallel only
+  CHECK(lm::step_record(s)["comm_ms"] == 1.5);
+  lm::StepStats stats;
+  stats.update_ratio = 1e-3, stats.final_residual_rms = 2.0;
+  stats.layers.push_back({.residual_rms = 1.25, .norm_out_rms = 1.0, .attention_logit = 9.0, .grad_norm = 0.5, .update_ratio = 2e-3});
+  lm::StepReport report{.result = s, .stats = &stats, .eval = lm::EvalResult{.val_loss = 2.75, .train_loss = std::nan("")}};
+  const nlohmann::json full = lm::step_record(report);
+  CHECK(full["val_loss"] == 2.75);
+  CHECK(!full.contains("train_loss"));  // not estimated (eval_train off)
+  CHECK(full["final_residual_rms"] == 2.0);
+  CHECK(full["layers"][0]["attention_logit"] == 9.0);
+  CHECK(full["layers"][0]["norm_out_rms"] == 1.0);
 }
