@@ -36,8 +36,8 @@ def schema():
 def register_run_column(name, fold, of, unit="", summary="", meaning="", flag_above=None, flag_below=None,
                         flag_name="", flag_why=""):
     """Adds a measured quantity to every sweep from now on (this process): a run column `name`
-    that is the max, min or last (`fold`) of the curve columns `of` over a run's steps (schema()
-    names them; a per-layer column by its name, over every layer). With flag_above / flag_below it
+    that is the max, min or last (`fold`) of the curve columns `of` (a name or a list of names)
+    over a run's steps (schema() names them; a per-layer column by its name, over every layer). With flag_above / flag_below it
     is a judgement too: a run beyond the limit (and not diverged) is not clean, its learning rate
     does not count as trained, and report.md counts and lists such runs under `flag_name`, saying
     `flag_why`; the plots draw it against the learning rate with its limit.
@@ -45,8 +45,8 @@ def register_run_column(name, fold, of, unit="", summary="", meaning="", flag_ab
         tapegrad.lab.register_run_column("peak_grad_norm", "max", ["grad_norm"], flag_above=50,
                                          flag_name="gradient norm > 50", flag_why="...")
     """
-    _lab.register_run_column(name, fold, list(of), unit, summary, meaning, flag_above, flag_below, flag_name,
-                             flag_why)
+    of = [of] if isinstance(of, str) else list(of)  # one curve column may be given by its name alone
+    _lab.register_run_column(name, fold, of, unit, summary, meaning, flag_above, flag_below, flag_name, flag_why)
 
 
 def _number(text):

@@ -165,3 +165,25 @@ def test_a_registered_measurement_reaches_runs_csv_the_report_and_the_plots(tmp_
     with pytest.raises(tg.Error, match="unknown column 'peak_grad_norm'.*a column a program registered"):
         tg.lab.sweep(out, axes={"norm": ["layernorm", "rmsnorm"], "lr": [1e-3, 3e-3], "seed": [1]}, jobs=1,
                      dim=32, heads=2, layers=2, ctx=32, batch=4, steps=16, warmup=2, eval_iters=2)
+
+
+def test_a_measurement_registered_wrongly_is_an_error_naming_it():
+    """Each fault names the column and what is wrong; none of them registers anything."""
+    before = list(tg.lab._lab.run_columns())
+    with pytest.raises(tg.Error, match="fold 'avg' is not one of max, min, last"):
+        tg.lab.register_run_column("peak_a", "avg", ["loss"])
+    with pytest.raises(tg.Error, match="'../x' is not a column name"):
+        tg.lab.register_run_column("../x", "max", ["loss"])
+    with pytest.raises(tg.Error, match="it folds 'no_such', which is not a curve column"):
+        tg.lab.register_run_column("peak_b", "max", ["no_such"])
+    with pytest.raises(tg.Error, match="'final_val_loss' is already a run column"):
+        tg.lab.register_run_column("final_val_loss", "min", ["loss"])
+    with pytest.raises(tg.Error, match="flag_above must be finite"):
+        tg.lab.register_run_column("peak_c", "max", ["loss"], flag_above=float("nan"), flag_name="c")
+    with pytest.raises(tg.Error, match="its flag needs a name"):
+        tg.lab.register_run_column("peak_d", "max", ["loss"], flag_above=1.0)
+    with pytest.raises(tg.Error, match="it folds 'no_such', which"):  # one column given as a string
+        tg.lab.register_run_column("peak_e", "max", "no_such")
+    with pytest.raises(TypeError):
+        tg.lab.register_run_column("peak_f", "max", 5)
+    assert list(tg.lab._lab.run_columns()) == before
