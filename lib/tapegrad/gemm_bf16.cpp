@@ -144,6 +144,17 @@ void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
   gemm<float>(ta, tb, M, N, K, alpha, a, a_ld, b, b_ld, beta, C, ldc);
 }
 
-bool bf16_rounds_separately() { return state().load(std::memory_order_relaxed) == Bf16Kernels::kEmulated; }
+namespace {
+std::atomic<bool>& round_ahead_on() {
+  static std::atomic<bool> on{true};
+  return on;
+}
+}  // namespace
+
+bool bf16_rounds_separately() {
+  return state().load(std::memory_order_relaxed) == Bf16Kernels::kEmulated && round_ahead_on().load(std::memory_order_relaxed);
+}
+
+void set_bf16_round_ahead(bool on) { round_ahead_on() = on; }
 
 }  // namespace tapegrad

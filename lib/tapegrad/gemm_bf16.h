@@ -50,8 +50,12 @@ struct Bf16Operands {
 void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                const float* B, int64_t ldb, float beta, float* C, int64_t ldc, Bf16Operands operands = {});
 
-// Whether the active bf16 path rounds its operands in passes of their own (emulated): see above.
+// Whether callers should round ahead (see above): the emulated path is active and rounding ahead
+// is on. set_bf16_round_ahead(false) makes every caller leave the rounding to each GEMM, as on the
+// packing paths: the same bits (rounding is idempotent), the reference the modules' tests hold the
+// round-ahead path to, bit for bit.
 bool bf16_rounds_separately();
+void set_bf16_round_ahead(bool on);
 
 // gemm<T> at precision p: the bf16 GEMM for float with p = kBf16, gemm<T> otherwise (double always).
 template <typename T>

@@ -1,3 +1,4 @@
+#include <mutex>
 #include <omp.h>
 
 #include <algorithm>
@@ -216,11 +217,16 @@ TEST_CASE("batch parallel: a hook runs once per module call with the whole batch
     std::vector<int> threads;
   };
   Seen seen;
+  // Per worker (set_hooks_per_worker below) the hooks run on the workers' threads at once: they
+  // must be thread-safe, as a user's would.
+  std::mutex mu;
   block.register_forward_hook([&](nn::UnaryModule<double>&, Var<double>, Var<double> y) {
+    const std::lock_guard<std::mutex> lock(mu);
     seen.out.push_back(to_vector<double>(y.value())), seen.shapes.push_back(y.shape());
     seen.threads.push_back(omp_in_parallel());
   });
   block.register_backward_hook([&](nn::UnaryModule<double>&, TensorView<const double> dy) {
+    const std::lock_guard<std::mutex> lock(mu);
     seen.grad.push_back(to_vector<double>(dy)), seen.threads.push_back(omp_in_parallel());
   });
   // The whole batch on one thread: what every run must show.

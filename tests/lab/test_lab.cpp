@@ -1087,6 +1087,20 @@ TEST_CASE("lab: a registered measurement is written, read back, folded, judged a
                     Catch::Contains("'lr' is a column runs.csv already has"));
   CHECK_THROWS_WITH(register_run_column({.name = "peak_z", .fold = Fold{Fold::kMax, {"loss"}}, .flag = RunColumn::Flag{.name = "z"}}),
                     Catch::Contains("its flag needs a limit"));
+  {
+    const SchemaInUse sweep, nested;  // as run_lab around run_sweep
+    CHECK_THROWS_WITH(register_curve_column({.name = "later", .value = [](const lm::StepReport&) { return 0.0; }}),
+                      "register_curve_column 'later': a sweep is running in this process; register before it starts");
+    std::string from_another_thread;
+    std::thread([&] {
+      try {
+        register_run_column({.name = "peak_w", .fold = Fold{Fold::kMax, {"loss"}}});
+      } catch (const Error& e) {
+        from_another_thread = e.what();
+      }
+    }).join();
+    CHECK_THAT(from_another_thread, Catch::Contains("'peak_w': a sweep is running"));
+  }
   CHECK(run_columns().size() == run_count);
   CHECK(curve_schema().size() == curve_count);
 

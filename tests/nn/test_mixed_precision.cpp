@@ -34,6 +34,7 @@ struct Bf16Paths {
   ~Bf16Paths() {
     set_bf16_kernels(kernels);
     set_num_threads(threads);
+    set_bf16_round_ahead(true);
   }
 };
 
@@ -43,8 +44,12 @@ Var<float> composed_linear(Tape<float>& tape, Var<float> x, Parameter<float>& w,
   return add(matmul(x, tape.param(w), Trans::kNo, Trans::kYes), tape.param(b));
 }
 
-// The largest |a - b| over the largest |b|: float32 summation order gives ~1e-7, a GEMM operand
-// rounded or not rounded (or a bias gradient summed from rounded dy) 2^-9 ~ 2e-3.
+// The largest |a - b| over the largest |b|. Against a composition of primitive ops the float32
+// values a GEMM rounds differ in their last bits (other kernels, other sum orders), and a value at
+// a bf16 rounding boundary then goes to the neighbouring bf16 (2^-8 of it): the two agree to a
+// small fraction of bf16's precision (seen: up to 1.6e-4 with the sanitizers' kernels), while a
+// GEMM operand not rounded at all, or rounded twice as far, is off by ~2^-9 everywhere. The exact
+// check of the round-ahead path is the bitwise one below.
 double relative_gap(TensorView<const float> a, TensorView<const float> b) {
   double gap = 0, scale = 0;
   for (int64_t i = 0; i < a.numel(); ++i) {
@@ -53,7 +58,7 @@ double relative_gap(TensorView<const float> a, TensorView<const float> b) {
   }
   return gap / scale;
 }
-constexpr double kSumOrder = 2e-5;
+constexpr double kSumOrder = 5e-4;
 }  // namespace
 
 TEST_CASE("to_bf16: rounds the value and the gradient crossing it, and double tapes pass through", "[nn][bf16]") {
@@ -131,10 +136,10 @@ TEST_CASE("decoder: precision bf16 changes the loss by bf16 rounding only, and l
   CHECK_THROWS_WITH(decoder_config_from_json(j), Catch::Contains("config: precision 'fp16'") && Catch::Contains("fp32, bf16"));
 }
 
-// The fused modules round each GEMM operand once in bf16 (on the emulated path ahead of the GEMMs:
-// x and dy once for two GEMMs each, the activation in place), and their bias gradients sum the
-// unrounded dy. Their primitive-op compositions round inside every matmul: the two must agree to
-// float32 summation order on every kernel path, with and without biases.
+// The fused modules round each GEMM operand to bf16 (on the emulated path ahead of the GEMMs: x
+// and dy once for two GEMMs each, the activation in place), and their bias gradients sum the
+// unrounded dy. Their primitive-op compositions round inside every matmul: the two must agree
+// (relative_gap) on every kernel path, with and without biases.
 TEST_CASE("bf16 modules: Linear, MLP and attention equal their primitive-op compositions under Autocast",
           "[nn][bf16]") {
   const bool bias = GENERATE(true, false);
@@ -238,4 +243,56 @@ TEST_CASE("bf16 modules: Linear, MLP and attention equal their primitive-op comp
       }
     }
   }
+}
+
+// Rounding ahead (gemm_bf16.h, round_ahead) must change nothing: the emulated path's modules with
+// it on and off give the same bits — the output and every gradient — with and without biases, for
+// both MLP activations, on one and two threads (the MLP's slabs).
+TEST_CASE("bf16 modules: rounding ahead on the emulated path gives the bits of rounding at every GEMM", "[nn][bf16]") {
+  const bool bias = GENERATE(true, false);
+  const int threads = GENERATE(1, 2);
+  Bf16Paths paths;
+  set_bf16_kernels(Bf16Kernels::kEmulated);
+  set_num_threads(threads);
+  INFO("bias " << bias << ", " << threads << " threads");
+  const int64_t B = 3, Tn = 24, C = 32;
+  const Tensor<float> x0 = randn({B, Tn, C}, 2).cast<float>(), dy = randn({B, Tn, C}, 3).cast<float>();
+  // Every gradient and the output, of one module run forward and backward under Autocast bf16.
+  const auto run = [&](UnaryModule<float>& m, bool ahead) {
+    set_bf16_round_ahead(ahead);
+    for (Parameter<float>* p : m.parameters()) p->grad().fill(0);
+    Parameter<float> x("x", x0);
+    Tape<float> tape;
+    Var<float> y;
+    {
+      const Autocast a({.gemm = Precision::kBf16});
+      y = m.forward(tape.param(x));
+    }
+    tape.backward(y, dy.view());
+    std::vector<std::vector<double>> all{to_vector<float>(y.value()), to_vector<float>(x.grad().view())};
+    for (Parameter<float>* p : m.parameters()) all.push_back(to_vector<float>(p->grad().view()));
+    set_bf16_round_ahead(true);
+    return all;
+  };
+  Linear<float> lin({.in = C, .out = C, .bias = bias});
+  MLP<float> gelu_mlp({.dim = C, .hidden = 96, .bias = bias});
+  MLP<float> swiglu_mlp({.dim = C, .hidden = 64, .activation = MlpActivation::kSwiGLU, .bias = bias});
+  CausalSelfAttention<float> attn({.dim = C, .heads = 4, .bias = bias});
+  for (UnaryModule<float>* m : std::initializer_list<UnaryModule<float>*>{&lin, &gelu_mlp, &swiglu_mlp, &attn}) {
+    INFO(m->type_name());
+    randomize(*m, 1);
+    const auto ahead = run(*m, true), at_each_gemm = run(*m, false);
+    REQUIRE(ahead.size() == at_each_gemm.size());
+    for (size_t i = 0; i < ahead.size(); ++i) CHECK(ahead[i] == at_each_gemm[i]);
+  }
+  const auto plain = run(lin, true);
+  set_bf16_kernels(Bf16Kernels::kEmulated);
+  {
+    // And the switch is seen: rounding ahead happens only where it is on.
+    set_bf16_round_ahead(false);
+    CHECK_FALSE(bf16_rounds_separately());
+    set_bf16_round_ahead(true);
+    CHECK(bf16_rounds_separately());
+  }
+  CHECK(plain.size() == (bias ? 4u : 3u));  // y, dx, dW (and db)
 }

@@ -187,3 +187,21 @@ def test_a_measurement_registered_wrongly_is_an_error_naming_it():
     with pytest.raises(TypeError):
         tg.lab.register_run_column("peak_f", "max", 5)
     assert list(tg.lab._lab.run_columns()) == before
+
+
+def test_registering_while_a_sweep_runs_is_an_error_not_a_crash(tmp_dir):
+    """The sweep's workers fold every step by the record schema: a registration from a callback
+    (the main thread or a worker's) while it runs is refused, saying why, and the sweep finishes."""
+    refused = []
+
+    def on_run(record, skipped, done, total):
+        try:
+            tg.lab.register_run_column(f"peak_loss_{done}", "max", "loss")
+        except tg.Error as e:
+            refused.append(str(e))
+
+    result = tg.lab.sweep(tmp_dir, axes={"norm": ["layernorm", "none"], "lr": [3e-3], "seed": [1]}, jobs=2,
+                          plots=False, on_run=on_run, **SETTINGS)
+    assert len(result.records) == 2 and len(refused) == 2
+    assert all("a sweep is running in this process; register before it starts" in m for m in refused)
+    assert "peak_loss_1" not in tg.lab._lab.run_columns()

@@ -19,6 +19,7 @@ double seconds(std::chrono::steady_clock::duration d) { return std::chrono::dura
 LabResult run_lab(SweepOptions o, const std::set<std::string>& given, const SweepOptions& defaults,
                   const std::string& this_command, const LabHooks& hooks, const lm::Communicator* comm) {
   const auto t0 = std::chrono::steady_clock::now();
+  const SchemaInUse schema;  // the sweep, summary and report read the record schema throughout
   const bool root = comm == nullptr || comm->root();
   name_given(o, given);  // a recipe leaves what the caller names alone
   io::check_path(o.out, "the sweep's folder (out)");

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <shared_mutex>
 #include <sstream>
 
 #include "tapegrad/io/file.h"
@@ -62,7 +64,26 @@ namespace {
 std::vector<RunColumn>& run_table();
 std::vector<CurveColumn>& curve_table();
 std::atomic<uint64_t> schema_generation{0};
+
+// Sweeps hold it shared (SchemaInUse); a registration takes it alone, without waiting.
+std::shared_mutex& schema_mutex() {
+  static std::shared_mutex m;
+  return m;
+}
+thread_local int schema_uses = 0;  // SchemaInUse's nesting on this thread
 }  // namespace
+
+SchemaInUse::SchemaInUse() {
+  if (schema_uses++ == 0) {
+    schema_mutex().lock_shared();
+    holds_ = true;
+  }
+}
+
+SchemaInUse::~SchemaInUse() {
+  --schema_uses;
+  if (holds_) schema_mutex().unlock_shared();
+}
 
 const std::vector<RunColumn>& run_columns() { return run_table(); }
 const std::vector<CurveColumn>& curve_schema() { return curve_table(); }
@@ -231,7 +252,21 @@ std::vector<const RunColumn*> judging_columns() {
   return j;
 }
 
+namespace {
+// The registries' lock for one registration: an Error while a sweep reads the tables.
+std::unique_lock<std::shared_mutex> lock_for_registration(const char* what, const std::string& name) {
+  const auto busy = [&] {
+    return Error(cat(what, " '", name.substr(0, 64), "': a sweep is running in this process; register before it starts"));
+  };
+  if (schema_uses > 0) throw busy();  // this thread holds it shared: trying it alone would deadlock
+  std::unique_lock<std::shared_mutex> lock(schema_mutex(), std::try_to_lock);
+  if (!lock.owns_lock()) throw busy();
+  return lock;
+}
+}  // namespace
+
 void register_curve_column(CurveColumn c) {
+  const auto lock = lock_for_registration("register_curve_column", c.name);
   check(is_column_name(c.name), "register_curve_column: '", c.name.substr(0, 64),
         "' is not a column name (lower_snake_case: a-z, 0-9, _, a letter first, at most 64)");
   check(c.per_layer ? static_cast<bool>(c.layer_value) : static_cast<bool>(c.value), "register_curve_column '", c.name,
@@ -244,6 +279,7 @@ void register_curve_column(CurveColumn c) {
 }
 
 void register_run_column(RunColumn c) {
+  const auto lock = lock_for_registration("register_run_column", c.name);
   check(is_column_name(c.name), "register_run_column: '", c.name.substr(0, 64),
         "' is not a column name (lower_snake_case: a-z, 0-9, _, a letter first, at most 64)");
   check(std::holds_alternative<Measured>(c.member), "register_run_column '", c.name,

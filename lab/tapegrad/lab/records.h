@@ -126,9 +126,24 @@ double column_value(const RunRecord& r, const RunColumn& c);
 // own (docs/extending.md, "A lab measurement"). A curve column: its name and the function reading
 // it from a step. A run column: a number (member Measured) folded from curve columns (`fold`,
 // required), optionally with a Flag. Names are new, lower_snake_case; older folders read the
-// column as unmeasured. Not thread-safe against a running sweep: register first.
+// column as unmeasured. Register before a sweep starts: while one runs in the process (a
+// SchemaInUse is held), registering is an Error saying so.
 void register_curve_column(CurveColumn c);
 void register_run_column(RunColumn c);
+
+// Held by whatever reads the tables for a while (run_lab, run_sweep: their worker threads fold
+// every step by them): registrations wait for no one and fail while one is held. Nests within a
+// thread.
+class SchemaInUse {
+ public:
+  SchemaInUse();
+  ~SchemaInUse();
+  SchemaInUse(const SchemaInUse&) = delete;
+  SchemaInUse& operator=(const SchemaInUse&) = delete;
+
+ private:
+  bool holds_ = false;
+};
 
 // A column of the curves (curves/<id>.csv, curves.csv), after run_id and the identity settings,
 // with its value at a step: of the step, or (per_layer, written name_<layer>) of each layer.

@@ -129,6 +129,7 @@ std::vector<RunRecord> run_sweep(const SweepOptions& asked,
                                  const lm::Communicator* comm, SweepTiming* timing, const std::function<void()>& on_tail,
                                  const std::function<bool()>& stop_requested) {
   const auto t_start = std::chrono::steady_clock::now();
+  const SchemaInUse schema;  // the workers fold every step by the record schema
   const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };

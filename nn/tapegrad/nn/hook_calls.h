@@ -12,7 +12,8 @@
 // order, then backward ones in theirs. For a share's loss seeded with B_k / B, its d loss / d y is
 // the whole batch's on its rows, so the concatenation is the whole batch's gradient.
 //
-// set_hooks_per_worker(true) restores one call per worker and share (to see each thread's slice).
+// set_hooks_per_worker(true) restores one call per worker and share (to see each thread's slice):
+// the hooks then run on the workers' threads at the same time, so they must be thread-safe.
 // HooksOff turns a thread's hooks off (evaluation: its hundreds of forward calls are not the
 // training step the hooks observe).
 #pragma once
