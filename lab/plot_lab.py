@@ -624,7 +624,7 @@ def main(argv):
                 log_scale(ax, "y")
             ax.set_xlabel("peak learning rate")
             ax.set_ylabel(name)
-            ax.set_title(heading)
+            ax.set_title(heading.replace("$", r"\$"))  # a registered heading is text, not mathtext
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
         fig.suptitle("The limits runs are judged by: each judging column vs learning rate (median over seeds)")

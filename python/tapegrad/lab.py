@@ -46,6 +46,9 @@ def register_run_column(name, fold, of, unit="", summary="", meaning="", flag_ab
                                          flag_name="gradient norm > 50", flag_why="...")
     """
     of = [of] if isinstance(of, str) else list(of)  # one curve column may be given by its name alone
+    for limit, key in ((flag_above, "flag_above"), (flag_below, "flag_below")):
+        if isinstance(limit, bool):  # True is not a limit of 1
+            raise TypeError(f"register_run_column {name!r}: {key} must be a number, got {limit!r}")
     _lab.register_run_column(name, fold, of, unit, summary, meaning, flag_above, flag_below, flag_name, flag_why)
 
 

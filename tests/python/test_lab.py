@@ -186,6 +186,12 @@ def test_a_measurement_registered_wrongly_is_an_error_naming_it():
         tg.lab.register_run_column("peak_e", "max", "no_such")
     with pytest.raises(TypeError):
         tg.lab.register_run_column("peak_f", "max", 5)
+    with pytest.raises(TypeError, match="flag_above must be a number, got True"):
+        tg.lab.register_run_column("peak_g", "max", "loss", flag_above=True, flag_name="g")
+    with pytest.raises(tg.Error, match="its flag name must be one line of at most 80 bytes without '[|]'"):
+        tg.lab.register_run_column("peak_h", "max", "loss", flag_above=1.0, flag_name="a | b\n## evil")
+    with pytest.raises(tg.Error, match="its flag's why must be one line of at most 1000 bytes"):
+        tg.lab.register_run_column("peak_i", "max", "loss", flag_above=1.0, flag_name="i", flag_why="x" * 2000)
     assert list(tg.lab._lab.run_columns()) == before
 
 

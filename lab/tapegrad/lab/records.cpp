@@ -298,6 +298,17 @@ void register_run_column(RunColumn c) {
   check(!c.flag || !std::isnan(c.flag->above) || !std::isnan(c.flag->below), "register_run_column '", c.name,
         "': its flag needs a limit (above or below)");
   check(!c.flag || !c.flag->name.empty(), "register_run_column '", c.name, "': its flag needs a name for the report");
+  // The texts go into report.md's tables and sentences: one line each, and the heading no cell divider.
+  const auto text_ok = [&](const std::string& t, const char* field, size_t most, bool heading) {
+    const bool control = std::any_of(t.begin(), t.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; });
+    check(t.size() <= most && !control && (!heading || t.find_first_of("|`") == std::string::npos), "register_run_column '",
+          c.name, "': its ", field, " must be one line of at most ", most, " bytes", heading ? " without '|' or '`'" : "",
+          " (got ", t.size(), " bytes", control ? ", with a control character" : "", ")");
+  };
+  text_ok(c.unit, "unit", 64, true);
+  text_ok(c.summary, "summary", 200, false);
+  text_ok(c.meaning, "meaning", 1000, false);
+  if (c.flag) text_ok(c.flag->name, "flag name", 80, true), text_ok(c.flag->why, "flag's why", 1000, false);
   c.added_later = true;  // folders written before it was registered read it as unmeasured
   run_table().push_back(std::move(c));
   ++schema_generation;
