@@ -115,11 +115,11 @@ int main(int argc, char** argv) {
     }
     const TrainConfig& c = trainer->config();
     auto& model = *trainer->decoder();  // train_lm trains tapegrad's decoder
-    const double flops = flops_per_step(model.config(), c.batch, c.ctx);
+    const double flops = flops_per_step(model.config(), c.batch, c.model.ctx);
     // The step's own GEMMs, as this process runs them (its share of the batch, split over its
     // threads): the limit a step's FLOP/s is measured against (lm/flops.h).
     const int64_t ranks = comm.distributed() ? comm.size() : 1;
-    const double gemm_peak = measure_step_gemm_gflops(model.config(), c.batch / ranks, c.ctx, StepSplit::kBatch, 0.1);
+    const double gemm_peak = measure_step_gemm_gflops(model.config(), c.batch / ranks, c.model.ctx, StepSplit::kBatch, 0.1);
     if (root) {
       std::fprintf(stderr, "%s(%s)\n%lld parameters, vocab %lld (%s tokenizer), %d threads%s%s; %.2f GFLOP/step, step-GEMM limit %.0f GFLOP/s\n",
                    model.type_name().c_str(), model.options_repr().c_str(),

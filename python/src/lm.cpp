@@ -286,7 +286,7 @@ void bind_lm(pyb::module_& top) {
   pyb::class_<nn::Decoder<float>, LM, std::shared_ptr<nn::Decoder<float>>>(m, "Decoder")
       .def(pyb::init([](const TrainConfig& c, int64_t vocab, uint64_t seed) {
              c.validate();
-             return std::make_shared<nn::Decoder<float>>(c.model(vocab), seed);
+             return std::make_shared<nn::Decoder<float>>(c.model_for(vocab), seed);
            }),
            pyb::arg("config"), pyb::arg("vocab"), pyb::arg("seed") = 1,
            "The pre-norm decoder the config's model settings describe (dim, layers, heads, norm, ...).");
@@ -318,7 +318,7 @@ void bind_lm(pyb::module_& top) {
                check(int_attr("vocab_size", vocab) == vocab, "Trainer model: its vocab_size ", int_attr("vocab_size", vocab),
                      " is not the tokenizer's ", vocab, " (build it with tg.lm.vocab_size(config))");
                // The longest sequence it takes: ctx, the name the settings use ("context" before).
-               const int64_t ctx = int_attr(pyb::hasattr(model, "ctx") ? "ctx" : "context", config.ctx);
+               const int64_t ctx = int_attr(pyb::hasattr(model, "ctx") ? "ctx" : "context", config.model.ctx);
                p.trainer = std::make_unique<lm::Trainer>(config, python_language_model(model, vocab, ctx), tokenizer, data);
              }
              p.text = text;
@@ -436,7 +436,7 @@ void bind_lm(pyb::module_& top) {
         TrainerCall use(p);
         const lm::TrainConfig& c = p.trainer->config();
         return cat("Trainer(step ", p.trainer->step(), " of ", c.steps, ", ", p.trainer->model().type_name(), " ",
-                   p.trainer->model().num_parameters(), " parameters, norm=", c.norm.name(), ", lr ", p.trainer->lr(),
+                   p.trainer->model().num_parameters(), " parameters, norm=", c.model.norm.name(), ", lr ", p.trainer->lr(),
                    " now, ", c.optimizer, ", vocab ", p.trainer->tokenizer().vocab_size(), ")");
       });
 }

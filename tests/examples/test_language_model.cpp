@@ -39,7 +39,7 @@ class Bigram : public nn::LanguageModel<float> {
 
 TrainConfig bigram_config() {
   TrainConfig c;
-  c.ctx = 16, c.batch = 8, c.steps = 40, c.warmup = 0, c.lr = 2e-1, c.eval_iters = 2, c.threads = 2;
+  c.model.ctx = 16, c.batch = 8, c.steps = 40, c.warmup = 0, c.lr = 2e-1, c.eval_iters = 2, c.threads = 2;
   return c;
 }
 
@@ -90,10 +90,10 @@ TEST_CASE("language model: a model of the user's own trains through lm::Trainer,
 
 TEST_CASE("language model: a decoder built by the caller trains as the trainer's own, bitwise", "[train][language_model]") {
   TrainConfig c = bigram_config();
-  c.layers = 1, c.heads = 2, c.dim = 16, c.lr = 1e-2, c.steps = 5;
+  c.model.layers = 1, c.model.heads = 2, c.model.dim = 16, c.lr = 1e-2, c.steps = 5;
   const Run r = corpus(c);
   Trainer own(c, r.tok, r.data);
-  Trainer given(c, std::make_unique<nn::Decoder<float>>(c.model(r.tok->vocab_size()), c.seed), r.tok, r.data);
+  Trainer given(c, std::make_unique<nn::Decoder<float>>(c.model_for(r.tok->vocab_size()), c.seed), r.tok, r.data);
   REQUIRE(given.decoder() != nullptr);
   for (int i = 0; i < c.steps; ++i) CHECK(own.train_step().loss == given.train_step().loss);
 }
@@ -118,7 +118,7 @@ TEST_CASE("language model: checkpointed and resumed with the function that build
                       Catch::Contains("checkpoint.json: the checkpoint holds a Bigram, a model of the user's own: pass "
                                       "ResumeOverrides::model, a function that builds it"));
   REQUIRE_THROWS_WITH(resume_trainer(dir.string(), {.text = default_corpus(),
-                                                    .model = [&] { return std::make_unique<nn::Decoder<float>>(c.model(r.tok->vocab_size()), 1); }}),
+                                                    .model = [&] { return std::make_unique<nn::Decoder<float>>(c.model_for(r.tok->vocab_size()), 1); }}),
                       Catch::Contains("checkpoint.json: the checkpoint holds a Bigram, ResumeOverrides::model built a Decoder"));
   REQUIRE_THROWS_WITH(load_model(dir.string()), Catch::Contains("the checkpoint holds a Bigram, a model of the user's own: build "
                                                                 "it and load"));
@@ -139,7 +139,7 @@ TEST_CASE("language model: the decoder's settings asked of another model are err
   c.sharpness_every = 5;
   refused(c, 64, "sharpness-every needs tapegrad's decoder; the model is a Bigram");
   c = bigram_config();
-  c.z_loss = 1e-4;
+  c.model.z_loss = 1e-4;
   refused(c, 64, "z-loss is added by tapegrad's decoder; a Bigram adds it in its own forward (nn::lm_output(logits, targets, z_loss))");
   refused(bigram_config(), 8, "ctx 16 exceeds the 8 positions Bigram::ctx() accepts");
   REQUIRE_THROWS_WITH(Trainer(bigram_config(), std::make_unique<Bigram>(r.tok->vocab_size() + 1, 64, 1), r.tok, r.data),

@@ -28,7 +28,7 @@ namespace {
 
 TrainConfig tiny_config() {
   TrainConfig c;
-  c.layers = 2, c.heads = 2, c.dim = 16, c.ctx = 16, c.batch = 4, c.steps = 40, c.warmup = 5;
+  c.model.layers = 2, c.model.heads = 2, c.model.dim = 16, c.model.ctx = 16, c.batch = 4, c.steps = 40, c.warmup = 5;
   c.eval_iters = 2, c.threads = 2;
   return c;
 }
@@ -100,8 +100,8 @@ TEST_CASE("train: a small model overfits one batch to near-zero loss", "[train]"
 TEST_CASE("train: same seed and threads, bitwise-identical losses, another seed differs", "[train]") {
   // Heads of 8 (the attention core's GEMM path) and of 16 (its float head kernels).
   TrainConfig base = tiny_config();
-  base.dim = GENERATE(16, 32);
-  INFO("dim " << base.dim);
+  base.model.dim = GENERATE(16, 32);
+  INFO("dim " << base.model.dim);
   auto a = make_trainer(base), b = make_trainer(base);
   TrainConfig other = base;
   other.seed = 7;
@@ -116,7 +116,7 @@ TEST_CASE("train: same seed and threads, bitwise-identical losses, another seed 
 
 TEST_CASE("train: with a z-loss, every reported loss is the cross-entropy, the penalty and log Z apart", "[train]") {
   TrainConfig c = tiny_config();
-  c.z_loss = 0.01;
+  c.model.z_loss = 0.01;
   auto t = make_trainer(c);
   StepResult r;
   for (int i = 0; i < 3; ++i) r = t->train_step();
@@ -126,12 +126,12 @@ TEST_CASE("train: with a z-loss, every reported loss is the cross-entropy, the p
   CHECK(r.log_z_min <= r.log_z_mean);
   // Evaluation: the cross-entropy of the same logits, computed again by the op without a z-loss.
   std::vector<int32_t> ids, targets;
-  BatchSampler s(t->data().val, c.batch, c.ctx, 99);
+  BatchSampler s(t->data().val, c.batch, c.model.ctx, 99);
   s.next(ids, targets);
-  const double reported = t->loss_on(ids, targets, c.batch, c.ctx);
+  const double reported = t->loss_on(ids, targets, c.batch, c.model.ctx);
   Tape<float> tape;
   auto guard = tape.no_grad();
-  const auto out = t->model().forward(tape, ids, c.batch, c.ctx, targets);
+  const auto out = t->model().forward(tape, ids, c.batch, c.model.ctx, targets);
   const float plain = cross_entropy(out.logits, targets, 0.0).value()[0];
   CHECK(reported == plain);
   CHECK(out.loss.value()[0] > plain + 0.5 * out.terms.z_loss);  // the objective carries the penalty
@@ -160,7 +160,7 @@ TEST_CASE("checkpoint: resume gives bitwise the losses of an uninterrupted run",
 // Every model knob away from its default: a knob the model config or the checkpoint left out would
 // come back as its default here. The values are chosen per knob (a valid model: heads divide dim,
 // every choice known); the test requires one for each knob the settings table has.
-TEST_CASE("checkpoint: every model knob at a non-default value survives model(), the checkpoint and take_model()",
+TEST_CASE("checkpoint: every model knob at a non-default value survives model_for(), the checkpoint and loading",
           "[train][settings]") {
   const nlohmann::json knobs = {
       {"layers", 3},          {"heads", 3},           {"dim", 24},              {"ctx", 12},
@@ -169,7 +169,7 @@ TEST_CASE("checkpoint: every model knob at a non-default value survives model(),
       {"dyt-beta", false},    {"embed-scale", "learned"}, {"embed-scale-init", 2.5},
       {"embed-scale-positions", true}, {"embed-scale-rule", "unit-input"}, {"embed-norm", true},
       {"final-norm", false},  {"precision", "bf16"},  {"norm-eps", 1e-6},       {"norm-precision", "bf16"},
-      {"z-loss", 1e-3}};
+      {"z-loss", 1e-3},       {"mlp-hidden", 40},     {"init-std", 0.03}};
   TrainConfig c = tiny_config();
   const TrainConfig defaults;
   for (const Setting& s : settings()) {
@@ -181,7 +181,7 @@ TEST_CASE("checkpoint: every model knob at a non-default value survives model(),
   }
   c.validate();
   // Each knob reaches the model: its DecoderConfig field differs from the default model's.
-  const nn::DecoderConfig m = c.model(65);
+  const nn::DecoderConfig m = c.model_for(65);
   for (const Setting& s : settings())
     if (in_model(s)) {
       INFO("model knob " << s.key);
@@ -194,10 +194,10 @@ TEST_CASE("checkpoint: every model knob at a non-default value survives model(),
   LoadedModel loaded = load_model(dir.string());
   REQUIRE(t->decoder() != nullptr);
   CHECK(loaded.model->config() == t->decoder()->config());
-  CHECK(to_json(loaded.model->config()) == to_json(c.model(loaded.model->config().vocab_size)));
+  CHECK(to_json(loaded.model->config()) == to_json(c.model_for(loaded.model->config().vocab_size)));
   CHECK(to_json(loaded.config) == to_json(c));  // the training config, model knobs from the model config
   TrainConfig back;
-  back.take_model(loaded.model->config());
+  back.model = loaded.model->config();
   for (const Setting& s : settings())
     if (in_model(s)) CHECK(setting_json(s, back) == knobs[s.key]);
   auto resumed = resume_trainer(dir.string());
@@ -211,7 +211,7 @@ TEST_CASE("checkpoint: every registered norm saves, reloads and resumes bitwise"
   INFO("norm " << norm);
   const fs::path dir = fresh_dir("norm_" + norm);
   TrainConfig c = tiny_config();
-  c.norm = nn::NormKind::parse(norm);
+  c.model.norm = nn::NormKind::parse(norm);
   auto straight = make_trainer(c);
   std::vector<double> expect;
   for (int i = 0; i < 4; ++i) expect.push_back(straight->train_step().loss);
@@ -219,7 +219,7 @@ TEST_CASE("checkpoint: every registered norm saves, reloads and resumes bitwise"
   for (int i = 0; i < 2; ++i) first->train_step();
   save_checkpoint(*first, dir.string());
   LoadedModel m = load_model(dir.string());
-  CHECK(m.model->config().norm == c.norm);
+  CHECK(m.model->config().norm == c.model.norm);
   for (auto& [name, p] : first->model().named_parameters())
     REQUIRE(std::equal(p->value().span().begin(), p->value().span().end(), m.model->parameter(name).value().span().begin()));
   auto resumed = resume_trainer(dir.string());

@@ -42,8 +42,11 @@ struct ThreeFields {
 TEST_CASE("settings: every TrainConfig field has exactly one row in the table", "[settings]") {
   static_assert(field_count<ThreeFields>() == 3, "the field counter counts");
   // A field added to TrainConfig without a row makes the counts differ (and one added twice, or a
-  // row pointing at another's field, makes two rows share a member).
-  CHECK(lm::settings().size() == field_count<lm::TrainConfig>());
+  // row pointing at another's field, makes two rows share a member). TrainConfig::model is one
+  // field, whose own fields are the model knobs (the next test).
+  size_t own = 0;
+  for (const auto& s : lm::settings()) own += !lm::in_model(s);
+  CHECK(own + 1 == field_count<lm::TrainConfig>());
   const auto& table = lm::settings();
   for (size_t i = 0; i < table.size(); ++i)
     for (size_t j = i + 1; j < table.size(); ++j) {
@@ -64,8 +67,7 @@ TEST_CASE("settings: DecoderConfig's fields each have one row, and each model kn
       CHECK(fields[i].member != fields[j].member);
       CHECK(fields[i].key != fields[j].key);
     }
-  // The model's config holds the model knobs and these architecture constants, which are no
-  // training settings: vocab_size (from the tokenizer), mlp_hidden, init_std.
+  // Every field is a model knob, except vocab_size (the tokenizer's).
   std::set<std::string> named;
   for (const auto& s : lm::settings()) {
     if (!lm::in_model(s)) continue;
@@ -75,13 +77,26 @@ TEST_CASE("settings: DecoderConfig's fields each have one row, and each model kn
   std::set<std::string> unnamed;
   for (const auto& f : fields)
     if (!named.count(f.key)) unnamed.insert(f.key);
-  CHECK(unnamed == std::set<std::string>{"vocab_size", "mlp_hidden", "init_std"});
+  CHECK(unnamed == std::set<std::string>{"vocab_size"});
+  // Each knob is its row's: the key with '-' for '_', the help, range, size bound and choices.
+  for (const auto& s : lm::settings()) {
+    if (!lm::in_model(s)) continue;
+    const nn::DecoderField& f = lm::decoder_field(s);
+    std::string key = f.key;
+    std::replace(key.begin(), key.end(), '_', '-');
+    CHECK(s.key == key);
+    CHECK(s.help == f.help);
+    CHECK(s.range.has_value() == f.range.has_value());
+    CHECK(s.at_most.has_value() == f.at_most.has_value());
+    CHECK(s.choices == f.choices);
+    CHECK(s.group == (f.objective ? lm::SettingGroup::kOptimisation : lm::SettingGroup::kModel));
+  }
 }
 
 TEST_CASE("settings: config.json and the checkpoint split are the table's", "[settings]") {
   lm::TrainConfig c;
-  c.dim = 96, c.heads = 3, c.norm = nn::NormKind::parse("rmsnorm"), c.lr = 3e-3, c.seed = 7, c.tie_head = false;
-  c.placement = nn::Placement::parse("peri"), c.data = "/x.txt", c.z_loss = 1e-4;
+  c.model.dim = 96, c.model.heads = 3, c.model.norm = nn::NormKind::parse("rmsnorm"), c.lr = 3e-3, c.seed = 7, c.model.tie_head = false;
+  c.model.placement = nn::Placement::parse("peri"), c.data = "/x.txt", c.model.z_loss = 1e-4;
   const nlohmann::json j = lm::to_json(c);
   CHECK(j.size() == lm::settings().size());
   CHECK(j["dim"] == 96);
@@ -92,7 +107,7 @@ TEST_CASE("settings: config.json and the checkpoint split are the table's", "[se
   // The checkpoint's "train" leaves out the model's settings and gets them back from the model.
   const nlohmann::json train = lm::without_model_fields(j);
   for (const auto& s : lm::settings()) CHECK(train.contains(s.key) == !lm::in_model(s));
-  CHECK(lm::to_json(lm::train_config_from_json(train, c.model(65))) == j);
+  CHECK(lm::to_json(lm::train_config_from_json(train, c.model_for(65))) == j);
   REQUIRE_THROWS_WITH(lm::train_config_from_json(nlohmann::json{{"stepz", 3}}), "training config: unknown key 'stepz'");
   REQUIRE_THROWS_WITH(lm::train_config_from_json(nlohmann::json{{"dim", "wide"}}),
                       Catch::Contains("field 'dim' must be an integer"));
@@ -111,18 +126,18 @@ TEST_CASE("settings: each row's range is checked, naming the flag as the table s
     }
     return std::string("accepted");
   };
-  CHECK(refused([](auto& c) { c.layers = 0; }) == "--layers must be positive, got 0");
-  CHECK(refused([](auto& c) { c.layers = 5000; }) == "--layers 5000 is too large (at most 4096)");
+  CHECK(refused([](auto& c) { c.model.layers = 0; }) == "--layers must be positive, got 0");
+  CHECK(refused([](auto& c) { c.model.layers = 5000; }) == "--layers 5000 is too large (at most 4096)");
   CHECK(refused([](auto& c) { c.beta2 = 1; }) == "--beta2 must be in [0, 1), got 1");
   CHECK(refused([](auto& c) { c.clip = -1; }) == "--clip must be >= 0 (0 disables clipping), got -1");
-  CHECK(refused([](auto& c) { c.z_loss = 2; }) == "--z-loss must be in [0, 1] (0: off; PaLM uses 1e-4), got 2");
-  CHECK(refused([](auto& c) { c.dyt_alpha = 0; }) == "--dyt-alpha must be in (0, 100], got 0");
+  CHECK(refused([](auto& c) { c.model.z_loss = 2; }) == "--z-loss must be in [0, 1] (0: off; PaLM uses 1e-4), got 2");
+  CHECK(refused([](auto& c) { c.model.dyt_alpha = 0; }) == "--dyt-alpha must be in (0, 100], got 0");
   CHECK(refused([](auto& c) { c.val_fraction = 1; }) == "--val-fraction must be in (0, 1), got 1");
   CHECK(refused([](auto& c) { c.lr = std::numeric_limits<double>::quiet_NaN(); }) == "--lr must be a finite number, got nan");
   CHECK(refused([](auto& c) { c.optimizer = "adam"; }) == "--optimizer must be adamw or sgd, got 'adam'");
   CHECK(refused([](auto& c) { c.sharpness_iters = 0; }) == "--sharpness-iters must be in [1, 1000], got 0");
   // Relations between rows stay in validate().
-  CHECK(refused([](auto& c) { c.dim = 30; }) == "--heads 4 does not divide --dim 30");
+  CHECK(refused([](auto& c) { c.model.dim = 30; }) == "--heads 4 does not divide --dim 30");
   CHECK(refused([](auto& c) { c.min_lr = 1; }) == "--min-lr must be in [0, --lr], got 1");
   CHECK(refused([](auto&) {}) == "accepted");
 }
@@ -169,7 +184,7 @@ TEST_CASE("settings: every row's range and size bound is checked, on each side, 
     INFO(s.key);
     std::vector<double> outside;
     if (s.range) {
-      const lm::SettingRange& r = *s.range;
+      const SettingRange& r = *s.range;
       if (std::isfinite(r.low)) outside.push_back(r.low_open ? r.low : r.low - 1);
       if (std::isfinite(r.high)) outside.push_back(r.high_open ? r.high : r.high + 1);
     }
@@ -207,7 +222,7 @@ TEST_CASE("settings: a path setting with a NUL byte is refused, the byte shown",
 }
 
 TEST_CASE("settings: docs/training.md's flag tables are the settings table", "[settings][docs]") {
-  const std::string begin = "<!-- flags: generated from the settings table (lm/settings.cpp); the suite checks it -->";
+  const std::string begin = "<!-- flags: generated from the settings table (lm/settings.cpp, the model's rows from nn/decoder_config.cpp); the suite checks it -->";
   const std::string end = "<!-- end of flags -->";
   const std::string page = io::read_file(std::string(TAPEGRAD_SOURCE_DIR) + "/docs/training.md");
   const size_t from = page.find(begin), to = page.find(end);
@@ -226,71 +241,71 @@ TEST_CASE("recipes: a recipe sets its target and its settings, flags given win, 
   lm::TrainConfig c;
   c.recipe = "dyt-paper";
   lm::apply_recipe(c, {"recipe"}, {"recipe"});
-  CHECK(c.norm == nn::NormKind::parse("dyt"));  // the target, when --norm was not given
-  CHECK(c.embed_scale == nn::EmbedScale::kLearned);
-  CHECK(c.embed_scale_init == 0);  // sqrt(dim) at the model
-  CHECK(c.dyt_alpha_attn == 1.0);
-  CHECK(c.dyt_alpha == 1.0);
-  CHECK(!c.dyt_beta);
-  CHECK(c.model(65).embed_scale == nn::EmbedScale::kLearned);
+  CHECK(c.model.norm == nn::NormKind::parse("dyt"));  // the target, when --norm was not given
+  CHECK(c.model.embed_scale == nn::EmbedScale::kLearned);
+  CHECK(c.model.embed_scale_init == 0);  // sqrt(dim) at the model
+  CHECK(c.model.dyt_alpha_attn == 1.0);
+  CHECK(c.model.dyt_alpha == 1.0);
+  CHECK(!c.model.dyt_beta);
+  CHECK(c.model_for(65).embed_scale == nn::EmbedScale::kLearned);
   // A flag given wins over the recipe.
   lm::TrainConfig d;
-  d.recipe = "dyt-paper", d.dyt_alpha = 2.0;
+  d.recipe = "dyt-paper", d.model.dyt_alpha = 2.0;
   lm::apply_recipe(d, {"recipe", "dyt-alpha"}, {"recipe", "dyt-alpha"});
-  CHECK(d.dyt_alpha == 2.0);
-  CHECK(d.dyt_alpha_attn == 1.0);
+  CHECK(d.model.dyt_alpha == 2.0);
+  CHECK(d.model.dyt_alpha_attn == 1.0);
   // A target given otherwise is refused in a run, and left alone in a sweep.
   lm::TrainConfig e;
   e.recipe = "dyt-paper";
   REQUIRE_THROWS_WITH(lm::apply_recipe(e, {"recipe", "norm"}, {"recipe", "norm"}),
                       "recipe dyt-paper is for norm dyt, got layernorm");
   lm::apply_recipe(e, {"norm"}, {"norm"}, /*other_targets_allowed=*/true);
-  CHECK(e.embed_scale == nn::EmbedScale::kNone);
-  CHECK(e.dyt_beta);
+  CHECK(e.model.embed_scale == nn::EmbedScale::kNone);
+  CHECK(e.model.dyt_beta);
   lm::TrainConfig p;
   p.recipe = "peri-ln-paper";
   lm::apply_recipe(p, {}, {});
-  CHECK(p.placement == nn::Placement::parse("peri"));
-  CHECK(p.embed_norm);
+  CHECK(p.model.placement == nn::Placement::parse("peri"));
+  CHECK(p.model.embed_norm);
   lm::TrainConfig q;
   q.recipe = "deepnorm-paper";
   lm::apply_recipe(q, {}, {});
-  CHECK(q.placement == nn::Placement::parse("deepnorm"));
-  CHECK(q.embed_scale == nn::EmbedScale::kFixed);
-  CHECK(!q.final_norm);
+  CHECK(q.model.placement == nn::Placement::parse("deepnorm"));
+  CHECK(q.model.embed_scale == nn::EmbedScale::kFixed);
+  CHECK(!q.model.final_norm);
   // "papers": every run on the recipe aimed at it, targets left as they are.
   for (const auto& [norm, placement] : std::vector<std::pair<std::string, std::string>>{
            {"layernorm", "pre"}, {"layernorm", "peri"}, {"layernorm", "deepnorm"}, {"dyt", "pre"}}) {
     lm::TrainConfig r;
-    r.recipe = "papers", r.norm = nn::NormKind::parse(norm), r.placement = nn::Placement::parse(placement);
+    r.recipe = "papers", r.model.norm = nn::NormKind::parse(norm), r.model.placement = nn::Placement::parse(placement);
     lm::apply_recipe(r, {}, {});
-    CHECK(r.norm == nn::NormKind::parse(norm));
-    CHECK(r.placement == nn::Placement::parse(placement));
-    CHECK(r.embed_norm == (placement == "peri"));
-    CHECK(r.final_norm == (placement != "deepnorm"));
-    CHECK(r.embed_scale == (norm == "dyt" ? nn::EmbedScale::kLearned
+    CHECK(r.model.norm == nn::NormKind::parse(norm));
+    CHECK(r.model.placement == nn::Placement::parse(placement));
+    CHECK(r.model.embed_norm == (placement == "peri"));
+    CHECK(r.model.final_norm == (placement != "deepnorm"));
+    CHECK(r.model.embed_scale == (norm == "dyt" ? nn::EmbedScale::kLearned
                                           : placement == "deepnorm" ? nn::EmbedScale::kFixed : nn::EmbedScale::kNone));
-    CHECK(r.dyt_beta == (norm != "dyt"));
+    CHECK(r.model.dyt_beta == (norm != "dyt"));
   }
   // Two recipes for one run that both set a setting: refused by name, never settled by order
   // (a DyT run with DeepNorm placement: both scale the embeddings); given a value, it is the user's.
   lm::TrainConfig both;
-  both.recipe = "papers", both.norm = nn::NormKind::parse("dyt"), both.placement = nn::Placement::parse("deepnorm");
+  both.recipe = "papers", both.model.norm = nn::NormKind::parse("dyt"), both.model.placement = nn::Placement::parse("deepnorm");
   REQUIRE_THROWS_WITH(lm::apply_recipe(both, {}, {}),
                       "recipe papers: dyt-paper-transfer (for norm dyt) and deepnorm-paper (for placement deepnorm) both set "
                       "embed-scale on this run; give embed-scale a value of its own, or one recipe");
-  both.embed_scale_init = 0;
+  both.model.embed_scale_init = 0;
   lm::apply_recipe(both, {"embed-scale", "embed-scale-init"}, {"embed-scale", "embed-scale-init"});
-  CHECK(both.embed_scale == nn::EmbedScale::kNone);
-  CHECK(!both.final_norm);
-  CHECK(!both.dyt_beta);
+  CHECK(both.model.embed_scale == nn::EmbedScale::kNone);
+  CHECK(!both.model.final_norm);
+  CHECK(!both.model.dyt_beta);
   // configure(): the one way from given settings to a config (train_lm's flags, Python's keywords).
   lm::TrainConfig g;
   g.recipe = "dyt-paper";
   const lm::TrainConfig made = lm::configure(g, {"recipe"});
-  CHECK(made.norm == nn::NormKind::parse("dyt"));
-  CHECK(made.embed_scale == nn::EmbedScale::kLearned);
-  g.norm = nn::NormKind::parse("layernorm");
+  CHECK(made.model.norm == nn::NormKind::parse("dyt"));
+  CHECK(made.model.embed_scale == nn::EmbedScale::kLearned);
+  g.model.norm = nn::NormKind::parse("layernorm");
   REQUIRE_THROWS_WITH(lm::configure(g, {"recipe", "norm"}), "recipe dyt-paper is for norm dyt, got layernorm");
   // "papers" takes one recipe per target: the transfer of DyT's, not its literal values.
   std::set<std::pair<std::string, std::string>> targets;
@@ -302,14 +317,14 @@ TEST_CASE("recipes: a recipe sets its target and its settings, flags given win, 
   lm::TrainConfig t;
   t.recipe = "dyt-paper-transfer";
   t = lm::configure(t, {"recipe"});
-  CHECK(t.norm == nn::NormKind::parse("dyt"));
-  CHECK(t.embed_scale_positions);
-  CHECK(t.embed_scale_rule == "unit-input");
-  CHECK(!t.tie_head);
+  CHECK(t.model.norm == nn::NormKind::parse("dyt"));
+  CHECK(t.model.embed_scale_positions);
+  CHECK(t.model.embed_scale_rule == "unit-input");
+  CHECK(!t.model.tie_head);
   CHECK(t.beta2 == 0.95);
-  CHECK(t.model(65).embed_scale_value() == Approx(50.0).epsilon(1e-12));
-  t.dim = 256;  // the rule does not depend on width: the input magnitude does not
-  CHECK(t.model(65).embed_scale_value() == Approx(50.0).epsilon(1e-12));
+  CHECK(t.model_for(65).embed_scale_value() == Approx(50.0).epsilon(1e-12));
+  t.model.dim = 256;  // the rule does not depend on width: the input magnitude does not
+  CHECK(t.model_for(65).embed_scale_value() == Approx(50.0).epsilon(1e-12));
   CHECK(lm::recipes_in("none").empty());
   // The width table: the official code's default below 4096, its README's LLaMA 2 settings above.
   CHECK((lm::dyt_paper_alpha(128) == std::pair{1.0, 1.0}));
@@ -324,7 +339,7 @@ TEST_CASE("settings: lm's errors name settings, the programs name flags, a value
   CHECK(e.flags() == "--heads 3 does not divide --dim 128, got '{not-a-setting}'");
   CHECK(lm::render_settings("{lr", "--") == "{lr");  // an unclosed brace is text
   lm::TrainConfig c;
-  c.heads = 3;
+  c.model.heads = 3;
   try {
     c.validate();
     FAIL("accepted");

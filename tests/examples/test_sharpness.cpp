@@ -18,7 +18,7 @@ using namespace tapegrad::lm;
 namespace {
 std::unique_ptr<Trainer> tiny_trainer() {
   TrainConfig c;
-  c.layers = 1, c.heads = 1, c.dim = 4, c.ctx = 3, c.batch = 2, c.steps = 20, c.warmup = 0, c.lr = 3e-2;
+  c.model.layers = 1, c.model.heads = 1, c.model.dim = 4, c.model.ctx = 3, c.batch = 2, c.steps = 20, c.warmup = 0, c.lr = 3e-2;
   c.threads = 1, c.eval_every = 0;
   const std::string text = "abcab cabba bacca ccab abba cab ";
   auto tok = build_tokenizer(c, text, "text");
@@ -36,7 +36,7 @@ struct Float64Loss {
     std::vector<int32_t> ids, targets;
     int64_t B = 0;
     sharpness_batch(t, {}, ids, targets, B);
-    return BatchLoss(m, std::move(ids), std::move(targets), B, t.config().ctx);
+    return BatchLoss(m, std::move(ids), std::move(targets), B, t.config().model.ctx);
   }
 };
 
@@ -136,8 +136,8 @@ TEST_CASE("sharpness: the curvature along the gradient equals g'Hg / g'g with th
 namespace {
 std::unique_ptr<Trainer> prenorm_trainer(bool tie_head, double eps) {
   TrainConfig c;
-  c.layers = 2, c.heads = 1, c.dim = 4, c.ctx = 3, c.batch = 2, c.steps = 20, c.warmup = 0, c.lr = 3e-2;
-  c.threads = 1, c.eval_every = 0, c.tie_head = tie_head, c.norm_eps = eps;
+  c.model.layers = 2, c.model.heads = 1, c.model.dim = 4, c.model.ctx = 3, c.batch = 2, c.steps = 20, c.warmup = 0, c.lr = 3e-2;
+  c.threads = 1, c.eval_every = 0, c.model.tie_head = tie_head, c.model.norm_eps = eps;
   const std::string text = "abcab cabba bacca ccab abba cab ";
   auto tok = build_tokenizer(c, text, "text");
   auto t = std::make_unique<Trainer>(c, tok, make_token_data(c, *tok, text));
@@ -255,7 +255,7 @@ TEST_CASE("sharpness: batch sharpness over fresh batches — at most their top e
 
 TEST_CASE("full batch: every step trains on one batch, the sharpness is that batch's loss, and a resume continues bitwise", "[sharpness][train]") {
   TrainConfig c;
-  c.layers = 1, c.heads = 1, c.dim = 4, c.ctx = 3, c.batch = 4, c.steps = 6, c.warmup = 0, c.lr = 1e-2;
+  c.model.layers = 1, c.model.heads = 1, c.model.dim = 4, c.model.ctx = 3, c.batch = 4, c.steps = 6, c.warmup = 0, c.lr = 1e-2;
   c.min_lr = c.lr, c.optimizer = "sgd", c.momentum = 0, c.clip = 0, c.weight_decay = 0;
   c.threads = 1, c.eval_every = 0, c.full_batch = true;
   const std::string text = "abcab cabba bacca ccab abba cab ";
@@ -264,7 +264,7 @@ TEST_CASE("full batch: every step trains on one batch, the sharpness is that bat
   Trainer t(c, tok, data);
   const std::vector<int32_t> ids(t.batch_ids().begin(), t.batch_ids().end());
   const std::vector<int32_t> targets(t.batch_targets().begin(), t.batch_targets().end());
-  REQUIRE(static_cast<int64_t>(ids.size()) == c.batch * c.ctx);
+  REQUIRE(static_cast<int64_t>(ids.size()) == c.batch * c.model.ctx);
   // The full batch is the first batch a mini-batch run of the same seed trains on.
   c.full_batch = false;
   Trainer mini(c, tok, data);
@@ -274,7 +274,7 @@ TEST_CASE("full batch: every step trains on one batch, the sharpness is that bat
   // sharpness, about 50, is below 2/lr = 200: a step this small cannot overshoot).
   std::vector<double> losses;
   for (int s = 0; s < 4; ++s) {
-    const double before = t.loss_on(ids, targets, c.batch, c.ctx);
+    const double before = t.loss_on(ids, targets, c.batch, c.model.ctx);
     const StepResult r = t.train_step();
     CHECK_THAT(r.loss, Catch::Matchers::WithinRel(before, 1e-6));
     if (!losses.empty()) CHECK(r.loss < losses.back());
@@ -283,7 +283,7 @@ TEST_CASE("full batch: every step trains on one batch, the sharpness is that bat
   }
   // The sharpness is measured on that batch: the same number as on the batch given explicitly.
   const Sharpness on_run = measure_sharpness(t, c.lr);
-  const Sharpness on_batch = measure_sharpness(*t.decoder(), t.optimizer(), ids, targets, c.batch, c.ctx, c.lr);
+  const Sharpness on_batch = measure_sharpness(*t.decoder(), t.optimizer(), ids, targets, c.batch, c.model.ctx, c.lr);
   CHECK(on_run.value == on_batch.value);
   CHECK(on_run.threshold == 2 / c.lr);
   // Resumed from a checkpoint after 2 steps, the run continues on the same batch, bit for bit.

@@ -20,8 +20,8 @@ int main(int argc, char** argv) {
   const std::string boundary = argv[2];
   const int kill_at = std::atoi(argv[3]);
   SweepOptions o;
-  o.base.dim = 16, o.base.heads = 2, o.base.ctx = 16, o.base.batch = 2, o.base.steps = 6, o.base.warmup = 2;
-  o.base.eval_iters = 1, o.base.threads = 1, o.base.layers = 1, o.base.seed = 1;
+  o.base.model.dim = 16, o.base.model.heads = 2, o.base.model.ctx = 16, o.base.batch = 2, o.base.steps = 6, o.base.warmup = 2;
+  o.base.eval_iters = 1, o.base.threads = 1, o.base.model.layers = 1, o.base.seed = 1;
   o.evals = 1, o.jobs = 1, o.out = argv[1];
   set_axis(o, "norm", {"layernorm", "none"});
   set_axis(o, "lr", {1e-3, 3e-3});

@@ -45,10 +45,10 @@ RunSpec spec(const std::string& norm, const std::string& placement, double lr, u
 
 SweepOptions tiny_sweep(const std::string& out) {
   SweepOptions o;
-  o.base.dim = 16, o.base.heads = 2, o.base.ctx = 16, o.base.batch = 2, o.base.steps = 8, o.base.warmup = 2;
+  o.base.model.dim = 16, o.base.model.heads = 2, o.base.model.ctx = 16, o.base.batch = 2, o.base.steps = 8, o.base.warmup = 2;
   o.base.eval_iters = 2, o.base.threads = 1;
   set_axis(o, "norm", {"layernorm", "none"});
-  o.base.lr = 1e-3, o.base.seed = 1, o.base.layers = 2;
+  o.base.lr = 1e-3, o.base.seed = 1, o.base.model.layers = 2;
   o.evals = 2;
   o.out = out;
   return o;
@@ -95,7 +95,7 @@ TEST_CASE("lab: the probe's statistics equal their definitions recomputed by han
 
 TEST_CASE("lab: per-layer gradient norms and update ratios equal their definitions", "[lab]") {
   TrainConfig c;
-  c.layers = 2, c.heads = 2, c.dim = 16, c.ctx = 16, c.batch = 2, c.warmup = 1, c.steps = 5, c.threads = 1;
+  c.model.layers = 2, c.model.heads = 2, c.model.dim = 16, c.model.ctx = 16, c.batch = 2, c.warmup = 1, c.steps = 5, c.threads = 1;
   c.instrument = true;
   const std::string& text = default_corpus();
   auto tok = build_tokenizer(c, text, "corpus");
@@ -321,7 +321,7 @@ TEST_CASE("lab: the grid lives in sweep.json — continued alone, grown by new v
   // Values given on a later command add to the axes (one more lr, another qk-norm); the runs
   // already trained keep their ids and are reused; every run of the grid is reported.
   SweepOptions more = tiny_sweep(out.string());
-  more.base.lr = 2e-3, more.base.qk_norm = nn::NormKind::parse("rmsnorm"), more.base.threads = 2;
+  more.base.lr = 2e-3, more.base.model.qk_norm = nn::NormKind::parse("rmsnorm"), more.base.threads = 2;
   const SweepOptions grown = resolve_sweep(more, {"lr", "qk-norm"});
   // Axes in the sweep's order: the other settings outermost, then the run identity's.
   REQUIRE(grown.axes.size() == 2);
@@ -453,7 +453,7 @@ TEST_CASE("lab: a setting the user named wins over a recipe, at its default valu
   set_axis(o, "norm", {"dyt"});
   o.base.recipe = "dyt-paper-transfer";
   const RunSpec spec = expand(o).at(0);
-  CHECK(!run_config(o, spec, 1).tie_head);  // the recipe unties the head
+  CHECK(!run_config(o, spec, 1).model.tie_head);  // the recipe unties the head
   SweepOptions named = o;
   name_given(named, {"tie-head", "out", "jobs"});  // --tie-head (its default, true)
   CHECK(named.given == std::set<std::string>{"tie-head"});
@@ -461,14 +461,14 @@ TEST_CASE("lab: a setting the user named wins over a recipe, at its default valu
   CHECK(named.given == std::set<std::string>{"tie-head"});
   // The sweep itself resolves with every setting named: that names nothing new.
   CHECK(resolve_sweep(o, every_setting()).given.empty());
-  CHECK(run_config(named, spec, 1).tie_head);
-  CHECK(!run_config(named, spec, 1).dyt_beta);  // the recipe's other settings still apply
+  CHECK(run_config(named, spec, 1).model.tie_head);
+  CHECK(!run_config(named, spec, 1).model.dyt_beta);  // the recipe's other settings still apply
   // sweep.json keeps it: the folder continued alone still ties the head.
   fs::create_directories(out);
   io::write_file_atomic((out / "sweep.json").string(), grid_json(named).dump(2));
   const SweepOptions again = resolve_sweep(o, {});
   CHECK(again.given == std::set<std::string>{"tie-head"});
-  CHECK(run_config(again, spec, 1).tie_head);
+  CHECK(run_config(again, spec, 1).model.tie_head);
   CHECK_THAT(reproduce_command(named, default_sweep()), Catch::Contains("--tie-head true"));
   // Through the whole sweep (which resolves with every setting named): the recipe reaches the
   // runs of its target, and leaves the named setting alone.
@@ -921,7 +921,7 @@ TEST_CASE("lab: the commands the report shows paste as the values they name", "[
     CHECK(std::strtod(text::exact_decimal(v).c_str(), nullptr) == v);
   SweepOptions o, defaults;
   set_axis(o, "norm", {"none"});
-  o.base.lr = 1e-3, o.base.seed = 1, o.base.layers = 1;
+  o.base.lr = 1e-3, o.base.seed = 1, o.base.model.layers = 1;
   o.base.data = "/tmp/my data $(touch X).txt";
   o.out = "out `id`";
   const std::string cmd = reproduce_command(o, defaults);

@@ -73,7 +73,7 @@ TEST_CASE("batch parallel: a warmed-up step split over two threads makes zero he
 
 TEST_CASE("trainer: a warmed-up step accumulating micro-batches, instrumented, makes zero heap allocations", "[lm][alloc]") {
   lm::TrainConfig c;
-  c.layers = 2, c.heads = 2, c.dim = 32, c.ctx = 16, c.batch = 6, c.accumulate = 3, c.threads = 2;
+  c.model.layers = 2, c.model.heads = 2, c.model.dim = 32, c.model.ctx = 16, c.batch = 6, c.accumulate = 3, c.threads = 2;
   c.instrument = true, c.steps = 100;
   std::string text;
   for (int i = 0; i < 200; ++i) text += "the fox sees the heron by the river. ";

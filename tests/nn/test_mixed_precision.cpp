@@ -133,7 +133,7 @@ TEST_CASE("decoder: precision bf16 changes the loss by bf16 rounding only, and l
   CHECK(decoder_config_from_json(to_json(c)) == c);  // the precision settings round-trip
   nlohmann::json j = to_json(c);
   j["precision"] = "fp16";
-  CHECK_THROWS_WITH(decoder_config_from_json(j), Catch::Contains("config: precision 'fp16'") && Catch::Contains("fp32, bf16"));
+  CHECK_THROWS_WITH(decoder_config_from_json(j), Catch::Contains("config: precision: unknown precision 'fp16'") && Catch::Contains("fp32, bf16"));
 }
 
 // The fused modules round each GEMM operand to bf16 (on the emulated path ahead of the GEMMs: x

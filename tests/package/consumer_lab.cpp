@@ -11,7 +11,7 @@
 int main() {
   using namespace tapegrad;
   lab::SweepOptions o;
-  o.base.layers = 1, o.base.heads = 2, o.base.dim = 32, o.base.ctx = 16, o.base.batch = 4;
+  o.base.model.layers = 1, o.base.model.heads = 2, o.base.model.dim = 32, o.base.model.ctx = 16, o.base.batch = 4;
   o.base.steps = 20, o.base.warmup = 2, o.base.eval_iters = 2, o.base.threads = 1;
   o.base.lr = 3e-3;
   lab::set_axis(o, "norm", {"layernorm", "none"});  // an axis: one run per value

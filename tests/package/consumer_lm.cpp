@@ -14,7 +14,7 @@ int main() {
   std::string text;
   for (int i = 0; i < 60; ++i) text += "the fox sees the heron by the river. ";
   TrainConfig c;
-  c.layers = 1, c.heads = 2, c.dim = 32, c.ctx = 16, c.batch = 8, c.steps = 60, c.warmup = 5, c.lr = 1e-2;
+  c.model.layers = 1, c.model.heads = 2, c.model.dim = 32, c.model.ctx = 16, c.batch = 8, c.steps = 60, c.warmup = 5, c.lr = 1e-2;
   c.threads = 1;
   auto tokenizer = build_tokenizer(c, text, "the text");
   auto data = make_token_data(c, *tokenizer, text);

@@ -89,9 +89,9 @@ int main() {
   std::string text;
   for (int i = 0; i < 60; ++i) text += "the fox sees the heron by the river. ";
   lm::TrainConfig c;
-  c.layers = 2, c.heads = 2, c.dim = 32, c.ctx = 16, c.batch = 8, c.steps = 60, c.warmup = 5, c.lr = 1e-2, c.threads = 1;
-  c.norm = nn::NormKind::parse("tanhnorm"), c.placement = nn::Placement::parse("pre-and-sum");
-  c.mlp = nn::MlpKind::parse("relu2"), c.tokenizer = "bytes", c.vocab_size = 256;
+  c.model.layers = 2, c.model.heads = 2, c.model.dim = 32, c.model.ctx = 16, c.batch = 8, c.steps = 60, c.warmup = 5, c.lr = 1e-2, c.threads = 1;
+  c.model.norm = nn::NormKind::parse("tanhnorm"), c.model.placement = nn::Placement::parse("pre-and-sum");
+  c.model.mlp = nn::MlpKind::parse("relu2"), c.tokenizer = "bytes", c.vocab_size = 256;
   c.validate();
   auto tokenizer = lm::build_tokenizer(c, text, "the text");
   auto data = lm::make_token_data(c, *tokenizer, text);

@@ -19,7 +19,7 @@ template <typename V, typename Parse>
 CLI::Option* add_named_option(CLI::App& app, const std::string& flag, V& value, const std::vector<std::string>& choices,
                               Parse parse, const std::string& help, const std::string& type) {
   CLI::Option* o = app.add_option_function<std::string>(flag, [&value, parse](const std::string& name) { value = parse(name); }, help);
-  return o->check(CLI::IsMember(choices))->default_str(nn::to_string(value))->type_name(type);
+  return o->check(CLI::IsMember(choices))->default_str(nn::choice_name(value))->type_name(type);
 }
 }  // namespace
 
@@ -34,9 +34,7 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
   for (const lm::Setting& s : lm::settings()) {
     if (skip.count(s.key)) continue;
     const std::string flag = "--" + s.key;
-    CLI::Option* o = std::visit(
-        [&](auto member) -> CLI::Option* {
-          auto& value = c.*member;
+    CLI::Option* o = lm::visit_setting(s, c, [&](auto& value) -> CLI::Option* {
           using V = std::decay_t<decltype(value)>;
           if constexpr (std::is_same_v<V, nn::NormKind>) {
             return add_norm_option(app, flag, value, s.help);
@@ -46,6 +44,9 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
             return add_named_option(app, flag, value, nn::mlp_kind_names(), nn::MlpKind::parse, s.help, "TEXT");
           } else if constexpr (std::is_same_v<V, nn::EmbedScale>) {
             return add_named_option(app, flag, value, nn::embed_scale_names(), nn::parse_embed_scale, s.help, "TEXT");
+          } else if constexpr (std::is_same_v<V, Precision>) {
+            const auto parse = [flag](const std::string& name) { return parse_precision(name, flag); };
+            return add_named_option(app, flag, value, precision_names(), parse, s.help, "TEXT");
           } else if constexpr (std::is_same_v<V, bool>) {
             const std::string names = s.negatable ? flag + ",!--no-" + s.key : flag;
             return app.add_flag(names, value, s.help)->default_str(value ? "true" : "false");
@@ -56,8 +57,7 @@ void add_train_flags(CLI::App& app, TrainConfig& c, const std::set<std::string>&
             if (const auto choices = lm::setting_choices(s); !choices.empty()) opt->check(CLI::IsMember(choices));
             return opt;
           }
-        },
-        s.member);
+        });
     // Stored absolute (config.json, checkpoints), so --config and --resume work from any folder.
     if (s.path)
       o->transform([](std::string path) { return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string(); });

@@ -477,12 +477,12 @@ std::string model_text(const SweepOptions& o) {
   const std::string decay = o.base.schedule == "constant" ? std::string("a constant lr")
                                                           : cat(o.base.schedule, " to lr x ", o.min_lr_ratio);
   std::snprintf(b, sizeof b, "C%lld H%lld T%lld B%lld, %lld steps, %s, warmup then %s",
-                static_cast<long long>(o.base.dim), static_cast<long long>(o.base.heads), static_cast<long long>(o.base.ctx),
+                static_cast<long long>(o.base.model.dim), static_cast<long long>(o.base.model.heads), static_cast<long long>(o.base.model.ctx),
                 static_cast<long long>(o.base.batch), static_cast<long long>(o.base.steps), o.base.optimizer.c_str(),
                 decay.c_str());
   std::string s = b;
-  if (!o.base.qk_norm.is_none()) s += ", QK-norm " + nn::to_string(o.base.qk_norm);
-  if (o.base.z_loss > 0) s += ", z-loss " + setting_text(o.base.z_loss);
+  if (!o.base.model.qk_norm.is_none()) s += ", QK-norm " + nn::to_string(o.base.model.qk_norm);
+  if (o.base.model.z_loss > 0) s += ", z-loss " + setting_text(o.base.model.z_loss);
   if (std::any_of(o.axes.begin(), o.axes.end(), [](const Axis& a) { return !identity_part(a.key); }))
     s += " (where no axis sets them otherwise)";
   return s;

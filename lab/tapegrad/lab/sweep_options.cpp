@@ -23,7 +23,7 @@ void name_given(SweepOptions& o, const std::set<std::string>& named) {
 
 SweepOptions default_sweep(int local_ranks) {
   SweepOptions o;
-  o.base.dim = 64;
+  o.base.model.dim = 64;
   o.base.steps = 300;
   o.base.warmup = 30;
   o.base.eval_iters = 10;

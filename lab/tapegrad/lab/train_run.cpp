@@ -78,7 +78,7 @@ std::optional<RunRecord> run_one(const SweepOptions& o, const RunSpec& spec,
   if (!std::isfinite(rec.min_val_loss)) rec.min_val_loss = kNaN;
   if (!std::isfinite(rec.min_train_loss)) rec.min_train_loss = kNaN;
   rec.step_ms = rec.steps_done > 1 ? ms / static_cast<double>(rec.steps_done - 1) : kNaN;
-  rec.tokens_per_s = static_cast<double>(c.batch * c.ctx) / (rec.step_ms / 1000.0);
+  rec.tokens_per_s = static_cast<double>(c.batch * c.model.ctx) / (rec.step_ms / 1000.0);
   rec.wall_s = seconds_since(t0);
   if (timing) *timing = time;
   return rec;

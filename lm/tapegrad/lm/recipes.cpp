@@ -102,7 +102,7 @@ std::string recipe_help() {
 namespace {
 
 void apply_settings(const Recipe& r, TrainConfig& c, const std::set<std::string>& keep) {
-  const nlohmann::json settings = r.settings(c.dim);
+  const nlohmann::json settings = r.settings(c.model.dim);
   for (const auto& [key, value] : settings.items())
     if (!keep.count(key)) set_setting(*find_setting(key), c, value);
 }
@@ -124,7 +124,7 @@ void apply_recipe(TrainConfig& c, const std::set<std::string>& given, const std:
       if (recipe_targets(*r, c)) applying.push_back(r);
     for (size_t i = 0; i < applying.size(); ++i)
       for (size_t j = i + 1; j < applying.size(); ++j) {
-        const nlohmann::json a = applying[i]->settings(c.dim), b = applying[j]->settings(c.dim);
+        const nlohmann::json a = applying[i]->settings(c.model.dim), b = applying[j]->settings(c.model.dim);
         for (const auto& [key, value] : a.items())
           if (b.contains(key) && !keep.count(key))
             throw SettingError(cat("{recipe} ", kEveryPaper, ": ", applying[i]->name, " (for {", applying[i]->target_key,

@@ -1,5 +1,7 @@
 #include "tapegrad/lm/settings.h"
 
+#include <algorithm>
+
 #include "tapegrad/error.h"
 #include "tapegrad/io/json_field.h"
 #include "tapegrad/lm/recipes.h"
@@ -28,13 +30,35 @@ using G = SettingGroup;
 using R = SweepRole;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-SettingRange positive() { return {0, kInf, true, false}; }
-SettingRange at_least_zero(std::string note = {}) { return {0, kInf, false, false, std::move(note)}; }
+SettingRange positive() { return SettingRange::positive(); }
+SettingRange at_least_zero(std::string note = {}) { return SettingRange::at_least_zero(std::move(note)); }
 SettingRange unit_interval_open_above() { return {0, 1, false, true}; }
 
+void append(std::vector<Setting>& table, std::vector<Setting> rows) {
+  for (Setting& r : rows) table.push_back(std::move(r));
+}
+
+// The settings of the model's fields (nn::decoder_fields() rows with help), in the rows' order:
+// the architecture's, or the training objective's terms.
+void append_model_settings(std::vector<Setting>& table, bool objective) {
+  for (const nn::DecoderField& f : nn::decoder_fields()) {
+    if (f.help.empty() || f.objective != objective) continue;
+    std::string key = f.key;
+    std::replace(key.begin(), key.end(), '_', '-');
+    table.push_back({.key = std::move(key),
+                     .member = f.member,
+                     .group = objective ? G::kOptimisation : G::kModel,
+                     .help = f.help,
+                     .range = f.range,
+                     .at_most = f.at_most ? std::optional<double>(static_cast<double>(*f.at_most)) : std::nullopt,
+                     .choices = f.choices,
+                     .negatable = std::holds_alternative<bool nn::DecoderConfig::*>(f.member)});
+  }
+}
+
 std::vector<Setting> make_settings() {
-  const double k2_16 = 65536, k2_20 = 1 << 20, k2_24 = 1 << 24, k2_30 = 1 << 30, k2_40 = 1099511627776.0;
-  return {
+  const double k2_20 = 1 << 20, k2_24 = 1 << 24, k2_30 = 1 << 30, k2_40 = 1099511627776.0;
+  std::vector<Setting> table{
       // data: what every run of a sweep folder is compared on
       {.key = "data", .member = &TrainConfig::data, .group = G::kData,
        .help = "UTF-8 text file to train on (default: the embedded corpus)", .sweep = R::kShared, .path = true},
@@ -46,71 +70,12 @@ std::vector<Setting> make_settings() {
       {.key = "val-fraction", .member = &TrainConfig::val_fraction, .group = G::kData,
        .help = "last fraction of the text held out for validation", .sweep = R::kShared,
        .range = SettingRange{0, 1, true, true}},
-      // model
-      {.key = "layers", .member = &TrainConfig::layers, .group = G::kModel, .help = "transformer blocks",
-       .model_field = "layers", .range = positive(), .at_most = 4096},
-      {.key = "heads", .member = &TrainConfig::heads, .group = G::kModel, .help = "attention heads (must divide --dim)",
-       .model_field = "heads", .range = positive(), .at_most = 4096},
-      {.key = "dim", .member = &TrainConfig::dim, .group = G::kModel, .help = "model width C", .model_field = "dim",
-       .range = positive(), .at_most = k2_16},
-      {.key = "ctx", .member = &TrainConfig::ctx, .group = G::kModel, .help = "context length T", .model_field = "ctx",
-       .range = positive(), .at_most = k2_20},
-      {.key = "norm", .member = &TrainConfig::norm, .group = G::kModel,
-       .help = "the norm of every block and before the LM head (a registered norm)", .model_field = "norm"},
-      {.key = "qk-norm", .member = &TrainConfig::qk_norm, .group = G::kModel,
-       .help = "normalise q and k per head (" + qk_norm_names() + ")", .model_field = "qk_norm"},
-      {.key = "placement", .member = &TrainConfig::placement, .group = G::kModel,
-       .help = "where the norms sit: " + nn::placement_help(), .model_field = "placement"},
-      {.key = "mlp", .member = &TrainConfig::mlp, .group = G::kModel, .help = "the MLP: " + nn::mlp_kind_help(), .model_field = "mlp"},
-      {.key = "dyt-alpha", .member = &TrainConfig::dyt_alpha, .group = G::kModel,
-       .help = "DyT's initial alpha in tanh(alpha x) (with --norm dyt; other norms ignore it)", .model_field = "dyt_alpha",
-       .range = SettingRange{0, 100, true, false}},
-      {.key = "tie-head", .member = &TrainConfig::tie_head, .group = G::kModel,
-       .help = "share the token embedding with the LM head", .model_field = "tie_head", .negatable = true},
-      {.key = "bias", .member = &TrainConfig::bias, .group = G::kModel, .help = "biases in the linear layers",
-       .model_field = "bias", .negatable = true},
+  };
+  append_model_settings(table, false);
+  append(table, {
       {.key = "recipe", .member = &TrainConfig::recipe, .group = G::kModel,
        .help = "a published recipe, set as its paper sets it (flags given here win):\n" + recipe_help(),
        .choices = recipe_names()},
-      {.key = "dyt-alpha-attn", .member = &TrainConfig::dyt_alpha_attn, .group = G::kModel,
-       .help = "the initial alpha of the DyT before attention (0: --dyt-alpha, which then sets the others: the FFN "
-               "input's and the final one)",
-       .model_field = "dyt_alpha_attn", .range = SettingRange{0, 100, false, false}},
-      {.key = "dyt-beta", .member = &TrainConfig::dyt_beta, .group = G::kModel,
-       .help = "DyT's additive beta (Zhu et al.'s LLM recipe has none)", .model_field = "dyt_beta", .negatable = true},
-      {.key = "embed-scale", .member = &TrainConfig::embed_scale, .group = G::kModel,
-       .help = "scale the token embeddings: none, fixed (a constant: DeepNet's sqrt(dim)) or learned (a scalar "
-               "parameter: DyT's LLM recipe)",
-       .model_field = "embed_scale"},
-      {.key = "embed-scale-init", .member = &TrainConfig::embed_scale_init, .group = G::kModel,
-       .help = "the embedding scale, or its initial value when learned (0: by --embed-scale-rule)", .model_field = "embed_scale_init",
-       .range = SettingRange{0, 1e6, false, false, "(0: by --embed-scale-rule)"}},
-      {.key = "embed-scale-positions", .member = &TrainConfig::embed_scale_positions, .group = G::kModel,
-       .help = "the embedding scale multiplies token + position, what enters the first block (off: the token "
-               "embedding alone, as the DyT paper's LLaMA, which has no position table)",
-       .model_field = "embed_scale_positions", .negatable = true},
-      {.key = "embed-scale-rule", .member = &TrainConfig::embed_scale_rule, .group = G::kModel,
-       .help = "the initial embedding scale when --embed-scale-init is 0: sqrt-dim (the DyT paper's and DeepNet's "
-               "formula) or unit-input (1 / (alpha0 x 0.02): the first norm's input at the magnitude that formula "
-               "gives at the DyT paper's width 4096)",
-       .model_field = "embed_scale_rule", .choices = nn::embed_scale_rules()},
-      {.key = "embed-norm", .member = &TrainConfig::embed_norm, .group = G::kModel,
-       .help = "a norm (of --norm's kind) on the embeddings before the first block (Peri-LN's setup)",
-       .model_field = "embed_norm", .negatable = true},
-      {.key = "final-norm", .member = &TrainConfig::final_norm, .group = G::kModel,
-       .help = "a norm before the LM head (DeepNet's post-norm stack has none)", .model_field = "final_norm",
-       .negatable = true},
-      {.key = "precision", .member = &TrainConfig::precision, .group = G::kModel,
-       .help = "mixed precision: fp32, or bf16 (the linear layers' and LM head's GEMMs on bfloat16 operands with "
-               "float32 sums, as torch.autocast; weights, gradients, norms, softmax, loss and optimizer in float32)",
-       .model_field = "precision", .choices = precision_names()},
-      {.key = "norm-eps", .member = &TrainConfig::norm_eps, .group = G::kModel,
-       .help = "the epsilon under every norm's square root (LayerNorm, RMSNorm, ScaleNorm)", .model_field = "norm_eps",
-       .range = SettingRange{0, 1, true, false}},
-      {.key = "norm-precision", .member = &TrainConfig::norm_precision, .group = G::kModel,
-       .help = "fp32, or bf16: every norm's input and output rounded to bfloat16 (statistics summed in float32), as "
-               "a bf16 implementation computes them (fp32: float32, as LLaMA and T5 keep their norms)",
-       .model_field = "norm_precision", .choices = precision_names()},
       // optimisation
       {.key = "optimizer", .member = &TrainConfig::optimizer, .group = G::kOptimisation,
        .help = "the update rule (a registered optimizer):\n" + optimizer_registry().help(),
@@ -151,10 +116,9 @@ std::vector<Setting> make_settings() {
        .range = unit_interval_open_above()},
       {.key = "clip", .member = &TrainConfig::clip, .group = G::kOptimisation,
        .help = "global gradient-norm clip (0: off)", .range = at_least_zero("(0 disables clipping)")},
-      {.key = "z-loss", .member = &TrainConfig::z_loss, .group = G::kOptimisation,
-       .help = "z-loss coefficient: adds z * logsumexp(logits)^2 per token, keeping output logits from drifting "
-               "(PaLM: 1e-4; 0: off)",
-       .model_field = "z_loss", .range = SettingRange{0, 1, false, false, "(0: off; PaLM uses 1e-4)"}},
+  });
+  append_model_settings(table, true);  // the objective's terms (z-loss), after the update rule's
+  append(table, {
       {.key = "seed", .member = &TrainConfig::seed, .group = G::kOptimisation,
        .help = "seed of the initialisation and the batches"},
       // measurement: what every run of a sweep folder is measured with
@@ -189,7 +153,8 @@ std::vector<Setting> make_settings() {
        .at_most = k2_40},
       {.key = "instrument", .member = &TrainConfig::instrument, .group = G::kBookkeeping,
        .help = "log per-layer residual/norm RMS, attention logit, grad norms", .sweep = R::kLab},
-  };
+  });
+  return table;
 }
 
 }  // namespace
@@ -200,10 +165,11 @@ const std::vector<Setting>& settings() {
 }
 
 const nn::DecoderField& decoder_field(const Setting& s) {
-  const nn::DecoderField* f = nn::find_decoder_field(s.model_field);
-  check(f != nullptr, "settings table: '", s.key, "' names model field '", s.model_field,
-        "', which nn::decoder_fields() does not have");
-  return *f;
+  const auto* member = std::get_if<nn::DecoderMember>(&s.member);
+  check(member != nullptr, "settings table: '", s.key, "' is not a model knob");
+  for (const nn::DecoderField& f : nn::decoder_fields())
+    if (f.member == *member) return f;
+  throw Error(cat("settings table: '", s.key, "' sets a DecoderConfig field nn::decoder_fields() does not have"));
 }
 
 std::vector<std::string> setting_choices(const Setting& s) { return s.registry_names ? s.registry_names() : s.choices; }
@@ -215,31 +181,25 @@ const Setting* find_setting(std::string_view key) {
 }
 
 nlohmann::json setting_json(const Setting& s, const TrainConfig& c) {
-  return std::visit(
-      [&](auto member) -> nlohmann::json {
-        const auto& v = c.*member;
-        if constexpr (nn::kNamedChoice<std::decay_t<decltype(v)>>) return nn::choice_name(v);
-        else return v;
-      },
-      s.member);
+  return visit_setting(s, c, [&](const auto& v) -> nlohmann::json {
+    if constexpr (nn::kNamedChoice<std::decay_t<decltype(v)>>) return nn::choice_name(v);
+    else return v;
+  });
 }
 
 void set_setting(const Setting& s, TrainConfig& c, const nlohmann::json& value) {
   const nlohmann::json j = {{s.key, value}};
-  std::visit(
-      [&](auto member) {
-        auto& out = c.*member;
-        using V = std::decay_t<decltype(out)>;
-        if constexpr (nn::kNamedChoice<V>) {  // a typed field stored by name ("layernorm", "post"): parsed once, here
-          std::string name;
-          io::read_field(j, s.key.c_str(), name, "training config");
-          nn::parse_choice(name, "training config: '" + s.key + "'", out);
-        } else {
-          io::read_field(j, s.key.c_str(), out, "training config");
-          if constexpr (std::is_same_v<V, std::string>) out = current_name(s, std::move(out));
-        }
-      },
-      s.member);
+  visit_setting(s, c, [&](auto& out) {
+    using V = std::decay_t<decltype(out)>;
+    if constexpr (nn::kNamedChoice<V>) {  // a typed field stored by name ("layernorm", "post"): parsed once, here
+      std::string name;
+      io::read_field(j, s.key.c_str(), name, "training config");
+      nn::parse_choice(name, "training config: '" + s.key + "'", out);
+    } else {
+      io::read_field(j, s.key.c_str(), out, "training config");
+      if constexpr (std::is_same_v<V, std::string>) out = current_name(s, std::move(out));
+    }
+  });
 }
 
 std::string current_name(const Setting& s, std::string text) {

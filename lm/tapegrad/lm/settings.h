@@ -4,10 +4,12 @@
 // checkpoint's split between the model config and the training config, validate()'s range
 // checks, and the lab's classes of settings (axes, shared per folder, set by the lab).
 //
-// Adding a setting: a field in TrainConfig and a row in settings.cpp; for a model knob also its
-// DecoderConfig field and that field's row in nn::decoder_fields(), named by the setting's
-// model_field. Tests walk TrainConfig's and DecoderConfig's fields and fail for a field without a
-// row, and round-trip every model knob at a value other than its default through a checkpoint.
+// Adding a setting: a field in TrainConfig and a row in settings.cpp. A model knob is a field of
+// nn::DecoderConfig (TrainConfig::model) and its row in nn::decoder_fields(), which carries its help,
+// range and choices: the table makes the setting of it (flag and key the field's with '-' for
+// '_'), nothing in lm names it. Tests walk TrainConfig's and DecoderConfig's fields and fail for a
+// field without a row, and round-trip every model knob at a value other than its default through
+// a checkpoint.
 #pragma once
 
 #include <functional>
@@ -35,19 +37,10 @@ enum class SweepRole {
   kFree,    // changes nothing a run computes (threads): passed through, never compared
 };
 
-// Where the setting lives in TrainConfig.
-using SettingMember =
-    std::variant<std::string TrainConfig::*, int64_t TrainConfig::*, uint64_t TrainConfig::*, int TrainConfig::*,
-                 double TrainConfig::*, bool TrainConfig::*, nn::NormKind TrainConfig::*, nn::Placement TrainConfig::*,
-                 nn::MlpKind TrainConfig::*, nn::EmbedScale TrainConfig::*>;
-
-// A closed or open interval a number must lie in; `note` follows the interval in the message
-// ("--clip must be >= 0 (0 disables clipping), got -1").
-struct SettingRange {
-  double low = -std::numeric_limits<double>::infinity(), high = std::numeric_limits<double>::infinity();
-  bool low_open = false, high_open = false;
-  std::string note{};
-};
+// Where the setting lives: a field of TrainConfig, or (a model knob) a field of its model config,
+// TrainConfig::model.
+using SettingMember = std::variant<std::string TrainConfig::*, int64_t TrainConfig::*, uint64_t TrainConfig::*,
+                                   int TrainConfig::*, double TrainConfig::*, bool TrainConfig::*, nn::DecoderMember>;
 
 struct Setting {
   std::string key;  // "min-lr": the flag (--min-lr) and the JSON key
@@ -55,11 +48,7 @@ struct Setting {
   SettingGroup group;
   std::string help;
   SweepRole sweep = SweepRole::kAxis;
-  // The DecoderConfig field it sets (nn::decoder_fields()), or empty: a model knob is stored in the
-  // checkpoint's model config, not its "train" section, and TrainConfig::model() / take_model()
-  // carry it there and back by this name.
-  std::string model_field{};
-  std::optional<SettingRange> range{};   // numbers: validate() checks it, naming the flag
+  std::optional<SettingRange> range{};   // numbers: validate() checks it, naming the flag ("--clip must be >= 0")
   std::optional<double> at_most{};       // integers: a size bound ("--dim 70000 is too large (at most 65536)")
   std::vector<std::string> choices{};    // names a text setting may take (the enums use their registries)
   // Former names of choices, {old, today's}: read as today's wherever a value enters (flags, JSON
@@ -80,10 +69,25 @@ const std::vector<Setting>& settings();
 // The setting named `key`, or nullptr.
 const Setting* find_setting(std::string_view key);
 
-// Whether the setting is a model knob (model_field names a DecoderConfig field).
-inline bool in_model(const Setting& s) { return !s.model_field.empty(); }
-// The DecoderConfig field a model knob sets (an Error for a row naming no such field).
+// Whether the setting is a model knob (a field of TrainConfig::model, stored in a checkpoint's
+// model config, not its "train" section).
+inline bool in_model(const Setting& s) { return std::holds_alternative<nn::DecoderMember>(s.member); }
+// The nn::decoder_fields() row a model knob was made from (an Error for another setting).
 const nn::DecoderField& decoder_field(const Setting& s);
+
+// f(value) with a reference to the setting's field in c (c.model's for a model knob); `Config` is
+// TrainConfig or const TrainConfig.
+template <typename Config, typename F>
+decltype(auto) visit_setting(const Setting& s, Config& c, F&& f) {
+  return std::visit(
+      [&](auto member) -> decltype(auto) {
+        if constexpr (std::is_same_v<decltype(member), nn::DecoderMember>)
+          return std::visit([&](auto m) -> decltype(auto) { return f(c.model.*m); }, member);
+        else
+          return f(c.*member);
+      },
+      s.member);
+}
 
 // A setting's value in `c` as JSON (names for the typed choices), and set from JSON (strictly: a
 // wrong type or unknown name is an Error naming the key).

@@ -67,7 +67,7 @@ void sharpness_batch(Trainer& trainer, const SharpnessOptions& o, std::vector<in
     return;
   }
   B = o.batch > 0 ? o.batch : c.batch;
-  BatchSampler sampler(trainer.data().train, B, c.ctx, o.seed ^ c.seed);
+  BatchSampler sampler(trainer.data().train, B, c.model.ctx, o.seed ^ c.seed);
   sampler.next(ids, targets);
 }
 
@@ -237,7 +237,7 @@ Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions&
   std::vector<int32_t> ids, targets;
   int64_t B = 0;
   sharpness_batch(trainer, o, ids, targets, B);
-  BatchLoss loss(*model, std::move(ids), std::move(targets), B, c.ctx);
+  BatchLoss loss(*model, std::move(ids), std::move(targets), B, c.model.ctx);
   const int64_t n = loss.size();
   const LanczosOptions lanczos{.max_iters = o.iters, .tol = o.tol, .seed = o.seed};
   Sharpness s = top_eigenvalues(loss, *model, trainer.optimizer(), lr, lanczos);
@@ -245,13 +245,13 @@ Sharpness measure_sharpness(Trainer& trainer, double lr, const SharpnessOptions&
   // Batch sharpness: K fresh training batches of the training batch size, from a generator of
   // the seed and the step (so each measurement sees new batches, and the run's stream is untouched).
   if (o.batches > 0) {
-    BatchSampler fresh(trainer.data().train, c.batch, c.ctx,
+    BatchSampler fresh(trainer.data().train, c.batch, c.model.ctx,
                        (o.seed ^ c.seed) * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(trainer.step()));
     double directional = 0, top = 0;
     for (int64_t k = 0; k < o.batches; ++k) {
       std::vector<int32_t> bids, btargets;
       fresh.next(bids, btargets);
-      BatchLoss batch(*model, std::move(bids), std::move(btargets), c.batch, c.ctx);
+      BatchLoss batch(*model, std::move(bids), std::move(btargets), c.batch, c.model.ctx);
       directional += directional_curvature(batch);
       const LinearOperator h = [&](std::span<const double> x, std::span<double> y) { batch.hvp(x, y); };
       top += top_eigenvalue(n, h, lanczos).value;

@@ -12,20 +12,10 @@
 
 namespace tapegrad::lm {
 
-// The model knobs, both ways: TrainConfig -> DecoderConfig for a new model, and back from a
-// checkpoint's model config: each model knob (a row with a model_field) through its DecoderConfig
-// field, by name and as JSON, so the two structs need no list of each other's fields.
-nn::DecoderConfig TrainConfig::model(int64_t vocab) const {
-  nn::DecoderConfig m;
+nn::DecoderConfig TrainConfig::model_for(int64_t vocab) const {
+  nn::DecoderConfig m = model;
   m.vocab_size = vocab;
-  for (const Setting& s : settings())
-    if (in_model(s)) nn::set_decoder_field(decoder_field(s), m, setting_json(s, *this));
   return m;
-}
-
-void TrainConfig::take_model(const nn::DecoderConfig& m) {
-  for (const Setting& s : settings())
-    if (in_model(s)) set_setting(s, *this, nn::decoder_field_json(decoder_field(s), m));
 }
 
 namespace {
@@ -37,30 +27,16 @@ void check_setting_value(bool ok, Args&&... args) {
 }  // namespace
 
 namespace {
-// "must be positive", "must be >= 0 (0: never)", "must be in (0, 100]": the range as people say it.
-std::string range_text(const SettingRange& r) {
-  const bool no_high = std::isinf(r.high);
-  std::string t = r.low == 0 && r.low_open && no_high ? "must be positive"
-                  : no_high                            ? cat("must be ", r.low_open ? "> " : ">= ", r.low)
-                      : cat("must be in ", r.low_open ? "(" : "[", r.low, ", ", r.high, r.high_open ? ")" : "]");
-  return r.note.empty() ? t : t + " " + r.note;
-}
-
 // The table's checks of one setting's value: finite, in its range, at most its size bound, one of
 // its choices.
 void check_setting(const Setting& s, const TrainConfig& c) {
-  std::visit(
-      [&](auto member) {
-        const auto& v = c.*member;
+  visit_setting(s, c, [&](const auto& v) {
         using V = std::decay_t<decltype(v)>;
         if constexpr (std::is_arithmetic_v<V> && !std::is_same_v<V, bool>) {
           if constexpr (std::is_floating_point_v<V>)
             check_setting_value(std::isfinite(v), "{", s.key, "}", " must be a finite number, got ", v);
           if (s.range) {
-            const SettingRange& r = *s.range;
-            const double x = static_cast<double>(v);
-            const bool above = r.low_open ? x > r.low : x >= r.low, below = r.high_open ? x < r.high : x <= r.high;
-            check_setting_value(above && below, "{", s.key, "}", " ", range_text(r), ", got ", v);
+            check_setting_value(s.range->contains(static_cast<double>(v)), "{", s.key, "}", " ", s.range->text(), ", got ", v);
           }
           if (s.at_most)
             check_setting_value(static_cast<double>(v) <= *s.at_most, "{", s.key, "}", " ", v, " is too large (at most ",
@@ -76,8 +52,7 @@ void check_setting(const Setting& s, const TrainConfig& c) {
                        allowed, ", got '", v, "'");
           }
         }
-      },
-      s.member);
+      });
 }
 }  // namespace
 
@@ -87,16 +62,16 @@ const std::vector<SettingRelation>& setting_relations() {
   using C = const TrainConfig&;
   static const std::vector<SettingRelation> table = {
       {"heads-divide-dim", Severity::kError, {{"dim", 30}, {"heads", 4}},
-       [](C c) { return c.dim % c.heads == 0 ? "" : cat("{heads} ", c.heads, " does not divide {dim} ", c.dim); }},
+       [](C c) { return c.model.dim % c.model.heads == 0 ? "" : cat("{heads} ", c.model.heads, " does not divide {dim} ", c.model.dim); }},
       {"tokens-per-step", Severity::kError, {{"batch", 1 << 20}, {"ctx", 1024}},
        [](C c) {
-         return c.batch * c.ctx <= int64_t{1} << 28 ? ""
-                : cat("{batch} ", c.batch, " x {ctx} ", c.ctx, " is too many tokens per step (at most 2^28)");
+         return c.batch * c.model.ctx <= int64_t{1} << 28 ? ""
+                : cat("{batch} ", c.batch, " x {ctx} ", c.model.ctx, " is too many tokens per step (at most 2^28)");
        }},
       {"tokens-per-measurement", Severity::kError, {{"sharpness-batch", 1 << 20}, {"ctx", 1024}},
        [](C c) {
-         return c.sharpness_batch * c.ctx <= int64_t{1} << 28 ? ""
-                : cat("{sharpness-batch} ", c.sharpness_batch, " x {ctx} ", c.ctx,
+         return c.sharpness_batch * c.model.ctx <= int64_t{1} << 28 ? ""
+                : cat("{sharpness-batch} ", c.sharpness_batch, " x {ctx} ", c.model.ctx,
                       " is too many tokens per measurement (at most 2^28)");
        }},
       {"micro-batches", Severity::kError, {{"accumulate", 16}, {"batch", 8}},
@@ -128,7 +103,7 @@ const std::vector<SettingRelation>& setting_relations() {
       // The model holds alpha in float32: a value that rounds to 0 or a subnormal there is refused.
       {"dyt-alpha-in-float32", Severity::kError, {{"dyt-alpha", 1e-40}},
        [](C c) -> std::string {
-         for (const auto& [flag, alpha] : {std::pair{"dyt-alpha", c.dyt_alpha}, {"dyt-alpha-attn", c.dyt_alpha_attn}})
+         for (const auto& [flag, alpha] : {std::pair{"dyt-alpha", c.model.dyt_alpha}, {"dyt-alpha-attn", c.model.dyt_alpha_attn}})
            if (alpha != 0 && static_cast<float>(alpha) < std::numeric_limits<float>::min())
              return cat("{", flag, "} ", alpha, " rounds to ", static_cast<float>(alpha),
                         " in float32, the model's precision: use at least ", std::numeric_limits<float>::min());
@@ -144,9 +119,9 @@ const std::vector<SettingRelation>& setting_relations() {
        }},
       {"qk-norm-has-row-kernels", Severity::kError, {{"qk-norm", "dyt"}},
        [](C c) {
-         return c.qk_norm.can_be_qk_norm() ? ""
-                : cat("{qk-norm} ", c.qk_norm.name(), ": this norm has no row kernels for QK-norm; choose one of ",
-                      qk_norm_names());
+         return c.model.qk_norm.can_be_qk_norm() ? ""
+                : cat("{qk-norm} ", c.model.qk_norm.name(), ": this norm has no row kernels for QK-norm; choose one of ",
+                      nn::qk_norm_names());
        }},
       // Warnings: a run that trains, but not as its settings suggest.
       {"warmup-within-steps", Severity::kWarning, {{"steps", 10}, {"warmup", 100}},
@@ -191,16 +166,10 @@ TrainConfig train_config_from_json(const nlohmann::json& train, const nn::Decode
   check(train.is_object(), "training config: expected a JSON object");
   nlohmann::json j = train;
   TrainConfig from_model;
-  from_model.take_model(m);
+  from_model.model = m;
   for (const Setting& s : settings())
     if (in_model(s) && !j.contains(s.key)) j[s.key] = setting_json(s, from_model);
   return train_config_from_json(j);
-}
-
-std::string qk_norm_names() {
-  std::string names;
-  for (const nn::NormKind k : nn::qk_norms()) names += cat(names.empty() ? "" : ", ", k.name());
-  return names;
 }
 
 TrainConfig train_config_from_json(const nlohmann::json& j) {

@@ -20,26 +20,9 @@ struct TrainConfig {
   std::string tokenizer = "char";  // char | bpe
   int64_t vocab_size = 512;        // bpe only
   double val_fraction = 0.1;
-  // model (vocab_size comes from the tokenizer)
-  int64_t layers = 4, heads = 4, dim = 128, ctx = 64;
-  nn::NormKind norm = nn::NormKind::parse("layernorm");  // any registered norm (nn/norm.h)
-  nn::NormKind qk_norm;                                 // none, or a norm with row kernels
-  nn::Placement placement{};  // pre
-  nn::MlpKind mlp{};  // gelu
-  bool tie_head = true;
-  bool bias = true;
-  double dyt_alpha = 0.5;  // DyT's initial alpha (with --norm dyt; Zhu et al. 2025)
-  double dyt_alpha_attn = 0;  // ... of the DyT before attention; 0: dyt_alpha
-  bool dyt_beta = true;
-  nn::EmbedScale embed_scale = nn::EmbedScale::kNone;
-  double embed_scale_init = 0;  // 0: by embed_scale_rule
-  bool embed_scale_positions = false;  // the scale on token + position, not the tokens alone
-  std::string embed_scale_rule = "sqrt-dim";  // the initial scale when embed_scale_init is 0 (nn/decoder_config.h)
-  bool embed_norm = false;
-  double norm_eps = 1e-5;
-  std::string precision = "fp32";       // fp32 | bf16: the GEMMs' operands (tapegrad/precision.h)
-  std::string norm_precision = "fp32";  // fp32 | bf16: the norms computed as a bf16 implementation would
-  bool final_norm = true;
+  // The model: every architecture knob (and the objective's z_loss), its own table of settings
+  // (nn::decoder_fields()). Its vocab_size is the tokenizer's, set when the model is built.
+  nn::DecoderConfig model;
   std::string recipe = "none";  // a published recipe (recipes.h): sets the settings above as its paper does
   // optimisation
   std::string optimizer = "adamw";  // a registered optimizer (optim/registry.h)
@@ -54,7 +37,6 @@ struct TrainConfig {
   // subset of the training text (Cohen et al. 2021 train so), the loss the sharpness then measures.
   bool full_batch = false;
   double lr = 1e-3, min_lr = 1e-4, weight_decay = 0.1, beta1 = 0.9, beta2 = 0.99, momentum = 0.9, clip = 1.0;
-  double z_loss = 0;  // coefficient of the z-loss, z_loss * logsumexp(logits)^2 per token (PaLM: 1e-4)
   uint64_t seed = 1337;
   int threads = 0;  // 0: one per core
   // evaluation, logging, checkpoints
@@ -72,9 +54,8 @@ struct TrainConfig {
   // ... and at each measurement the batch sharpness of K fresh training batches (0: not measured).
   int64_t batch_sharpness = 0;
 
-  // The model knobs (the settings marked in_model): to a DecoderConfig, and back from one.
-  nn::DecoderConfig model(int64_t vocab) const;
-  void take_model(const nn::DecoderConfig& m);
+  // The model to build for a tokenizer of `vocab` tokens: `model` with that vocab_size.
+  nn::DecoderConfig model_for(int64_t vocab) const;
   // Throws a SettingError naming the flag and value for anything out of range or inconsistent:
   // each row's checks, then every relation of severity kError (setting_relations()).
   void validate() const;
@@ -109,7 +90,5 @@ TrainConfig train_config_from_json(const nlohmann::json& j);
 nlohmann::json without_model_fields(nlohmann::json train);
 TrainConfig train_config_from_json(const nlohmann::json& train, const nn::DecoderConfig& model);
 
-// The norms QK-norm accepts (none and those with row kernels), comma-separated.
-std::string qk_norm_names();
 
 }  // namespace tapegrad::lm

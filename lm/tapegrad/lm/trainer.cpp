@@ -52,7 +52,7 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<nn::LanguageModel<fl
     : config_(config),
       tokenizer_(std::move(tokenizer)),
       data_(std::move(data)),
-      sampler_(data_->train, config.batch, config.ctx, data_seed(config.seed)),
+      sampler_(data_->train, config.batch, config.model.ctx, data_seed(config.seed)),
       comm_(comm && comm->distributed() ? comm : nullptr) {
   config_.validate();
   const int ranks = comm_ ? comm_->size() : 1;
@@ -66,7 +66,7 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<nn::LanguageModel<fl
     model_ = std::move(model);
     check_model_of_your_own();
   } else {
-    model_ = std::make_unique<nn::Decoder<float>>(config_.model(tokenizer_->vocab_size()), config_.seed);
+    model_ = std::make_unique<nn::Decoder<float>>(config_.model_for(tokenizer_->vocab_size()), config_.seed);
   }
   decoder_ = dynamic_cast<nn::Decoder<float>*>(model_.get());
   params_ = model_->parameters();
@@ -79,7 +79,7 @@ Trainer::Trainer(const TrainConfig& config, std::unique_ptr<nn::LanguageModel<fl
   }
   // Full batch: the batch a mini-batch run would train on first, drawn by a generator of its own
   // so that a resumed run (whose sampler state is restored) trains on the same sequences.
-  if (config_.full_batch) BatchSampler(data_->train, config_.batch, config_.ctx, data_seed(config_.seed)).next(ids_, targets_);
+  if (config_.full_batch) BatchSampler(data_->train, config_.batch, config_.model.ctx, data_seed(config_.seed)).next(ids_, targets_);
   if (comm_) {
     int64_t n = 4;  // loss, stop flag, z-loss, mean log Z
     for (const Parameter<float>* p : params_) n += p->numel();
@@ -93,14 +93,14 @@ void Trainer::check_model_of_your_own() const {
   const std::string type = m.type_name();
   check(m.vocab_size() == tokenizer_->vocab_size(), type, "'s vocab_size() is ", m.vocab_size(), ", the tokenizer has ",
         tokenizer_->vocab_size(), " tokens");
-  if (config_.ctx > m.ctx())
-    throw SettingError(cat("{ctx} ", config_.ctx, " exceeds the ", m.ctx(), " positions ", type, "::ctx() accepts"));
+  if (config_.model.ctx > m.ctx())
+    throw SettingError(cat("{ctx} ", config_.model.ctx, " exceeds the ", m.ctx(), " positions ", type, "::ctx() accepts"));
   const auto needs_decoder = [&](bool asked, const char* key) {
     if (asked) throw SettingError(cat("{", key, "} needs tapegrad's decoder; the model is a ", type));
   };
   needs_decoder(config_.instrument, "instrument");
   needs_decoder(config_.sharpness_every > 0, "sharpness-every");
-  if (config_.z_loss != 0)
+  if (config_.model.z_loss != 0)
     throw SettingError(cat("{z-loss} is added by tapegrad's decoder; a ", type,
                            " adds it in its own forward (nn::lm_output(logits, targets, z_loss))"));
 }
@@ -114,7 +114,7 @@ StepResult Trainer::train_step(bool request_stop) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!config_.full_batch) sampler_.next(ids_, targets_);  // the global batch: the same on every rank
   const int64_t ranks = comm_ ? comm_->size() : 1, rank = comm_ ? comm_->rank() : 0;
-  const int64_t B = config_.batch / ranks, T = config_.ctx;
+  const int64_t B = config_.batch / ranks, T = config_.model.ctx;
   const std::span<const int32_t> ids(ids_.data() + rank * B * T, static_cast<size_t>(B * T));
   const std::span<const int32_t> targets(targets_.data() + rank * B * T, static_cast<size_t>(B * T));
   StepResult r;  // accumulate() writes every gradient afresh: no zero_grad() first
@@ -173,7 +173,7 @@ StepResult Trainer::train_step(bool request_stop) {
   }
   r.step = ++step_;
   r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  r.tokens_per_s = static_cast<double>(config_.batch * config_.ctx) / (r.step_ms / 1000.0);
+  r.tokens_per_s = static_cast<double>(config_.batch * config_.model.ctx) / (r.step_ms / 1000.0);
   return r;
 }
 
@@ -213,12 +213,12 @@ double Trainer::loss_on(std::span<const int32_t> ids, std::span<const int32_t> t
 double Trainer::mean_loss(std::span<const int32_t> split, uint64_t seed) {
   // Under data parallelism rank r evaluates batches r, r + N, ...; the sum is reduced below.
   const int64_t ranks = comm_ ? comm_->size() : 1, rank = comm_ ? comm_->rank() : 0;
-  BatchSampler s(split, config_.batch, config_.ctx, seed);
+  BatchSampler s(split, config_.batch, config_.model.ctx, seed);
   std::vector<int32_t> ids, targets;
   double total = 0;
   for (int64_t i = 0; i < config_.eval_iters; ++i) {
     s.next(ids, targets);  // every rank draws every batch, so batch i is the same on all of them
-    if (i % ranks == rank) total += loss_on(ids, targets, config_.batch, config_.ctx);
+    if (i % ranks == rank) total += loss_on(ids, targets, config_.batch, config_.model.ctx);
   }
   return total;
 }
@@ -247,7 +247,7 @@ std::shared_ptr<text::Tokenizer> build_tokenizer(const TrainConfig& config, cons
 
 std::shared_ptr<TokenData> make_token_data(const TrainConfig& config, const text::Tokenizer& tokenizer,
                                            const std::string& text) {
-  auto data = std::make_shared<TokenData>(split_tokens(tokenizer.encode(text), config.val_fraction, config.ctx));
+  auto data = std::make_shared<TokenData>(split_tokens(tokenizer.encode(text), config.val_fraction, config.model.ctx));
   data->text_bytes = static_cast<int64_t>(text.size());
   data->text_sha256 = io::sha256_hex(text);
   return data;

@@ -60,14 +60,12 @@ void DecoderConfig::validate() const {
   const auto rules = embed_scale_rules();
   check(std::find(rules.begin(), rules.end(), embed_scale_rule) != rules.end(),
         "config: embed_scale_rule must be sqrt-dim or unit-input, got '", embed_scale_rule.substr(0, 64), "'");
-  // Sizes from files are bounded before anything is allocated: every product of them downstream
-  // (parameter counts, activations) then stays far inside 64 bits.
-  const auto at_most = [](const char* field, int64_t v, int64_t max) {
-    check(v <= max, "config: ", field, " = ", v, " is too large (at most ", max, ")");
-  };
-  at_most("vocab_size", vocab_size, int64_t{1} << 24), at_most("ctx", ctx, int64_t{1} << 20);
-  at_most("layers", layers, 4096), at_most("heads", heads, 4096), at_most("dim", dim, int64_t{1} << 16);
-  at_most("mlp_hidden", mlp_hidden, int64_t{1} << 20);
+  // Sizes from files are bounded (the rows' at_most) before anything is allocated: every product
+  // of them downstream (parameter counts, activations) then stays far inside 64 bits.
+  for (const DecoderField& f : decoder_fields())
+    if (f.at_most)
+      if (const auto* m = std::get_if<int64_t DecoderConfig::*>(&f.member))
+        check(this->**m <= *f.at_most, "config: ", f.key, " = ", this->**m, " is too large (at most ", *f.at_most, ")");
 }
 
 // GPT-2's initialisation: every linear map and embedding ~ N(0, init_std^2), biases 0, and the
@@ -93,35 +91,74 @@ BlockOptions DecoderConfig::block_options() const {
 
 const std::vector<DecoderField>& decoder_fields() {
   using C = DecoderConfig;
+  using R = SettingRange;
+  constexpr int64_t k2_16 = int64_t{1} << 16, k2_20 = int64_t{1} << 20, k2_24 = int64_t{1} << 24;
+  // In --help order. The shape is named as the flags name it; checkpoints written before said
+  // n_layer, n_head, context.
   static const std::vector<DecoderField> table{
-      {"vocab_size", &C::vocab_size},
-      // The shape named as the flags name it; checkpoints written before said n_layer, n_head, context.
-      {"ctx", &C::ctx, false, "context"},
-      {"layers", &C::layers, false, "n_layer"},
-      {"heads", &C::heads, false, "n_head"},
-      {"dim", &C::dim},
-      {"norm", &C::norm},
-      {"placement", &C::placement},
-      {"mlp", &C::mlp},
-      {"mlp_hidden", &C::mlp_hidden},
-      {"tie_head", &C::tie_head},
-      {"bias", &C::bias},
-      {"final_norm", &C::final_norm},
-      {"norm_eps", &C::norm_eps},
-      {"init_std", &C::init_std},
-      // added later
-      {"qk_norm", &C::qk_norm, true},
-      {"z_loss", &C::z_loss, true},
-      {"dyt_alpha", &C::dyt_alpha, true},
-      {"dyt_alpha_attn", &C::dyt_alpha_attn, true},
-      {"dyt_beta", &C::dyt_beta, true},
-      {"embed_scale", &C::embed_scale, true},
-      {"embed_scale_init", &C::embed_scale_init, true},
-      {"embed_norm", &C::embed_norm, true},
-      {"embed_scale_positions", &C::embed_scale_positions, true},
-      {"embed_scale_rule", &C::embed_scale_rule, true},
-      {"precision", &C::precision, true},
-      {"norm_precision", &C::norm_precision, true},
+      {.key = "layers", .member = &C::layers, .former_key = "n_layer", .help = "transformer blocks",
+       .range = R::positive(), .at_most = 4096},
+      {.key = "heads", .member = &C::heads, .former_key = "n_head", .help = "attention heads (must divide --dim)",
+       .range = R::positive(), .at_most = 4096},
+      {.key = "dim", .member = &C::dim, .help = "model width C", .range = R::positive(), .at_most = k2_16},
+      {.key = "ctx", .member = &C::ctx, .former_key = "context", .help = "context length T", .range = R::positive(),
+       .at_most = k2_20},
+      {.key = "norm", .member = &C::norm, .help = "the norm of every block and before the LM head (a registered norm)"},
+      {.key = "qk_norm", .member = &C::qk_norm, .added_later = true,
+       .help = "normalise q and k per head (" + qk_norm_names() + ")"},
+      {.key = "placement", .member = &C::placement, .help = "where the norms sit: " + placement_help()},
+      {.key = "mlp", .member = &C::mlp, .help = "the MLP: " + mlp_kind_help()},
+      {.key = "mlp_hidden", .member = &C::mlp_hidden,
+       .help = "the MLP's hidden width (0: 4 x --dim for gelu, 8/3 x --dim rounded up to a multiple of 8 for swiglu)",
+       .range = R::at_least_zero("(0: by --mlp)"), .at_most = k2_20},
+      {.key = "dyt_alpha", .member = &C::dyt_alpha, .added_later = true,
+       .help = "DyT's initial alpha in tanh(alpha x) (with --norm dyt; other norms ignore it)",
+       .range = R{0, 100, true, false}},
+      {.key = "tie_head", .member = &C::tie_head, .help = "share the token embedding with the LM head"},
+      {.key = "bias", .member = &C::bias, .help = "biases in the linear layers"},
+      {.key = "dyt_alpha_attn", .member = &C::dyt_alpha_attn, .added_later = true,
+       .help = "the initial alpha of the DyT before attention (0: --dyt-alpha, which then sets the others: the FFN "
+               "input's and the final one)",
+       .range = R{0, 100, false, false}},
+      {.key = "dyt_beta", .member = &C::dyt_beta, .added_later = true,
+       .help = "DyT's additive beta (Zhu et al.'s LLM recipe has none)"},
+      {.key = "embed_scale", .member = &C::embed_scale, .added_later = true,
+       .help = "scale the token embeddings: none, fixed (a constant: DeepNet's sqrt(dim)) or learned (a scalar "
+               "parameter: DyT's LLM recipe)"},
+      {.key = "embed_scale_init", .member = &C::embed_scale_init, .added_later = true,
+       .help = "the embedding scale, or its initial value when learned (0: by --embed-scale-rule)",
+       .range = R{0, 1e6, false, false, "(0: by --embed-scale-rule)"}},
+      {.key = "embed_scale_positions", .member = &C::embed_scale_positions, .added_later = true,
+       .help = "the embedding scale multiplies token + position, what enters the first block (off: the token "
+               "embedding alone, as the DyT paper's LLaMA, which has no position table)"},
+      {.key = "embed_scale_rule", .member = &C::embed_scale_rule, .added_later = true,
+       .help = "the initial embedding scale when --embed-scale-init is 0: sqrt-dim (the DyT paper's and DeepNet's "
+               "formula) or unit-input (1 / (alpha0 x 0.02): the first norm's input at the magnitude that formula "
+               "gives at the DyT paper's width 4096)",
+       .choices = embed_scale_rules()},
+      {.key = "embed_norm", .member = &C::embed_norm, .added_later = true,
+       .help = "a norm (of --norm's kind) on the embeddings before the first block (Peri-LN's setup)"},
+      {.key = "final_norm", .member = &C::final_norm, .help = "a norm before the LM head (DeepNet's post-norm stack has none)"},
+      {.key = "precision", .member = &C::precision, .added_later = true,
+       .help = "mixed precision: fp32, or bf16 (the linear layers' and LM head's GEMMs on bfloat16 operands with "
+               "float32 sums, as torch.autocast; weights, gradients, norms, softmax, loss and optimizer in float32)",
+       .choices = precision_names()},
+      {.key = "norm_eps", .member = &C::norm_eps,
+       .help = "the epsilon under every norm's square root (LayerNorm, RMSNorm, ScaleNorm)", .range = R{0, 1, true, false}},
+      {.key = "norm_precision", .member = &C::norm_precision, .added_later = true,
+       .help = "fp32, or bf16: every norm's input and output rounded to bfloat16 (statistics summed in float32), as "
+               "a bf16 implementation computes them (fp32: float32, as LLaMA and T5 keep their norms)",
+       .choices = precision_names()},
+      {.key = "init_std", .member = &C::init_std,
+       .help = "the standard deviation of the initial weights (GPT-2's 0.02; each block's two residual projections "
+               "get it / sqrt(2 --layers))",
+       .range = R{0, 1, true, false}},
+      {.key = "z_loss", .member = &C::z_loss, .added_later = true,
+       .help = "z-loss coefficient: adds z * logsumexp(logits)^2 per token, keeping output logits from drifting "
+               "(PaLM: 1e-4; 0: off)",
+       .range = R{0, 1, false, false, "(0: off; PaLM uses 1e-4)"}, .objective = true},
+      // Set by the tokenizer (its vocabulary's size), so no setting.
+      {.key = "vocab_size", .member = &C::vocab_size, .at_most = k2_24},
   };
   return table;
 }
@@ -161,7 +198,13 @@ void parse_choice(const std::string& name, std::string_view what, MlpKind& out) 
 void parse_choice(const std::string& name, std::string_view what, EmbedScale& out) {
   parse_named(name, what, out, [](const std::string& n) { return parse_embed_scale(n); });
 }
-void parse_choice(const std::string& name, std::string_view what, Precision& out) { out = parse_precision(name, what); }
+void parse_choice(const std::string& name, std::string_view what, Precision& out) {
+  parse_named(name, what, out, [](const std::string& n) {
+    for (const std::string& known : precision_names())
+      if (known == n) return parse_precision(n, "precision");
+    throw Error(cat("unknown precision '", n.substr(0, 64), "'; known: ", precision_names()[0], ", ", precision_names()[1]));
+  });
+}
 
 nlohmann::json decoder_field_json(const DecoderField& f, const DecoderConfig& c) {
   return std::visit(

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -11,6 +12,7 @@
 
 #include "tapegrad/nn/block.h"
 #include "tapegrad/precision.h"
+#include "tapegrad/setting_range.h"
 
 namespace tapegrad::nn {
 
@@ -93,9 +95,11 @@ struct DecoderConfig {
 
 // DecoderConfig's fields, declared once: the checkpoint's model JSON both ways (to_json, the
 // readers below), the fields an older checkpoint may lack, and the training settings that set
-// them (lm/settings.h: a row's model_field) are all derived from this table. A test sets every
-// field to a value other than its default and round-trips it through a checkpoint, and counts
-// DecoderConfig's members against the rows, so a field left out of the table fails.
+// them (lm/settings.h makes a setting of each row with help: flag and JSON key the row's key with
+// '-' for '_', "--dyt-alpha") are all derived from this table. Adding a model knob is a member
+// above and a row here. A test sets every field to a value other than its default and
+// round-trips it through a checkpoint, and counts DecoderConfig's members against the rows, so a
+// field left out of the table fails.
 using DecoderMember =
     std::variant<int64_t DecoderConfig::*, double DecoderConfig::*, bool DecoderConfig::*, std::string DecoderConfig::*,
                  NormKind DecoderConfig::*, Placement DecoderConfig::*, MlpKind DecoderConfig::*,
@@ -109,6 +113,16 @@ struct DecoderField {
   bool added_later = false;
   // The key earlier versions wrote it under ("n_layer"), read as this one; "" if none.
   std::string former_key{};
+  // As a training setting: its --help text (empty: no setting; vocab_size is the tokenizer's),
+  // the range a number may take, a size bound for an integer (also what validate() holds a
+  // checkpoint's value to), the names a text field may take. A bool setting has a --no- form.
+  std::string help{};
+  std::optional<SettingRange> range{};
+  std::optional<int64_t> at_most{};
+  std::vector<std::string> choices{};
+  // A term of the training objective the model computes (z_loss): listed with the optimisation
+  // settings, not the architecture.
+  bool objective = false;
 };
 
 const std::vector<DecoderField>& decoder_fields();

@@ -47,6 +47,12 @@ std::vector<NormKind> qk_norms(bool with_none) {
   return kinds;
 }
 
+std::string qk_norm_names() {
+  std::string names;
+  for (const NormKind k : qk_norms()) names += (names.empty() ? "" : ", ") + std::string(k.name());
+  return names;
+}
+
 std::string to_string(NormKind kind) { return std::string(kind.name()); }
 
 template <typename T>

@@ -114,6 +114,7 @@ class NormKind {
 std::vector<NormKind> all_norms();
 // Those that can be a QK-norm, "none" first among them only if `with_none`.
 std::vector<NormKind> qk_norms(bool with_none = true);
+std::string qk_norm_names();  // qk_norms(), comma-separated: "none, layernorm, rmsnorm, ..."
 std::string to_string(NormKind kind);
 
 // The entry of a norm module template M (float and double), as a registration takes it; M provides
