@@ -17,17 +17,22 @@ namespace tapegrad::py {
 
 template <typename T>
 std::span<const int32_t> tape_ids(PyTape<T>& t, const pyb::array& ids, const char* what) {
-  check(ids.dtype().kind() == 'i' || ids.dtype().kind() == 'u', what, ": expected integer ids, got dtype ",
-        std::string(pyb::str(ids.dtype())));
-  auto c = pyb::array_t<int64_t, pyb::array::c_style | pyb::array::forcecast>::ensure(ids);
-  const int64_t n = static_cast<int64_t>(c.size());
-  int32_t* out = t.get().template scratch<int32_t>(n);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t v = c.data()[i];
-    check(v >= 0 && v <= INT32_MAX, what, ": id ", v, " at position ", i, " is out of range [0, 2^31)");
-    out[i] = static_cast<int32_t>(v);
-  }
-  return {out, static_cast<size_t>(n)};
+  const char kind = ids.dtype().kind();
+  check(kind == 'i' || kind == 'u', what, ": expected integer ids, got dtype ", std::string(pyb::str(ids.dtype())));
+  // Read at the array's own signedness: an unsigned id past 2^63 cast to int64 would show as negative.
+  const auto copy = [&](auto tag) {
+    using V = decltype(tag);
+    auto c = pyb::array_t<V, pyb::array::c_style | pyb::array::forcecast>::ensure(ids);
+    const int64_t n = static_cast<int64_t>(c.size());
+    int32_t* out = t.get().template scratch<int32_t>(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const V v = c.data()[i];
+      check(v >= 0 && v <= V{INT32_MAX}, what, ": id ", v, " at position ", i, " is out of range [0, 2^31)");
+      out[i] = static_cast<int32_t>(v);
+    }
+    return std::span<const int32_t>{out, static_cast<size_t>(n)};
+  };
+  return kind == 'u' ? copy(uint64_t{}) : copy(int64_t{});
 }
 template std::span<const int32_t> tape_ids(PyTape<float>&, const pyb::array&, const char*);
 

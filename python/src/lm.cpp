@@ -301,6 +301,11 @@ void bind_lm(pyb::module_& top) {
              if (model.is_none()) {
                p.trainer = std::make_unique<lm::Trainer>(config, tokenizer, data);
              } else {
+               // A built-in model (tg.lm.Decoder) is what the Trainer builds itself from the config:
+               // said so, rather than refused as not being a tapegrad.nn.Module.
+               check(!pyb::isinstance<LM>(model), "Trainer model: a ", std::string(pyb::str(pyb::type::of(model).attr("__name__"))),
+                     " is built by the Trainer itself from the config's model settings (TrainConfig(dim=..., norm=...)): "
+                     "leave model out, and read the trained one as trainer.model");
                // The vocabulary is the tokenizer's; the model's, if it states one, must match it.
                const int64_t vocab = tokenizer->vocab_size();
                // Optional int attributes of the model: its vocabulary (must match) and longest sequence.

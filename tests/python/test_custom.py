@@ -183,6 +183,9 @@ def test_a_model_of_your_own_trains_in_the_trainer():
         huge.ctx = big
         with pytest.raises(tg.Error, match="its ctx"):
             tg.lm.Trainer(config, model=huge)
+    # The built-in decoder is the Trainer's own to build: said so, not "not a tapegrad.nn.Module".
+    with pytest.raises(tg.Error, match="a Decoder is built by the Trainer itself from the config's model settings"):
+        tg.lm.Trainer(config, model=tg.lm.Decoder(config, tg.lm.vocab_size(config)))
 
 
 def test_the_fused_functional_norms_match_their_composition_and_gradcheck():

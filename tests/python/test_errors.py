@@ -65,6 +65,11 @@ def test_bad_targets_and_ids():
     emb = tg.nn.Embedding(5, 4)
     with pytest.raises(tg.Error):
         emb(tape, np.array([[1, 7]]))
+    # Each id said as the array holds it: an unsigned id past 2^63 is not shown wrapped to a negative.
+    with pytest.raises(tg.Error, match=r"id 9223372036854775808 at position 1 is out of range \[0, 2\^31\)"):
+        tg.cross_entropy(logits, np.array([0, 2**63], dtype=np.uint64))
+    with pytest.raises(tg.Error, match=r"id 4294967295 at position 0 is out of range"):
+        emb(tape, np.array([[2**32 - 1]], dtype=np.uint32))
 
 
 def test_settings_errors_name_the_setting():
