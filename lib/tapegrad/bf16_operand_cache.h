@@ -14,9 +14,12 @@
 // cached, so a hand-written loop that edits its weights between GEMMs is never served a stale form.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
+#include <deque>
+#include <functional>
+#include <mutex>  // std::lock_guard
 #include <vector>
 
 namespace tapegrad {
@@ -38,33 +41,67 @@ class Bf16OperandCache {
   // Forgets every form (their memory is kept for the next ones: a step allocates nothing).
   void invalidate();
 
-  // The form `key`, `bytes` long, written by fill(void* out) on the first request since invalidate()
-  // (the storage holds objects of the type fill writes: the caller reads them as that type).
-  // Thread-safe: a second thread asking for the same form waits for the first.
+  // The form `key`, `bytes` long, made on the first request since invalidate() by
+  // fill(void* out, int64_t chunk) for every chunk in [0, chunks): independent pieces (rows of a
+  // rounded matrix, packed panels), each written by one call. The storage holds objects of the
+  // type fill writes: the caller reads them as that type.
+  //
+  // Thread-safe, and the threads asking for a form not yet made share its making: each claims
+  // the next chunk until none is left, then waits (spinning: a chunk takes microseconds) for the
+  // others' chunks. The batch workers of a step reach each weight at the same moment, so one
+  // waiting on a lock while the other rounded the whole weight serialised them (and put the waiter
+  // to sleep); now both round half. A caller outside a parallel region shares the chunks with the
+  // pool's threads. Every chunk is a function of the operand alone, so the form has the same bits
+  // whoever makes which chunk.
   template <typename Fill>
-  const void* get(const Bf16OperandKey& key, int64_t bytes, Fill&& fill) {
-    const std::lock_guard lock(mutex_);
-    Entry& e = entry(key);
-    if (!e.valid) {
-      e.storage.resize(static_cast<size_t>(bytes));
-      fill(static_cast<void*>(e.storage.data()));
-      e.valid = true;
+  const void* get(const Bf16OperandKey& key, int64_t bytes, int64_t chunks, Fill&& fill) {
+    Entry* e = nullptr;
+    {
+      const std::lock_guard lock(mutex_);
+      e = &entry(key);
+      if (e->state.load(std::memory_order_acquire) == kMade) return e->storage.data();
+      if (e->state.load(std::memory_order_relaxed) == kUnmade) {
+        e->storage.resize(static_cast<size_t>(bytes));
+        e->chunks = chunks;
+        e->next.store(0, std::memory_order_relaxed);
+        e->done.store(0, std::memory_order_relaxed);
+        e->state.store(kMaking, std::memory_order_relaxed);
+        ++fills_;
+      }
     }
-    return e.storage.data();
+    void* out = e->storage.data();
+    make(*e, bytes, [&](int64_t chunk) { fill(out, chunk); });
+    return out;
   }
 
   // How many forms were made since construction (tests: once per weight and kernel per step).
   int64_t fills() const { return fills_; }
 
  private:
+  enum State : int { kUnmade, kMaking, kMade };
   struct Entry {
     Bf16OperandKey key;
     std::vector<std::byte> storage;
-    bool valid = false;
+    std::atomic<int> state{kUnmade};
+    int64_t chunks = 0;
+    std::atomic<int64_t> next{0}, done{0};  // the next chunk to claim; chunks written
   };
-  Entry& entry(const Bf16OperandKey& key);  // the key's entry (reusing an invalid one's memory)
-  std::mutex mutex_;
-  std::vector<Entry> entries_;
+  Entry& entry(const Bf16OperandKey& key);  // the key's entry (reusing an unmade one's memory)
+  // Claims and fills chunks of e until none is left (with the pool's threads when called outside
+  // a parallel region and the form is large), then waits for the chunks others claimed.
+  void make(Entry& e, int64_t bytes, const std::function<void(int64_t)>& fill_chunk);
+  // Held only to find or start an entry (a scan of a step's few weights): a spin lock, since the
+  // workers ask at the same moments and a sleeping lock put one to sleep for longer than the scan.
+  class SpinLock {
+   public:
+    void lock();
+    void unlock() { held_.clear(std::memory_order_release); }
+
+   private:
+    std::atomic_flag held_ = ATOMIC_FLAG_INIT;
+  };
+  SpinLock mutex_;
+  std::deque<Entry> entries_;  // a deque: entries hold atomics and never move
   int64_t fills_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "tapegrad/gemm_bf16.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <vector>
@@ -135,8 +136,12 @@ void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
   } else if (cache != nullptr) {
     const Bf16OperandKey key{B, ldb, b_rows, b_cols, bt, Bf16Form::kRounded};
     const int64_t bytes = b_rows * b_cols * static_cast<int64_t>(sizeof(float));
-    b = static_cast<const float*>(cache->get(key, bytes, [&](void* out) {
-      round_block(static_cast<float*>(out), B, b_rows, b_cols, ldb);
+    // Chunks of rows, ~16k values each: the workers asking at once share the rounding.
+    const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, b_cols));
+    const int64_t chunks = (b_rows + rows_per_chunk - 1) / rows_per_chunk;
+    b = static_cast<const float*>(cache->get(key, bytes, chunks, [&](void* out, int64_t c) {
+      const int64_t r0 = c * rows_per_chunk, r1 = std::min(b_rows, r0 + rows_per_chunk);
+      for (int64_t r = r0; r < r1; ++r) round_bf16(B + r * ldb, static_cast<float*>(out) + r * b_cols, b_cols);
     }));
   } else {
     b = rounded(b_buf, B, b_rows, b_cols, ldb);

@@ -144,11 +144,8 @@ TAPEGRAD_AMX_TARGET void gemm_bf16_amx(Trans ta, Trans tb, int64_t M, int64_t N,
   const uint32_t* cached = nullptr;
   if (cache != nullptr) {
     const Bf16OperandKey key{B, ldb, N, K, tb == Trans::kYes, Bf16Form::kAmxPanels};
-    cached = static_cast<const uint32_t*>(cache->get(key, b_words * 4, [&](void* out) {
-      auto* words = static_cast<uint32_t*>(out);
-#pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
-      for (int64_t j = 0; j < panels; ++j) pack_b(words, j);
-    }));
+    cached = static_cast<const uint32_t*>(
+        cache->get(key, b_words * 4, panels, [&](void* out, int64_t j) { pack_b(static_cast<uint32_t*>(out), j); }));
   }
   thread_local std::vector<uint32_t> b_buf;  // per thread: a caller's parallel loop may call this
   if (cached == nullptr) b_buf.resize(static_cast<size_t>(b_words));

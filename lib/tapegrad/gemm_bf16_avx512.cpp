@@ -98,11 +98,9 @@ TAPEGRAD_BF16_TARGET void gemm_bf16_avx512(Trans ta, Trans tb, int64_t M, int64_
   if (cache != nullptr) {
     const int64_t words = panels * kNR * ((K + 1) / 2);
     const Bf16OperandKey key{B, ldb, N, K, tb == Trans::kYes, Bf16Form::kAvx512Panels};
-    cached = static_cast<const uint32_t*>(cache->get(key, words * 4, [&](void* out) {
-      auto* all = static_cast<uint32_t*>(out);
-#pragma omp parallel for collapse(2) num_threads(threads) schedule(static) if (parallel)
-      for (int64_t kb = 0; kb < k_blocks; ++kb)
-        for (int64_t j = 0; j < panels; ++j) pack_b(all + panels * kNR * (kb * kKBlock / 2), kb * kKBlock, j);
+    cached = static_cast<const uint32_t*>(cache->get(key, words * 4, k_blocks * panels, [&](void* out, int64_t c) {
+      const int64_t kb = c / panels, j = c % panels;
+      pack_b(static_cast<uint32_t*>(out) + panels * kNR * (kb * kKBlock / 2), kb * kKBlock, j);
     }));
   }
   thread_local std::vector<uint32_t> b_buf;  // per thread: attention calls this inside its own loop

@@ -2,6 +2,9 @@
 // against a float64 reference of the rounded operands.
 #include <catch2/catch.hpp>
 
+#include <omp.h>
+
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -201,6 +204,90 @@ TEST_CASE("gemm_bf16: a constant B from the operand cache gives the same bits, i
       CHECK(bf16_operand_cache() == nullptr);  // the scope restored the thread's previous cache
     }
   }
+}
+
+TEST_CASE("bf16 operand cache: threads asking at once share the making of a form, each chunk made once",
+          "[bf16][gemm]") {
+  const int saved = num_threads();
+  set_num_threads(2);
+  // A form of 2^15 chunks (128 KB), each the float of its index: every chunk is written by exactly one
+  // call, whichever thread claimed it, and the form reads whole by every asker.
+  const int64_t chunks = int64_t{1} << 15, bytes = chunks * int64_t{sizeof(float)};
+  const auto ask = [&](Bf16OperandCache& cache, std::vector<std::atomic<int>>& made, const Bf16OperandKey& key) {
+    return static_cast<const float*>(cache.get(key, bytes, chunks, [&](void* out, int64_t c) {
+      made[static_cast<size_t>(c)].fetch_add(1);
+      static_cast<float*>(out)[c] = static_cast<float>(c);
+    }));
+  };
+  const auto whole = [&](const float* f) {
+    for (int64_t c = 0; c < chunks; ++c)
+      if (f[c] != static_cast<float>(c)) return false;
+    return true;
+  };
+  const float key_data = 0;
+  for (const bool together : {true, false}) {
+    INFO((together ? "two threads asking at once" : "one caller outside a parallel region (the pool joins in)"));
+    Bf16OperandCache cache;
+    std::vector<std::atomic<int>> made(chunks);
+    const Bf16OperandKey key{&key_data, 1, chunks, 1, false, Bf16Form::kRounded};
+    const float* seen[2] = {nullptr, nullptr};
+    std::atomic<int> helpers{0};
+    if (together) {
+#pragma omp parallel num_threads(2)
+      seen[omp_get_thread_num()] = ask(cache, made, key);
+    } else {
+      seen[0] = seen[1] = static_cast<const float*>(cache.get(key, bytes, chunks, [&](void* out, int64_t c) {
+        if (omp_in_parallel()) helpers.fetch_add(1);
+        made[static_cast<size_t>(c)].fetch_add(1);
+        static_cast<float*>(out)[c] = static_cast<float>(c);
+      }));
+      CHECK(helpers.load() > 0);  // past 64 KB: shared with the pool's threads
+    }
+    int once = 0;
+    for (const auto& m : made) once += m.load() == 1;
+    CHECK(once == chunks);
+    CHECK(cache.fills() == 1);
+    REQUIRE(seen[0] == seen[1]);
+    CHECK(whole(seen[0]));
+    CHECK(ask(cache, made, key) == seen[0]);  // made: read, not made again
+    CHECK(made[0].load() == 1);
+  }
+  set_num_threads(saved);
+}
+
+TEST_CASE("gemm_bf16: the batch workers' shared operand cache gives every worker the bits of the uncached product",
+          "[bf16][gemm]") {
+  KernelsGuard guard;
+  const int saved = num_threads();
+  set_num_threads(2);
+  Rng rng(19);
+  // B large enough for many chunks on every path (rows of the rounded form, packed panels).
+  const int64_t M = 24, N = 300, K = 600;
+  std::vector<float> A = normals(rng, M * K), B = normals(rng, N * K);
+  for (Bf16Kernels k : runnable_kernels()) {
+    set_bf16_kernels(k);
+    INFO("kernels " << bf16_kernels_name());
+    for (Trans tb : {Trans::kYes, Trans::kNo}) {
+      const int64_t ldb = tb == Trans::kYes ? K : N;
+      const auto product = [&](bool constant) {
+        std::vector<float> C(M * N, 0.5f);
+        gemm_bf16(Trans::kNo, tb, M, N, K, 1.f, A.data(), K, B.data(), ldb, 1.f, C.data(), N, {.b_constant = constant});
+        return C;
+      };
+      const std::vector<float> plain = product(false);
+      Bf16OperandCache cache;
+      std::vector<float> worker[2];
+#pragma omp parallel num_threads(2)
+      {
+        const UseBf16OperandCache use(&cache);
+        worker[omp_get_thread_num()] = product(true);
+      }
+      CHECK(worker[0] == plain);
+      CHECK(worker[1] == plain);
+      CHECK(cache.fills() == 1);
+    }
+  }
+  set_num_threads(saved);
 }
 
 TEST_CASE("gemm_bf16: operands rounded ahead and said so give the bits of rounding inside, on every path",
