@@ -134,7 +134,8 @@ void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
     b = B;
     b_ld = ldb;
   } else if (cache != nullptr) {
-    const Bf16OperandKey key{B, ldb, b_rows, b_cols, bt, Bf16Form::kRounded};
+    // The rounded form keeps B's layout, so y = x W^T and dx = dy W share one (not trans-keyed).
+    const Bf16OperandKey key{B, ldb, b_rows, b_cols, false, Bf16Form::kRounded};
     const int64_t bytes = b_rows * b_cols * static_cast<int64_t>(sizeof(float));
     // Chunks of rows, ~16k values each: the workers asking at once share the rounding.
     const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, b_cols));

@@ -290,6 +290,32 @@ TEST_CASE("gemm_bf16: the batch workers' shared operand cache gives every worker
   set_num_threads(saved);
 }
 
+TEST_CASE("gemm_bf16: a weight read both ways (y = x W^T, dx = dy W) is one rounded form, two packed ones",
+          "[bf16][gemm]") {
+  KernelsGuard guard;
+  Rng rng(23);
+  const int64_t rows = 16, out = 40, in = 72;  // W is out x in
+  std::vector<float> W = normals(rng, out * in), x = normals(rng, rows * in), dy = normals(rng, rows * out);
+  for (Bf16Kernels k : runnable_kernels()) {
+    set_bf16_kernels(k);
+    INFO("kernels " << bf16_kernels_name());
+    const auto both = [&](bool constant) {
+      std::vector<float> y(rows * out, 0.f), dx(rows * in, 0.f);
+      gemm_bf16(Trans::kNo, Trans::kYes, rows, out, in, 1.f, x.data(), in, W.data(), in, 0.f, y.data(), out,
+                {.b_constant = constant});
+      gemm_bf16(Trans::kNo, Trans::kNo, rows, in, out, 1.f, dy.data(), out, W.data(), in, 0.f, dx.data(), in,
+                {.b_constant = constant});
+      return std::make_pair(y, dx);
+    };
+    const auto plain = both(false);
+    Bf16OperandCache cache;
+    const UseBf16OperandCache use(&cache);
+    CHECK(both(true) == plain);
+    // Rounding keeps W's layout whichever way a GEMM reads it; the kernels' panels differ by it.
+    CHECK(cache.fills() == (k == Bf16Kernels::kEmulated ? 1 : 2));
+  }
+}
+
 TEST_CASE("gemm_bf16: operands rounded ahead and said so give the bits of rounding inside, on every path",
           "[bf16][gemm]") {
   KernelsGuard guard;
