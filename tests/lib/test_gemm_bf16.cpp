@@ -162,8 +162,8 @@ TEST_CASE("gemm_bf16: each fast path gives the same bits for any thread count, a
   }
 }
 
-TEST_CASE("gemm_bf16: a constant B from the operand cache gives the same bits, is made once, and never outlives "
-          "invalidate()",
+TEST_CASE("gemm_bf16: a constant B from the operand cache gives the same bits, is made once (by the workers asking "
+          "at once too), and never outlives invalidate()",
           "[bf16][gemm]") {
   KernelsGuard guard;
   Rng rng(13);
@@ -202,6 +202,20 @@ TEST_CASE("gemm_bf16: a constant B from the operand cache gives the same bits, i
         B[0] -= 1.f;
       }
       CHECK(bf16_operand_cache() == nullptr);  // the scope restored the thread's previous cache
+      // Two batch workers asking at once, each making a share of the form (several chunks on every
+      // path): both read the bits of the uncached product computed as a worker computes it (inside
+      // a parallel region a GEMM is one call, outside it is split in slabs), and the form is made once.
+      Bf16OperandCache shared;
+      std::vector<float> worker[2], uncached[2];
+#pragma omp parallel num_threads(2)
+      {
+        uncached[omp_get_thread_num()] = product(false);
+        const UseBf16OperandCache use(&shared);
+        worker[omp_get_thread_num()] = product(true);
+      }
+      CHECK(worker[0] == uncached[0]);
+      CHECK(worker[1] == uncached[1]);
+      CHECK(shared.fills() == 1);
     }
   }
 }
@@ -251,41 +265,6 @@ TEST_CASE("bf16 operand cache: threads asking at once share the making of a form
     CHECK(whole(seen[0]));
     CHECK(ask(cache, made, key) == seen[0]);  // made: read, not made again
     CHECK(made[0].load() == 1);
-  }
-  set_num_threads(saved);
-}
-
-TEST_CASE("gemm_bf16: the batch workers' shared operand cache gives every worker the bits of the uncached product",
-          "[bf16][gemm]") {
-  KernelsGuard guard;
-  const int saved = num_threads();
-  set_num_threads(2);
-  Rng rng(19);
-  // B large enough for many chunks on every path (rows of the rounded form, packed panels).
-  const int64_t M = 24, N = 300, K = 600;
-  std::vector<float> A = normals(rng, M * K), B = normals(rng, N * K);
-  for (Bf16Kernels k : runnable_kernels()) {
-    set_bf16_kernels(k);
-    INFO("kernels " << bf16_kernels_name());
-    for (Trans tb : {Trans::kYes, Trans::kNo}) {
-      const int64_t ldb = tb == Trans::kYes ? K : N;
-      const auto product = [&](bool constant) {
-        std::vector<float> C(M * N, 0.5f);
-        gemm_bf16(Trans::kNo, tb, M, N, K, 1.f, A.data(), K, B.data(), ldb, 1.f, C.data(), N, {.b_constant = constant});
-        return C;
-      };
-      const std::vector<float> plain = product(false);
-      Bf16OperandCache cache;
-      std::vector<float> worker[2];
-#pragma omp parallel num_threads(2)
-      {
-        const UseBf16OperandCache use(&cache);
-        worker[omp_get_thread_num()] = product(true);
-      }
-      CHECK(worker[0] == plain);
-      CHECK(worker[1] == plain);
-      CHECK(cache.fills() == 1);
-    }
   }
   set_num_threads(saved);
 }
