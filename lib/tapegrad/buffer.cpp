@@ -4,9 +4,12 @@
 #include <cstdint>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
+
+#include <unistd.h>
 
 #include "tapegrad/error.h"
 
@@ -57,18 +60,65 @@ std::size_t buffer_offset_bytes(std::size_t alignment) {
   return bytes / alignment * alignment;
 }
 
+namespace {
+
+std::atomic<int64_t> g_live_bytes{0};
+
+// The smaller of physical memory and the cgroup v2 limit ("max" or absent: none).
+int64_t machine_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  int64_t bytes = pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : int64_t{1} << 40;
+  if (std::FILE* f = std::fopen("/sys/fs/cgroup/memory.max", "re")) {
+    unsigned long long limit = 0;
+    if (std::fscanf(f, "%llu", &limit) == 1 && limit > 0 && limit < static_cast<unsigned long long>(bytes))
+      bytes = static_cast<int64_t>(limit);
+    std::fclose(f);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+int64_t buffer_bytes_live() { return g_live_bytes.load(std::memory_order_relaxed); }
+
+int64_t buffer_bytes_limit() {
+  static const int64_t limit = machine_memory_bytes() / 10 * 9;
+  return limit;
+}
+
+// Layout of a block: one header line holding the block's size (so free_buffer can count it back),
+// then the offset, then the caller's bytes. The caller's pointer is `offset` (< a line) past a line.
 void* allocate_buffer(std::size_t bytes, std::size_t alignment) {
   const std::size_t offset = buffer_offset_bytes(alignment);
-  if (bytes > static_cast<std::size_t>(-1) - kBufferAlignment) throw std::bad_array_new_length();
-  auto* block = static_cast<std::byte*>(::operator new(bytes + offset, std::align_val_t{kBufferAlignment}));
-  return block + offset;
+  if (bytes > static_cast<std::size_t>(INT64_MAX) - 2 * kBufferAlignment) throw std::bad_array_new_length();
+  const std::size_t total = bytes + offset + kBufferAlignment;
+  const auto signed_total = static_cast<int64_t>(total);
+  const int64_t live = g_live_bytes.fetch_add(signed_total, std::memory_order_relaxed) + signed_total;
+  if (live > buffer_bytes_limit()) {
+    g_live_bytes.fetch_sub(signed_total, std::memory_order_relaxed);
+    throw Error(cat("cannot allocate ", bytes >> 20, " MiB: this process's tensors would take ", live >> 20,
+                    " MiB, more than ", buffer_bytes_limit() >> 20, " MiB (90 % of this machine's memory); a size given "
+                    "is too large for this machine"));
+  }
+  std::byte* block = nullptr;
+  try {
+    block = static_cast<std::byte*>(::operator new(total, std::align_val_t{kBufferAlignment}));
+  } catch (...) {
+    g_live_bytes.fetch_sub(signed_total, std::memory_order_relaxed);
+    throw;
+  }
+  std::memcpy(block, &total, sizeof total);
+  return block + kBufferAlignment + offset;
 }
 
 void free_buffer(void* p) noexcept {
   if (p == nullptr) return;
   const auto address = reinterpret_cast<std::uintptr_t>(p);
-  ::operator delete(reinterpret_cast<void*>(address & ~(std::uintptr_t{kBufferAlignment} - 1)),
-                    std::align_val_t{kBufferAlignment});
+  auto* block = reinterpret_cast<std::byte*>(address & ~(std::uintptr_t{kBufferAlignment} - 1)) - kBufferAlignment;
+  std::size_t total = 0;
+  std::memcpy(&total, block, sizeof total);
+  g_live_bytes.fetch_sub(static_cast<int64_t>(total), std::memory_order_relaxed);
+  ::operator delete(block, std::align_val_t{kBufferAlignment});
 }
 
 }  // namespace tapegrad

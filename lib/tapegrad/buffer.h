@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <new>
 
 namespace tapegrad {
@@ -30,9 +31,17 @@ int buffer_offset_for_testing();
 std::size_t buffer_offset_bytes(std::size_t alignment);
 
 // `bytes` bytes, for objects of `alignment`, starting at the current buffer offset past a 64-byte
-// line; release with free_buffer. Throws std::bad_alloc like operator new.
+// line; release with free_buffer. Throws std::bad_alloc like operator new, and an Error when the
+// process's buffers would outgrow the machine: a size from a user or a file (a Linear of 2^17 x
+// 2^17, a model of width 65536) is refused with its numbers instead of the kernel's OOM killer
+// ending the process while the weights are filled in.
 void* allocate_buffer(std::size_t bytes, std::size_t alignment);
 void free_buffer(void* p) noexcept;
+
+// Bytes held by live buffers, and the most they may hold: 90 % of this machine's memory (the
+// smaller of its physical memory and the cgroup's limit), leaving room for everything else.
+int64_t buffer_bytes_live();
+int64_t buffer_bytes_limit();
 
 // std::allocator's interface over allocate_buffer, for std::vector storage.
 template <typename T>

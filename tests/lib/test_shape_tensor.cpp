@@ -1,6 +1,7 @@
 #include <sstream>
 
 #include "support.h"
+#include "tapegrad/buffer.h"
 #include "tapegrad/random.h"
 #include "tapegrad/tensor.h"
 
@@ -79,4 +80,20 @@ TEST_CASE("shape: an element count that would overflow is refused, naming the sh
   REQUIRE_THROWS_WITH((Shape{int64_t{1} << 31, int64_t{1} << 31, 4}), Catch::Contains("would hold more than 2^60 elements"));
   CHECK((Shape{int64_t{1} << 30, int64_t{1} << 30}).numel() == int64_t{1} << 60);
   CHECK((Shape{0, int64_t{1} << 62}).numel() == 0);
+}
+
+TEST_CASE("buffers: every live buffer is counted, and one the machine cannot hold is an Error, not the OOM killer",
+          "[tensor][buffer]") {
+  const int64_t before = buffer_bytes_live();
+  {
+    Tensor<float> t(Shape{1000, 1000});
+    CHECK(buffer_bytes_live() - before >= 4000000);        // its bytes
+    CHECK(buffer_bytes_live() - before <= 4000000 + 128);  // and one header line, an offset below it
+  }
+  CHECK(buffer_bytes_live() == before);  // counted back on release
+  // More than 90 % of the machine: refused before any page is touched, and nothing stays counted.
+  const int64_t too_many = buffer_bytes_limit() / 4 + 1;  // floats
+  CHECK_THROWS_WITH(Tensor<float>(Shape{too_many}), Catch::StartsWith("cannot allocate ") &&
+                                                        Catch::Contains("90 % of this machine's memory"));
+  CHECK(buffer_bytes_live() == before);
 }

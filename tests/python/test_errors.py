@@ -23,6 +23,15 @@ def test_huge_negative_or_deep_shapes_are_refused(shape):
         tg.Tensor.zeros(shape)
 
 
+def test_a_module_the_machine_cannot_hold_is_an_error_not_the_oom_killer():
+    # 2^34 weights (64 GiB): refused before a page is touched, by the allocator every buffer uses.
+    with pytest.raises(tg.Error, match=r"cannot allocate 65536 MiB: .*\(90 % of this machine.s memory\)"):
+        tg.nn.Linear(1 << 17, 1 << 17)
+    with pytest.raises(tg.Error, match="cannot allocate"):
+        tg.nn.Embedding(1 << 34, 1)
+    tg.nn.Linear(4, 3)  # and nothing stays counted: the next one is built
+
+
 def test_wrong_types_are_type_errors():
     tape = tg.Tape()
     with pytest.raises(TypeError):
