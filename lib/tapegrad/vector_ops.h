@@ -25,6 +25,9 @@ struct VectorOpFns {
   void (*add_into)(T* dst, const T* src, int64_t n);
   // dst[c] += sum_r src[r * ld + c], rows r = 0, 1, ... in turn, for c < cols
   void (*column_sums_into)(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld);
+  // the same sums of round_bf16(src[r * ld + c]) (bf16.h): a bias gradient under bf16, whose dy is
+  // bf16 (for double, bf16 being float32 only, the plain sums)
+  void (*column_bf16_sums_into)(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld);
   // out[r * cols + c] = big[r * cols + c] + small[c], r < rows, c < cols
   void (*add_rows)(T* out, const T* big, const T* small, int64_t rows, int64_t cols);
   // x[i] *= factor, i < n

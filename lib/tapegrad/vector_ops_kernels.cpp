@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "tapegrad/bf16.h"
 #include "tapegrad/register_tile.h"
 #include "tapegrad/vector_ops.h"
 
@@ -22,26 +23,33 @@ void add_into(T* dst, const T* src, int64_t n) {
 }
 
 // The running sums start from dst[c], so each column is dst[c] + src[0, c] + src[1, c] + ...
-// in that order, as the plain loop over rows would add them.
-template <typename T, int64_t kBlock>
+// in that order, as the plain loop over rows would add them. Rounded: each src value is read as
+// round_bf16 of it (float; bf16.h), the sums still float32.
+template <bool Rounded, typename T>
+T term(T v) {
+  if constexpr (Rounded && std::is_same_v<T, float>) return round_bf16(v);
+  return v;
+}
+
+template <bool Rounded, typename T, int64_t kBlock>
 void column_block(T* dst, const T* src, int64_t rows, int64_t ld) {
   T acc[kBlock];
   for (int64_t j = 0; j < kBlock; ++j) acc[j] = dst[j];
   for (int64_t r = 0; r < rows; ++r) {
     const T* s = src + r * ld;
-    for (int64_t j = 0; j < kBlock; ++j) acc[j] += s[j];  // vectorized, in registers
+    for (int64_t j = 0; j < kBlock; ++j) acc[j] += term<Rounded>(s[j]);  // vectorized, in registers
   }
   for (int64_t j = 0; j < kBlock; ++j) dst[j] = acc[j];
 }
 
-template <typename T>
+template <typename T, bool Rounded = false>
 void column_sums_into(T* dst, const T* src, int64_t rows, int64_t cols, int64_t ld) {
   constexpr int64_t kBlock = 4 * kVectorBytes / static_cast<int64_t>(sizeof(T));
   constexpr int64_t kVector = kVectorBytes / static_cast<int64_t>(sizeof(T));
   int64_t c = 0;
-  for (; c + kBlock <= cols; c += kBlock) column_block<T, kBlock>(dst + c, src + c, rows, ld);
-  for (; c + kVector <= cols; c += kVector) column_block<T, kVector>(dst + c, src + c, rows, ld);
-  for (; c < cols; ++c) column_block<T, 1>(dst + c, src + c, rows, ld);
+  for (; c + kBlock <= cols; c += kBlock) column_block<Rounded, T, kBlock>(dst + c, src + c, rows, ld);
+  for (; c + kVector <= cols; c += kVector) column_block<Rounded, T, kVector>(dst + c, src + c, rows, ld);
+  for (; c < cols; ++c) column_block<Rounded, T, 1>(dst + c, src + c, rows, ld);
 }
 
 template <typename T>
@@ -93,7 +101,8 @@ void transpose(T* dst, int64_t ld_dst, const T* src, int64_t ld_src, int64_t row
 }
 
 template <typename T>
-constexpr VectorOpFns<T> fns{&add_into<T>, &column_sums_into<T>, &add_rows<T>, &scale<T>, &transpose<T>};
+constexpr VectorOpFns<T> fns{&add_into<T>, &column_sums_into<T>, &column_sums_into<T, true>, &add_rows<T>, &scale<T>,
+                             &transpose<T>};
 
 }  // namespace
 

@@ -83,6 +83,28 @@ TEST_CASE("to_bf16 rounds to nearest even at every edge", "[bf16]") {
   for (size_t i = 0; i < x.size(); ++i) CHECK(to_bf16(y[i]) == to_bf16(x[i]));
 }
 
+// round_bf16 works on the 32-bit pattern directly; it must be the trip through 16 bits for every
+// float: each of the 65,536 upper halves (every sign, exponent and kept mantissa, NaNs and Infs
+// among them) with each low half that decides a rounding (zero, the smallest, just below a tie, the
+// tie, just past it, the largest, and two others), by the scalar form and the vectorised array form.
+TEST_CASE("round_bf16 is the round trip through to_bf16 for every upper half and every deciding low half", "[bf16]") {
+  const std::vector<uint32_t> lows{0x0000, 0x0001, 0x7fff, 0x8000, 0x8001, 0xffff, 0x1234, 0xc000};
+  std::vector<float> x;
+  for (uint32_t hi = 0; hi < 0x10000u; ++hi)
+    for (const uint32_t lo : lows) x.push_back(from_bits((hi << 16) | lo));
+  std::vector<float> y(x.size());
+  round_bf16(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  int64_t scalar_wrong = 0, array_wrong = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const uint32_t want = std::bit_cast<uint32_t>(from_bf16(to_bf16(x[i])));
+    scalar_wrong += std::bit_cast<uint32_t>(round_bf16(x[i])) != want;
+    array_wrong += std::bit_cast<uint32_t>(y[i]) != want;
+  }
+  CHECK(x.size() == 524288);
+  CHECK(scalar_wrong == 0);
+  CHECK(array_wrong == 0);
+}
+
 TEST_CASE("gemm_bf16 equals a float64 product of the rounded operands on every kernel path", "[bf16][gemm]") {
   KernelsGuard guard;
   Rng rng(7);

@@ -93,28 +93,31 @@ TEST_CASE("isa kernels: GELU and SwiGLU of every variant agree with float64", "[
   const auto hf = to_float(h), daf = to_float(da);
   std::vector<double> a64(rows * 2 * H), dh64(rows * 2 * H, 0.0), s64(rows * H), ds64(rows * 2 * H, 0.0);
   gelu_kernels(Isa::baseline).f64.forward(a64.data(), h.data(), rows * 2 * H, false);
-  gelu_kernels(Isa::baseline).f64.backward(dh64.data(), h.data(), da.data(), rows * 2 * H, false, nullptr);
+  gelu_kernels(Isa::baseline).f64.backward(dh64.data(), h.data(), da.data(), rows * 2 * H, false, false);
   swiglu_kernels(Isa::baseline).f64.forward(s64.data(), h.data(), rows, H);
   swiglu_kernels(Isa::baseline).f64.backward(ds64.data(), h.data(), da.data(), rows, H, false);
   for (Isa isa : runnable_isas()) {
     INFO("variant " << isa_name(isa));
     std::vector<float> a(rows * 2 * H), dh(rows * 2 * H, 0.f), s(rows * H), ds(rows * 2 * H, 0.f);
     gelu_kernels(isa).f32.forward(a.data(), hf.data(), rows * 2 * H, false);
-    gelu_kernels(isa).f32.backward(dh.data(), hf.data(), daf.data(), rows * 2 * H, false, nullptr);
-    // For a bf16 GEMM: the output rounded as it is written, bit for bit round_bf16 of the above;
-    // backward's rounded copy beside dx, and in place.
-    std::vector<float> a16(a.size()), dh16(dh.size()), dh_copy(dh.size()), dh_in_place(dh.size());
+    gelu_kernels(isa).f32.backward(dh.data(), hf.data(), daf.data(), rows * 2 * H, false, false);
+    // For a bf16 GEMM: each value rounded as it is written, bit for bit round_bf16 of the above,
+    // written and added onto what dx held.
+    const std::vector<float> held = to_float(normal(rows * 2 * H, 7));
+    std::vector<float> a16(a.size()), dh16(dh.size()), dh_added(held), dh16_added(held);
     gelu_kernels(isa).f32.forward(a16.data(), hf.data(), rows * 2 * H, true);
-    gelu_kernels(isa).f32.backward(dh_copy.data(), hf.data(), daf.data(), rows * 2 * H, false, dh16.data());
-    gelu_kernels(isa).f32.backward(dh_in_place.data(), hf.data(), daf.data(), rows * 2 * H, false, dh_in_place.data());
-    int64_t a_moved = 0;
+    gelu_kernels(isa).f32.backward(dh16.data(), hf.data(), daf.data(), rows * 2 * H, false, true);
+    gelu_kernels(isa).f32.backward(dh_added.data(), hf.data(), daf.data(), rows * 2 * H, true, false);
+    gelu_kernels(isa).f32.backward(dh16_added.data(), hf.data(), daf.data(), rows * 2 * H, true, true);
+    int64_t a_moved = 0, dh_moved = 0;
     for (size_t i = 0; i < a.size(); ++i) {
       CHECK(a16[i] == round_bf16(a[i]));
       CHECK(dh16[i] == round_bf16(dh[i]));
-      CHECK(dh_copy[i] == dh[i]);
-      CHECK(dh_in_place[i] == dh16[i]);
+      CHECK(dh16_added[i] == round_bf16(dh_added[i]));
       a_moved += a16[i] != a[i];
+      dh_moved += dh16_added[i] != dh_added[i];
     }
+    CHECK(dh_moved > static_cast<int64_t>(a.size()) / 2);
     CHECK(a_moved > static_cast<int64_t>(a.size()) / 2);
     swiglu_kernels(isa).f32.forward(s.data(), hf.data(), rows, H);
     swiglu_kernels(isa).f32.backward(ds.data(), hf.data(), daf.data(), rows, H, false);
@@ -263,8 +266,14 @@ void check_vector_ops_bitwise(int64_t cols) {
   const std::vector<T> s(src.begin(), src.end()), bg(big.begin(), big.end()), sm(small.begin(), small.end()),
       b0(base.begin(), base.end());
   std::vector<T> sums = b0, added = b0, rows_out(static_cast<size_t>(rows * cols)), scaled = b0;
+  std::vector<T> sums_bf16 = b0;  // the bf16 sums round each term (float); double's are the plain sums
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) sums[c] += s[r * ld + c];
+    for (int64_t c = 0; c < cols; ++c) {
+      sums[c] += s[r * ld + c];
+      if constexpr (std::is_same_v<T, float>) sums_bf16[c] += round_bf16(s[r * ld + c]);
+      else sums_bf16[c] += s[r * ld + c];
+    }
+  if constexpr (std::is_same_v<T, float>) CHECK(sums_bf16 != sums);
   for (int64_t c = 0; c < cols; ++c) added[c] += s[c];
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) rows_out[r * cols + c] = bg[r * cols + c] + sm[c];
@@ -275,6 +284,9 @@ void check_vector_ops_bitwise(int64_t cols) {
     std::vector<T> got = b0;
     k.column_sums_into(got.data(), s.data(), rows, cols, ld);
     CHECK(got == sums);
+    got = b0;
+    k.column_bf16_sums_into(got.data(), s.data(), rows, cols, ld);
+    CHECK(got == sums_bf16);
     got = b0;
     k.add_into(got.data(), s.data(), cols);
     CHECK(got == added);

@@ -1,5 +1,7 @@
 // Mixed precision in the modules: the norms computed as a bf16 implementation would, the
 // boundary op's gradient, and a decoder forward under its precision setting.
+#include <algorithm>
+
 #include "nn_support.h"
 #include "tapegrad/bf16.h"
 #include "tapegrad/gemm_bf16.h"
@@ -38,10 +40,25 @@ struct Bf16Paths {
   }
 };
 
+// The identity whose gradient crosses as bf16: y = x, dx += round_bf16(dy). What a bf16 Linear's
+// output is to the gradient arriving there (torch.autocast: the output is a bf16 tensor).
+Var<float> gradient_in_bf16(Var<float> x) {
+  Tape<float>& tape = x.tape();
+  Var<float> y = tape.make_output("gradient_in_bf16", x.shape(), {x});
+  const int64_t n = x.shape().numel();
+  std::copy_n(x.data(), n, y.data());
+  tape.record("gradient_in_bf16", {x}, y, [n](const float* dy, float* const* dx) {
+    for (int64_t i = 0; i < n; ++i) dx[0][i] += round_bf16(dy[i]);
+  });
+  return y;
+}
+
 // x W^T + b from the primitive ops (matmul, add), at the precision the caller's Autocast sets:
-// matmul rounds both operands of each of its GEMMs, add's bias gradient sums the float32 dy.
+// matmul rounds both operands of each of its GEMMs, and under bf16 the gradient reaching the sum
+// is rounded first, so add's bias gradient sums the bf16 dy as a bf16 Linear's does.
 Var<float> composed_linear(Tape<float>& tape, Var<float> x, Parameter<float>& w, Parameter<float>& b) {
-  return add(matmul(x, tape.param(w), Trans::kNo, Trans::kYes), tape.param(b));
+  const Var<float> y = add(matmul(x, tape.param(w), Trans::kNo, Trans::kYes), tape.param(b));
+  return autocast_state().gemm == Precision::kBf16 ? gradient_in_bf16(y) : y;
 }
 
 // The largest |a - b| over the largest |b|. Against a composition of primitive ops the float32
@@ -138,7 +155,7 @@ TEST_CASE("decoder: precision bf16 changes the loss by bf16 rounding only, and l
 
 // The fused modules round each GEMM operand to bf16 (on the emulated path ahead of the GEMMs: x
 // and dy once for two GEMMs each, the activation in place), and their bias gradients sum the
-// unrounded dy. Their primitive-op compositions round inside every matmul: the two must agree
+// rounded dy. Their primitive-op compositions round inside every matmul: the two must agree
 // (relative_gap) on every kernel path, with and without biases.
 TEST_CASE("bf16 modules: Linear, MLP and attention equal their primitive-op compositions under Autocast",
           "[nn][bf16]") {

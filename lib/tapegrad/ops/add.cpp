@@ -1,5 +1,7 @@
 #include "tapegrad/ops/add.h"
 
+#include <type_traits>
+
 #include "tapegrad/ops/broadcast_op.h"
 #include "tapegrad/parallel.h"
 #include "tapegrad/vector_ops.h"
@@ -20,8 +22,10 @@ void accumulate(T* dst, const T* src, int64_t n) {
 }
 
 template <typename T>
-void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols, bool accumulate) {
-  const auto column_sums_into = vector_ops().get<T>().column_sums_into;
+void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols, bool accumulate, bool dy_bf16) {
+  check(!dy_bf16 || std::is_same_v<T, float>, "bias_backward: a bf16 dy is float32 only");
+  const VectorOpFns<T>& k = vector_ops().get<T>();
+  const auto column_sums_into = dy_bf16 ? k.column_bf16_sums_into : k.column_sums_into;
   parallel_for(cols, rows, [&](int64_t c0, int64_t c1) {
     if (!accumulate) std::fill(dbias + c0, dbias + c1, T(0));  // the same sums as adding onto zeros
     column_sums_into(dbias + c0, dy + c0, rows, c1 - c0, cols);
@@ -68,8 +72,8 @@ Var<T> add(Var<T> a, Var<T> b) {
 
 template void accumulate<float>(float*, const float*, int64_t);
 template void accumulate<double>(double*, const double*, int64_t);
-template void bias_backward<float>(float*, const float*, int64_t, int64_t, bool);
-template void bias_backward<double>(double*, const double*, int64_t, int64_t, bool);
+template void bias_backward<float>(float*, const float*, int64_t, int64_t, bool, bool);
+template void bias_backward<double>(double*, const double*, int64_t, int64_t, bool, bool);
 template Var<float> add(Var<float>, Var<float>);
 template Var<double> add(Var<double>, Var<double>);
 

@@ -15,9 +15,10 @@ void accumulate(T* dst, const T* src, int64_t n);
 
 // Kernel: the backward of a bias broadcast over rows, dbias[c] += sum_r dy[r, c] (or = with
 // accumulate false, for a gradient buffer not yet written). Parallel over columns, rows summed in
-// order: deterministic. Also used by the fused nn modules.
+// order: deterministic. Also used by the fused nn modules; dy_bf16 sums round_bf16 of each dy
+// (float only: a bf16 Linear's bias, whose dy the GEMMs read rounded), rounded as it is read.
 template <typename T>
-void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols, bool accumulate = true);
+void bias_backward(T* dbias, const T* dy, int64_t rows, int64_t cols, bool accumulate = true, bool dy_bf16 = false);
 
 template <typename T>
 Var<T> operator+(Var<T> a, Var<T> b) {

@@ -14,8 +14,8 @@ void gelu_forward(T* y, const T* x, int64_t n, bool y_bf16) {
 }
 
 template <typename T>
-void gelu_backward(T* dx, const T* x, const T* dy, int64_t n, bool accumulate, T* dx_bf16) {
-  check(dx_bf16 == nullptr || std::is_same_v<T, float>, "gelu_backward: bf16 output is float32 only");
+void gelu_backward(T* dx, const T* x, const T* dy, int64_t n, bool accumulate, bool dx_bf16) {
+  check(!dx_bf16 || std::is_same_v<T, float>, "gelu_backward: bf16 output is float32 only");
   gelu_kernels().get<T>().backward(dx, x, dy, n, accumulate, dx_bf16);
 }
 
@@ -33,8 +33,8 @@ Var<T> gelu(Var<T> x) {
 
 template void gelu_forward<float>(float*, const float*, int64_t, bool);
 template void gelu_forward<double>(double*, const double*, int64_t, bool);
-template void gelu_backward<float>(float*, const float*, const float*, int64_t, bool, float*);
-template void gelu_backward<double>(double*, const double*, const double*, int64_t, bool, double*);
+template void gelu_backward<float>(float*, const float*, const float*, int64_t, bool, bool);
+template void gelu_backward<double>(double*, const double*, const double*, int64_t, bool, bool);
 template Var<float> gelu(Var<float>);
 template Var<double> gelu(Var<double>);
 

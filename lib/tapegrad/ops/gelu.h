@@ -12,12 +12,12 @@ namespace tapegrad {
 // Kernels on raw arrays of n elements. Backward accumulates (dx += ...), or with accumulate =
 // false writes dx = ...: a fused node's private scratch then needs no zero-fill pass first.
 // For a bf16 GEMM that reads the result (float only; gemm_bf16.h, Bf16Operands): forward with
-// y_bf16 writes round_bf16(gelu(x)) instead; backward with dx_bf16 also writes round_bf16 of each
-// final dx there (it may be dx itself) — rounded while the block is in cache, not in a pass of its own.
+// y_bf16 writes round_bf16(gelu(x)) instead, and backward with dx_bf16 writes each final dx rounded
+// — rounded in the pass that computes it, not in a pass of its own.
 template <typename T>
 void gelu_forward(T* y, const T* x, int64_t n, bool y_bf16 = false);
 template <typename T>
-void gelu_backward(T* dx, const T* x, const T* dy, int64_t n, bool accumulate = true, T* dx_bf16 = nullptr);
+void gelu_backward(T* dx, const T* x, const T* dy, int64_t n, bool accumulate = true, bool dx_bf16 = false);
 
 template <typename T>
 Var<T> gelu(Var<T> x);
@@ -26,7 +26,7 @@ Var<T> gelu(Var<T> x);
 template <typename T>
 struct GeluFns {
   void (*forward)(T* y, const T* x, int64_t n, bool y_bf16);
-  void (*backward)(T* dx, const T* x, const T* dy, int64_t n, bool accumulate, T* dx_bf16);
+  void (*backward)(T* dx, const T* x, const T* dy, int64_t n, bool accumulate, bool dx_bf16);
 };
 using GeluKernels = ByPrecision<GeluFns>;
 const GeluKernels& gelu_kernels(Isa isa = active_isa());

@@ -26,12 +26,32 @@ constexpr double kCubic = 0.044715;
 // (vmath.h) over a small stack buffer, with no allocation.
 constexpr int64_t kBlock = 256;
 
-// round_bf16 over one block just written (bf16.h's integer conversion, so every ISA gives the
-// same bits); float only, the double kernels are never asked.
-template <typename T>
-void round_block(T* out, const T* v, int64_t m) {
-  if constexpr (std::is_same_v<T, float>)
-    for (int64_t i = 0; i < m; ++i) out[i] = round_bf16(v[i]);  // vectorized
+// Rounded (float only, for a bf16 GEMM that reads the result): each value goes through round_bf16
+// (bf16.h's integer conversion, so every ISA gives the same bits) as it is written, in the pass that
+// computes it. The double kernels are never asked.
+template <bool Rounded, typename T>
+T written(T v) {
+  if constexpr (Rounded && std::is_same_v<T, float>) return round_bf16(v);
+  return v;
+}
+
+template <bool Rounded, typename T>
+void forward_block(T* y, const T* x, T* u, int64_t m) {
+  for (int64_t i = 0; i < m; ++i) u[i] = T(kSqrt2OverPi) * (x[i] + T(kCubic) * x[i] * x[i] * x[i]);  // vectorized
+  vmath::tanh(u, u, m);
+  for (int64_t i = 0; i < m; ++i) y[i] = written<Rounded>(T(0.5) * x[i] * (T(1) + u[i]));  // vectorized
+}
+
+template <bool Rounded, typename T>
+void backward_block(T* dx, const T* x, const T* dy, T* t, int64_t m, bool accumulate) {
+  for (int64_t i = 0; i < m; ++i) t[i] = T(kSqrt2OverPi) * (x[i] + T(kCubic) * x[i] * x[i] * x[i]);  // vectorized
+  vmath::tanh(t, t, m);
+  for (int64_t i = 0; i < m; ++i) {  // vectorized
+    const T v = x[i];
+    const T du = T(kSqrt2OverPi) * (T(1) + T(3 * kCubic) * v * v);
+    const T g = dy[i] * (T(0.5) * (T(1) + t[i]) + T(0.5) * v * (T(1) - t[i] * t[i]) * du);
+    dx[i] = written<Rounded>(accumulate ? dx[i] + g : g);
+  }
 }
 
 template <typename T>
@@ -40,31 +60,20 @@ void forward(T* y, const T* x, int64_t n, bool y_bf16) {
     T u[kBlock];
     for (int64_t b = begin; b < end; b += kBlock) {
       const int64_t m = std::min(kBlock, end - b);
-      const T* xb = x + b;
-      for (int64_t i = 0; i < m; ++i) u[i] = T(kSqrt2OverPi) * (xb[i] + T(kCubic) * xb[i] * xb[i] * xb[i]);  // vectorized
-      vmath::tanh(u, u, m);
-      for (int64_t i = 0; i < m; ++i) y[b + i] = T(0.5) * xb[i] * (T(1) + u[i]);  // vectorized
-      if (y_bf16) round_block(y + b, y + b, m);
+      if (y_bf16) forward_block<true>(y + b, x + b, u, m);
+      else forward_block<false>(y + b, x + b, u, m);
     }
   });
 }
 
 template <typename T>
-void backward(T* dx, const T* x, const T* dy, int64_t n, bool accumulate, T* dx_bf16) {
+void backward(T* dx, const T* x, const T* dy, int64_t n, bool accumulate, bool dx_bf16) {
   parallel_for(n, 24, [&](int64_t begin, int64_t end) {
     T t[kBlock];
     for (int64_t b = begin; b < end; b += kBlock) {
       const int64_t m = std::min(kBlock, end - b);
-      const T* xb = x + b;
-      for (int64_t i = 0; i < m; ++i) t[i] = T(kSqrt2OverPi) * (xb[i] + T(kCubic) * xb[i] * xb[i] * xb[i]);  // vectorized
-      vmath::tanh(t, t, m);
-      for (int64_t i = 0; i < m; ++i) {  // vectorized
-        const T v = xb[i];
-        const T du = T(kSqrt2OverPi) * (T(1) + T(3 * kCubic) * v * v);
-        const T g = dy[b + i] * (T(0.5) * (T(1) + t[i]) + T(0.5) * v * (T(1) - t[i] * t[i]) * du);
-        dx[b + i] = accumulate ? dx[b + i] + g : g;
-      }
-      if (dx_bf16) round_block(dx_bf16 + b, dx + b, m);
+      if (dx_bf16) backward_block<true>(dx + b, x + b, dy + b, t, m, accumulate);
+      else backward_block<false>(dx + b, x + b, dy + b, t, m, accumulate);
     }
   });
 }

@@ -315,8 +315,8 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
                 T* dy = tape.template workspace<T>(rows * d.C);
                 T* dqkv = tape.template workspace<T>(rows * 3 * d.C);
                 T* core = tape.template workspace<T>(attention_core_scratch<T>(d, true));  // a tile per thread number
-                // Rounded ahead (bf16, emulated path): dout once for dy and dW_proj; dqkv once for
-                // dx and dW_qkv, in place unless the bias gradient needs dqkv itself.
+                // Rounded ahead (bf16, emulated path): dout once for dy, dW_proj and db_proj; dqkv
+                // in place, for dx, dW_qkv and db_qkv.
                 T* dout_r = nullptr;
                 if (ahead) {
                   dout_r = tape.template workspace<T>(rows * d.C);
@@ -331,13 +331,9 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
                 if (qk_cache)
                   qk_norm_cache_backward(*qk_cache, dqkv, din, rows, d.C, d.HS(), tape.template workspace<T>(2 * rows * d.C),
                                          tape.template workspace<T>(norm_backward_scratch(d.HS())));
-                T* dqkv_r = nullptr;
-                if (ahead) {
-                  dqkv_r = has_bias ? tape.template workspace<T>(rows * 3 * d.C) : dqkv;
-                  round_ahead_into(dqkv_r, dqkv, rows * 3 * d.C);
-                }
+                if (ahead) round_ahead_into(dqkv, dqkv, rows * 3 * d.C);
                 linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dqkv, xd, wq, rows, d.C, 3 * d.C,
-                                {.dx = !fresh(0), .dw = !fresh(1), .db = !fresh(3)}, p, {.x = ahead, .dy = dqkv_r});
+                                {.dx = !fresh(0), .dw = !fresh(1), .db = !fresh(3)}, p, {.x = ahead, .dy = ahead ? dqkv : nullptr});
               },
               /*assigns=*/has_bias ? 0b11111u : 0b111u);
   return out;

@@ -1,6 +1,7 @@
 #include "tapegrad/nn/linear.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "tapegrad/bf16.h"
 #include "tapegrad/gemm_bf16.h"
@@ -17,7 +18,10 @@ namespace tapegrad::nn {
 // Forward writes the bias into y first and lets the GEMM accumulate onto it (beta = 1). W is the
 // GEMMs' constant operand: in bf16 its rounded or packed form is made once per training step
 // (bf16_operand_cache.h). x and dy are each read by two GEMMs, so on the emulated bf16 path the
-// op rounds each once (round_ahead) and keeps rounded x, not x, for backward.
+// op rounds each once (round_ahead) and keeps rounded x, not x, for backward. In bf16 db sums the
+// rounded dy as well: the gradient crossing into the Linear is bf16 for all three of its uses, as in
+// torch.autocast (the linear's output is bf16, so is the gradient that arrives there) and llm.c
+// (its bias gradient sums the bf16 dout).
 
 template <typename T>
 bool round_ahead(Precision p) {
@@ -61,7 +65,8 @@ void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, i
   if (dw)
     gemm_at<T>(p, Trans::kYes, Trans::kNo, out, in, rows, T(1), g, out, x, in, add.dw ? T(1) : T(0), dw, in,
                {.a_rounded = g_rounded, .b_rounded = rounded.x});
-  if (db) bias_backward(db, dy, rows, out, add.db);
+  // Unless the caller rounded dy (the packing paths round it inside the GEMMs), the sum rounds it.
+  if (db) bias_backward(db, g, rows, out, add.db, p == Precision::kBf16 && !g_rounded && std::is_same_v<T, float>);
 }
 
 template <typename T>

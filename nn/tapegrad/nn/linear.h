@@ -17,7 +17,8 @@ struct LinearGradAdd {
 
 // The GEMMs' activation operands as the caller rounded them to bf16 ahead (gemm_bf16.h,
 // Bf16Operands), at p = kBf16: x holds bf16 values (forward and dW read it as it is); dy, when
-// given, is round_bf16 of backward's dy, which dx and dW read (db still sums dy itself).
+// given, is round_bf16 of backward's dy, which dx, dW and db read (at kBf16 db sums the rounded dy
+// whether or not the caller gives it: without it, linear_backward rounds a copy).
 template <typename T>
 struct LinearRounded {
   bool x = false;

@@ -94,10 +94,9 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
                wp = w_proj.data(), h, a, p, ahead](const T* dout, T* const* din) {
                 T* da = tape.template workspace<T>(rows * H);
                 T* dh = tape.template workspace<T>(rows * width);
-                // Rounded ahead (bf16, emulated path): dout once for da and dW_proj; dh once for dx
-                // and dW_fc, in place unless the bias gradient needs dh itself.
+                // Rounded ahead (bf16, emulated path): dout once for da, dW_proj and db_proj; dh in
+                // place as it is written, for dx, dW_fc and db_fc.
                 T* dout_r = ahead ? tape.template workspace<T>(rows * C) : nullptr;
-                T* dh_r = ahead ? (has_bias ? tape.template workspace<T>(rows * width) : dh) : nullptr;
                 // Row-local, one region as in the forward: da = dout W_proj, dh = act'(h) da
                 // (written, not added: dh is this closure's workspace, so it needs no zero-fill),
                 // dx += dh W_fc.
@@ -107,14 +106,14 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
                   linear_backward<T>(da + r0 * H, nullptr, nullptr, dout + r0 * C, nullptr, wp, n, H, C, {.dx = false}, p,
                                      {.dy = ahead ? dout_r + r0 * C : nullptr});
                   if (kind == MlpActivation::kGelu) {
-                    gelu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n * H, false, ahead ? dh_r + r0 * width : nullptr);
+                    gelu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n * H, false, ahead);
                   } else {
                     swiglu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n, H, false);
-                    if (ahead) round_ahead_into(dh_r + r0 * width, dh + r0 * width, n * width);
+                    if (ahead) round_ahead_into(dh + r0 * width, dh + r0 * width, n * width);
                   }
                   if (din[0])
                     linear_backward<T>(din[0] + r0 * C, nullptr, nullptr, dh + r0 * width, nullptr, wf, n, C, width,
-                                       {.dx = !tape.din_fresh(0)}, p, {.dy = ahead ? dh_r + r0 * width : nullptr});
+                                       {.dx = !tape.din_fresh(0)}, p, {.dy = ahead ? dh + r0 * width : nullptr});
                 });
                 // Weight and bias gradients sum over all rows: GEMMs split over their outputs.
                 // Each is written, not added, when the tape hands its buffer over unwritten.
@@ -122,7 +121,7 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
                 linear_backward<T>(nullptr, din[2], has_bias ? din[4] : nullptr, dout, a, wp, rows, H, C,
                                    {.dw = !fresh(2), .db = !fresh(4)}, p, {.x = ahead, .dy = dout_r});
                 linear_backward<T>(nullptr, din[1], has_bias ? din[3] : nullptr, dh, xd, wf, rows, C, width,
-                                   {.dw = !fresh(1), .db = !fresh(3)}, p, {.x = ahead, .dy = dh_r});
+                                   {.dw = !fresh(1), .db = !fresh(3)}, p, {.x = ahead, .dy = ahead ? dh : nullptr});
               },
               /*assigns=*/has_bias ? 0b11111u : 0b111u);
   return out;
