@@ -64,7 +64,7 @@ def drift(checkpoint, batches):
             return hook
 
         handles = [m.register_forward_hook(hook_for(n)) for n, m in norms]
-        trainer.evaluate()
+        trainer.evaluate(hooks=True)  # evaluation runs no hooks unless asked
         for h in handles:
             h.remove()
         return meta["model"], {n: (np.mean([d for d, _ in v]), np.mean([r for _, r in v])) for n, v in seen.items() if v}
