@@ -59,12 +59,16 @@ std::atomic<Bf16Kernels>& state() {
   return s;
 }
 
-// The rows x cols block at x (leading dimension ld), rounded to bf16 into out, compact (ld = cols);
-// rows split over the threads (parallel_for runs inline inside a parallel region).
+// Rows [r0, r1) of the block at x (leading dimension ld), rounded to bf16 into the same rows of
+// out, compact (ld = cols).
+void round_rows(float* out, const float* x, int64_t r0, int64_t r1, int64_t cols, int64_t ld) {
+  for (int64_t r = r0; r < r1; ++r) round_bf16(x + r * ld, out + r * cols, cols);
+}
+
+// The whole rows x cols block, rows split over the threads (parallel_for runs inline inside a
+// parallel region).
 void round_block(float* out, const float* x, int64_t rows, int64_t cols, int64_t ld) {
-  parallel_for(rows, cols, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) round_bf16(x + r * ld, out + r * cols, cols);
-  });
+  parallel_for(rows, cols, [&](int64_t r0, int64_t r1) { round_rows(out, x, r0, r1, cols, ld); });
 }
 
 const float* rounded(std::vector<float>& buf, const float* x, int64_t rows, int64_t cols, int64_t ld) {
@@ -141,8 +145,8 @@ void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
     const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, b_cols));
     const int64_t chunks = (b_rows + rows_per_chunk - 1) / rows_per_chunk;
     b = static_cast<const float*>(cache->get(key, bytes, chunks, [&](void* out, int64_t c) {
-      const int64_t r0 = c * rows_per_chunk, r1 = std::min(b_rows, r0 + rows_per_chunk);
-      for (int64_t r = r0; r < r1; ++r) round_bf16(B + r * ldb, static_cast<float*>(out) + r * b_cols, b_cols);
+      const int64_t r0 = c * rows_per_chunk;
+      round_rows(static_cast<float*>(out), B, r0, std::min(b_rows, r0 + rows_per_chunk), b_cols, ldb);
     }));
   } else {
     b = rounded(b_buf, B, b_rows, b_cols, ldb);
