@@ -13,6 +13,8 @@
 #include <bit>
 #include <cstdint>
 
+#include "tapegrad/isa.h"
+
 namespace tapegrad {
 
 using bf16_t = uint16_t;  // a bfloat16's bits
@@ -35,7 +37,14 @@ constexpr float round_bf16(float f) {
   return std::bit_cast<float>(v & 0xffff0000u);
 }
 
-// out[i] = round_bf16(x[i]); out may be x.
+// out[i] = round_bf16(x[i]); out may be x. The kernel variant's copy (isa.h), vectorised: the
+// same bits from every copy.
 void round_bf16(const float* x, float* out, int64_t n);
+
+struct Bf16RoundingFns {
+  void (*round)(const float* x, float* out, int64_t n);  // the array round_bf16
+};
+// The copy of `isa` (active_isa() by default; tests compare every variant).
+const Bf16RoundingFns& bf16_rounding(Isa isa = active_isa());
 
 }  // namespace tapegrad

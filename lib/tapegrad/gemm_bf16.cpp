@@ -62,7 +62,8 @@ std::atomic<Bf16Kernels>& state() {
 // Rows [r0, r1) of the block at x (leading dimension ld), rounded to bf16 into the same rows of
 // out, compact (ld = cols).
 void round_rows(float* out, const float* x, int64_t r0, int64_t r1, int64_t cols, int64_t ld) {
-  for (int64_t r = r0; r < r1; ++r) round_bf16(x + r * ld, out + r * cols, cols);
+  const auto round = bf16_rounding().round;  // looked up once, not per row
+  for (int64_t r = r0; r < r1; ++r) round(x + r * ld, out + r * cols, cols);
 }
 
 // The whole rows x cols block, rows split over the threads (parallel_for runs inline inside a

@@ -13,6 +13,7 @@
 #include "tapegrad/bf16.h"
 #include "tapegrad/bf16_operand_cache.h"
 #include "tapegrad/gemm_bf16.h"
+#include "tapegrad/isa.h"
 #include "tapegrad/random.h"
 #include "tapegrad/threads.h"
 
@@ -86,23 +87,39 @@ TEST_CASE("to_bf16 rounds to nearest even at every edge", "[bf16]") {
 // round_bf16 works on the 32-bit pattern directly; it must be the trip through 16 bits for every
 // float: each of the 65,536 upper halves (every sign, exponent and kept mantissa, NaNs and Infs
 // among them) with each low half that decides a rounding (zero, the smallest, just below a tie, the
-// tie, just past it, the largest, and two others), by the scalar form and the vectorised array form.
+// tie, just past it, the largest, and two others), by the scalar form and the vectorised array form
+// of every kernel variant this CPU runs (and in place, as the modules call it).
 TEST_CASE("round_bf16 is the round trip through to_bf16 for every upper half and every deciding low half", "[bf16]") {
   const std::vector<uint32_t> lows{0x0000, 0x0001, 0x7fff, 0x8000, 0x8001, 0xffff, 0x1234, 0xc000};
   std::vector<float> x;
   for (uint32_t hi = 0; hi < 0x10000u; ++hi)
     for (const uint32_t lo : lows) x.push_back(from_bits((hi << 16) | lo));
-  std::vector<float> y(x.size());
-  round_bf16(x.data(), y.data(), static_cast<int64_t>(x.size()));
-  int64_t scalar_wrong = 0, array_wrong = 0;
+  REQUIRE(x.size() == 524288);
+  const auto n = static_cast<int64_t>(x.size());
+  std::vector<uint32_t> want(x.size());
+  int64_t scalar_wrong = 0;
   for (size_t i = 0; i < x.size(); ++i) {
-    const uint32_t want = std::bit_cast<uint32_t>(from_bf16(to_bf16(x[i])));
-    scalar_wrong += std::bit_cast<uint32_t>(round_bf16(x[i])) != want;
-    array_wrong += std::bit_cast<uint32_t>(y[i]) != want;
+    want[i] = std::bit_cast<uint32_t>(from_bf16(to_bf16(x[i])));
+    scalar_wrong += std::bit_cast<uint32_t>(round_bf16(x[i])) != want[i];
   }
-  CHECK(x.size() == 524288);
   CHECK(scalar_wrong == 0);
-  CHECK(array_wrong == 0);
+  const auto wrong = [&](const std::vector<float>& y) {
+    int64_t w = 0;
+    for (size_t i = 0; i < y.size(); ++i) w += std::bit_cast<uint32_t>(y[i]) != want[i];
+    return w;
+  };
+  for (const Isa isa : runnable_isas()) {
+    INFO("kernel variant " << isa_name(isa));
+    std::vector<float> y(x.size());
+    bf16_rounding(isa).round(x.data(), y.data(), n);
+    CHECK(wrong(y) == 0);
+    y = x;
+    bf16_rounding(isa).round(y.data(), y.data(), n);
+    CHECK(wrong(y) == 0);
+  }
+  std::vector<float> y(x.size());
+  round_bf16(x.data(), y.data(), n);  // the active variant's
+  CHECK(wrong(y) == 0);
 }
 
 TEST_CASE("gemm_bf16 equals a float64 product of the rounded operands on every kernel path", "[bf16][gemm]") {
