@@ -9,7 +9,6 @@
 #include "tapegrad/nn/learned_scale.h"
 #include "tapegrad/ops/add.h"
 #include "tapegrad/ops/cross_entropy.h"
-#include "tapegrad/ops/matmul.h"
 #include "tapegrad/ops/scale.h"
 #include "tapegrad/vector_sums.h"
 
@@ -99,7 +98,10 @@ typename Decoder<T>::Output Decoder<T>::forward(Tape<T>& tape, std::span<const i
   if (probe) probe->final_residual_rms = rms<T>(x.value());
   if (norm_f_) x = apply_norm(*norm_f_, x);
   Output out;
-  out.logits = lm_head_ ? (*lm_head_)(x) : matmul(x, tape.param(wte_->weight()), Trans::kNo, Trans::kYes);
+  // Tied: logits = x wte^T, the Linear op on the embedding's (vocab, dim) table, so the head's GEMMs
+  // get what any Linear's do (under bf16: the table's form made once a step, x and dlogits rounded
+  // once for the two GEMMs that read each).
+  out.logits = lm_head_ ? (*lm_head_)(x) : linear(x, tape.param(wte_->weight()));
   if (probe) {
     const TensorView<const T> z = out.logits.value();
     double sum = 0, mx = -std::numeric_limits<double>::infinity();
