@@ -72,7 +72,10 @@ void round_block(float* out, const float* x, int64_t rows, int64_t cols, int64_t
   parallel_for(rows, cols, [&](int64_t r0, int64_t r1) { round_rows(out, x, r0, r1, cols, ld); });
 }
 
+std::atomic<int64_t> g_rounded_in_gemm{0};
+
 const float* rounded(std::vector<float>& buf, const float* x, int64_t rows, int64_t cols, int64_t ld) {
+  g_rounded_in_gemm.fetch_add(1, std::memory_order_relaxed);
   buf.resize(static_cast<size_t>(rows * cols));
   round_block(buf.data(), x, rows, cols, ld);
   return buf.data();
@@ -167,5 +170,7 @@ bool bf16_rounds_separately() {
 }
 
 void set_bf16_round_ahead(bool on) { round_ahead_on() = on; }
+
+int64_t bf16_operands_rounded_in_gemm() { return g_rounded_in_gemm.load(std::memory_order_relaxed); }
 
 }  // namespace tapegrad

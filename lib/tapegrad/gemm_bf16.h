@@ -57,6 +57,12 @@ void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
 bool bf16_rounds_separately();
 void set_bf16_round_ahead(bool on);
 
+// How many operands the emulated path has rounded inside a GEMM call — neither marked rounded by
+// the caller nor taken from an operand cache — since the process started. A training step's ops
+// round each operand once, ahead, so a step that adds to it holds an op that rounds an operand at
+// every GEMM that reads it (tests/examples/test_batch_parallel.cpp).
+int64_t bf16_operands_rounded_in_gemm();
+
 // gemm<T> at precision p: the bf16 GEMM for float with p = kBf16, gemm<T> otherwise (double always).
 template <typename T>
 void gemm_at(Precision p, Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,

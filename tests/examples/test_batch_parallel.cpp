@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "support.h"
+#include "tapegrad/gemm_bf16.h"
 #include "tapegrad/lm/batch_parallel.h"
 #include "tapegrad/threads.h"
 
@@ -267,4 +268,34 @@ TEST_CASE("batch parallel: a hook runs once per module call with the whole batch
   }
   CHECK(seen.out.empty());
   CHECK(seen.grad.empty());
+}
+
+// Under bf16 on the emulated path every GEMM operand of a training step is rounded once: each op
+// rounds what two of its GEMMs read ahead (nn/linear.h, round_ahead) and every weight's form comes
+// from the step's operand cache, made once a step. An op that leaves the rounding to each GEMM (the
+// generic matmul did, for the tied head: x, the table and dlogits at each of three GEMMs) shows
+// here as operands rounded inside a GEMM call, or as forms made more than once a step.
+TEST_CASE("batch parallel: a bf16 step rounds every GEMM operand once, each weight's form once a step", "[lm][bf16]") {
+  const Bf16Kernels kernels = bf16_kernels();
+  set_bf16_kernels(Bf16Kernels::kEmulated);
+  const bool tie = GENERATE(true, false);
+  INFO("tie_head = " << tie);
+  nn::DecoderConfig c = tiny();
+  c.precision = Precision::kBf16;
+  c.tie_head = tie;
+  nn::Decoder<float> model(c, 1);
+  auto params = model.parameters();
+  set_num_threads(2);
+  lm::BatchParallelStep<float> step(model, params);
+  const int64_t before = bf16_operands_rounded_in_gemm();
+  constexpr int kSteps = 2;
+  for (int s = 0; s < kSteps; ++s) step.forward_backward(tokens(4 * 6, 30 + s), tokens(4 * 6, 40 + s), 4, 6);
+  const int workers = step.workers();
+  set_num_threads(0);
+  set_bf16_kernels(kernels);
+  CHECK(workers == 2);
+  CHECK(bf16_operands_rounded_in_gemm() - before == 0);
+  // Per layer the attention's qkv and projection, the MLP's two; then the head (tied: the table).
+  const int64_t weights = 4 * c.layers + 1;
+  CHECK(step.operand_cache().fills() == kSteps * weights);
 }

@@ -58,6 +58,8 @@ class BatchParallelStep {
   // Workers used by the last step, and worker k's tape (its part of the last step; profiling).
   int workers() const { return used_; }
   Tape<T>& tape(int k) { return workers_.at(static_cast<size_t>(k))->tape; }
+  // The weights' bf16 forms of the step (its fills(): how many were made, one per weight a step).
+  const Bf16OperandCache& operand_cache() const { return operand_cache_; }
 
  private:
   struct Worker {
