@@ -173,4 +173,21 @@ void set_bf16_round_ahead(bool on) { round_ahead_on() = on; }
 
 int64_t bf16_operands_rounded_in_gemm() { return g_rounded_in_gemm.load(std::memory_order_relaxed); }
 
+template <typename T>
+void round_ahead_into(T* dst, const T* src, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    constexpr int64_t kChunk = 4096;
+    const auto round = bf16_rounding().round;
+    parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c0, int64_t c1) {
+      const int64_t b = c0 * kChunk, e = std::min(n, c1 * kChunk);
+      round(src + b, dst + b, e - b);
+    });
+  } else {
+    check(false, "round_ahead_into: bf16 operands are float32 only");
+  }
+}
+
+template void round_ahead_into<float>(float*, const float*, int64_t);
+template void round_ahead_into<double>(double*, const double*, int64_t);
+
 }  // namespace tapegrad

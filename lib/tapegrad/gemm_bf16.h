@@ -28,8 +28,9 @@
 //               round while they pack (idempotent on such values) and ignore it.
 // bf16_rounds_separately() says whether rounding ahead pays: on the emulated path each operand
 // costs a pass of its own over memory, so an operand that two GEMMs read, or that a kernel can
-// round while the values are still in cache, is cheaper rounded once by its caller (nn/linear.cpp,
-// nn/mlp.cpp, nn/attention.cpp do); on the packing paths the caller's pass would be pure cost.
+// round while the values are still in cache, is cheaper rounded once by its caller (round_ahead,
+// below: nn/linear.cpp, nn/mlp.cpp, nn/attention.cpp and ops/matmul.cpp do); on the packing paths
+// the caller's pass would be pure cost.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +58,19 @@ void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
 bool bf16_rounds_separately();
 void set_bf16_round_ahead(bool on);
 
+// Whether an op at precision p should round an operand that two of its GEMMs read (or that it has
+// in cache) once itself: bf16 on the emulated path with rounding ahead on; never for double.
+template <typename T>
+bool round_ahead(Precision p) {
+  if constexpr (std::is_same_v<T, float>) return p == Precision::kBf16 && bf16_rounds_separately();
+  return false;
+}
+
+// dst[i] = round_bf16(src[i]) for n values (bf16.h); dst may be src. Split over the threads (inline
+// inside a parallel region). float only (round_ahead<double> is false; for double it throws).
+template <typename T>
+void round_ahead_into(T* dst, const T* src, int64_t n);
+
 // How many operands the emulated path has rounded inside a GEMM call — neither marked rounded by
 // the caller nor taken from an operand cache — since the process started. A training step's ops
 // round each operand once, ahead, so a step that adds to it holds an op that rounds an operand at
@@ -77,11 +91,12 @@ void gemm_at(Precision p, Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, T
 template <typename T>
 void gemm_batched_at(Precision p, int64_t batch, Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, T alpha,
                      const T* A, int64_t lda, int64_t stride_a, const T* B, int64_t ldb, int64_t stride_b, T beta, T* C,
-                     int64_t ldc, int64_t stride_c) {
+                     int64_t ldc, int64_t stride_c, Bf16Operands operands = {}) {
   if constexpr (std::is_same_v<T, float>) {
     if (p == Precision::kBf16) {
       for (int64_t i = 0; i < batch; ++i)
-        gemm_bf16(ta, tb, M, N, K, alpha, A + i * stride_a, lda, B + i * stride_b, ldb, beta, C + i * stride_c, ldc);
+        gemm_bf16(ta, tb, M, N, K, alpha, A + i * stride_a, lda, B + i * stride_b, ldb, beta, C + i * stride_c, ldc,
+                  operands);
       return;
     }
   }

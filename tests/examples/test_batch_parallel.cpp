@@ -271,10 +271,10 @@ TEST_CASE("batch parallel: a hook runs once per module call with the whole batch
 }
 
 // Under bf16 on the emulated path every GEMM operand of a training step is rounded once: each op
-// rounds what two of its GEMMs read ahead (nn/linear.h, round_ahead) and every weight's form comes
-// from the step's operand cache, made once a step. An op that leaves the rounding to each GEMM (the
-// generic matmul did, for the tied head: x, the table and dlogits at each of three GEMMs) shows
-// here as operands rounded inside a GEMM call, or as forms made more than once a step.
+// rounds what two of its GEMMs read ahead (gemm_bf16.h, round_ahead) and every weight's form comes
+// from the step's operand cache, made once a step. An op that leaves the rounding to each GEMM, or
+// a weight read as a non-constant operand, shows here as operands rounded inside a GEMM call, or
+// as fewer forms than weights (the tied head counts: its table is a weight).
 TEST_CASE("batch parallel: a bf16 step rounds every GEMM operand once, each weight's form once a step", "[lm][bf16]") {
   const Bf16Kernels kernels = bf16_kernels();
   set_bf16_kernels(Bf16Kernels::kEmulated);

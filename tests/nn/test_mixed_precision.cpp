@@ -313,3 +313,56 @@ TEST_CASE("bf16 modules: rounding ahead on the emulated path gives the bits of r
   }
   CHECK(plain.size() == (bias ? 4u : 3u));  // y, dx, dW (and db)
 }
+
+// The generic matmul on the emulated path rounds an operand two of its GEMMs read once, ahead:
+// the same bits as rounding at every GEMM (the output and both gradients), for every layout the op
+// takes — B shared and stacked into rows, both batched, A or B shared across a batch, transposed
+// either side — and, when both operands want gradients, no GEMM of its forward or backward rounds
+// an operand itself. With one operand constant, only what two GEMMs read is rounded ahead.
+TEST_CASE("bf16 matmul: rounding ahead gives the bits of rounding at every GEMM, each operand once", "[ops][bf16]") {
+  Bf16Paths paths;
+  set_bf16_kernels(Bf16Kernels::kEmulated);
+  struct Case {
+    Shape a, b;
+    Trans ta, tb;
+  };
+  const std::vector<Case> cases{
+      {{3, 5, 8}, {8, 6}, Trans::kNo, Trans::kNo},      // B shared: A's batch stacked into rows
+      {{3, 5, 8}, {6, 8}, Trans::kNo, Trans::kYes},     // the tied head's x W^T
+      {{2, 8, 5}, {2, 8, 6}, Trans::kYes, Trans::kNo},  // both batched, A transposed
+      {{5, 8}, {3, 8, 6}, Trans::kNo, Trans::kNo},      // A shared across B's batch
+      {{8, 5}, {3, 6, 8}, Trans::kYes, Trans::kYes},    // A shared and transposed, B transposed
+      {{3, 5, 8}, {6, 8}, Trans::kNo, Trans::kYes},
+  };
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    const bool b_constant = ci + 1 == cases.size();  // the last case: B a constant
+    INFO("case " << ci << ": " << c.a << (c.ta == Trans::kYes ? "^T" : "") << " x " << c.b
+                 << (c.tb == Trans::kYes ? "^T" : "") << (b_constant ? ", B constant" : ""));
+    const Tensor<float> a0 = randn(c.a, 10 + ci).cast<float>(), b0 = randn(c.b, 20 + ci).cast<float>();
+    const auto run = [&](bool ahead, int64_t* rounded_in_gemm) {
+      set_bf16_round_ahead(ahead);
+      Parameter<float> a("a", a0), b("b", b0);
+      Tape<float> tape;
+      const int64_t before = bf16_operands_rounded_in_gemm();
+      Var<float> y;
+      {
+        const Autocast bf16({.gemm = Precision::kBf16});
+        y = matmul(tape.param(a), b_constant ? tape.constant(b0.view()) : tape.param(b), c.ta, c.tb);
+      }
+      tape.backward(y, randn(y.shape(), 30 + ci).cast<float>().view());
+      *rounded_in_gemm = bf16_operands_rounded_in_gemm() - before;
+      set_bf16_round_ahead(true);
+      return std::vector<std::vector<double>>{to_vector<float>(y.value()), to_vector<float>(a.grad().view()),
+                                              to_vector<float>(b.grad().view())};
+    };
+    int64_t in_gemm_ahead = 0, in_gemm_each = 0;
+    const auto ahead = run(true, &in_gemm_ahead), each = run(false, &in_gemm_each);
+    for (size_t i = 0; i < ahead.size(); ++i) CHECK(ahead[i] == each[i]);
+    CHECK(in_gemm_each > 0);
+    // Both operands want gradients: none rounded in a GEMM. B constant: A, read by the forward
+    // only, and dC, read by dA only, are each rounded once by their GEMM (per batch entry).
+    if (!b_constant) CHECK(in_gemm_ahead == 0);
+    else CHECK(in_gemm_ahead == 2);
+  }
+}

@@ -27,14 +27,22 @@ struct MatmulDims {
   Precision p;                   // the operands' precision (autocast, precision.h)
 };
 
+// Which operands hold bf16 values already (rounded ahead by matmul, below): the GEMMs multiply
+// those as they are (gemm_bf16.h, Bf16Operands). All false outside the emulated bf16 path.
+struct MatmulRounded {
+  bool a = false, b = false, dc = false;
+};
+
+Bf16Operands operands(bool first, bool second) { return {.a_rounded = first, .b_rounded = second}; }
+
 template <typename T>
-void matmul_forward(T* c, const T* a, const T* b, const MatmulDims& d) {
+void matmul_forward(T* c, const T* a, const T* b, const MatmulDims& d, MatmulRounded r) {
   gemm_batched_at<T>(d.p, d.batch, d.ta, d.tb, d.M, d.N, d.K, T(1), a, d.lda, d.stride_a, b, d.ldb, d.stride_b,
-                  T(0), c, d.N, d.M * d.N);
+                     T(0), c, d.N, d.M * d.N, operands(r.a, r.b));
 }
 
 template <typename T>
-void matmul_backward(T* da, T* db, const T* a, const T* b, const T* dc, const MatmulDims& d) {
+void matmul_backward(T* da, T* db, const T* a, const T* b, const T* dc, const MatmulDims& d, MatmulRounded r) {
   const int64_t stride_c = d.M * d.N;
   if (da != nullptr) {
     if (d.stride_a == 0) {  // shared A: sum over the batch, one entry after another
@@ -42,16 +50,18 @@ void matmul_backward(T* da, T* db, const T* a, const T* b, const T* dc, const Ma
         const T* bi = b + i * d.stride_b;
         const T* dci = dc + i * stride_c;
         if (d.ta == Trans::kNo)
-          gemm_at<T>(d.p, Trans::kNo, flip(d.tb), d.M, d.K, d.N, T(1), dci, d.N, bi, d.ldb, T(1), da, d.lda);
+          gemm_at<T>(d.p, Trans::kNo, flip(d.tb), d.M, d.K, d.N, T(1), dci, d.N, bi, d.ldb, T(1), da, d.lda,
+                     operands(r.dc, r.b));
         else
-          gemm_at<T>(d.p, d.tb, Trans::kYes, d.K, d.M, d.N, T(1), bi, d.ldb, dci, d.N, T(1), da, d.lda);
+          gemm_at<T>(d.p, d.tb, Trans::kYes, d.K, d.M, d.N, T(1), bi, d.ldb, dci, d.N, T(1), da, d.lda,
+                     operands(r.b, r.dc));
       }
     } else if (d.ta == Trans::kNo) {
       gemm_batched_at<T>(d.p, d.batch, Trans::kNo, flip(d.tb), d.M, d.K, d.N, T(1), dc, d.N, stride_c, b, d.ldb,
-                      d.stride_b, T(1), da, d.lda, d.stride_a);
+                         d.stride_b, T(1), da, d.lda, d.stride_a, operands(r.dc, r.b));
     } else {
       gemm_batched_at<T>(d.p, d.batch, d.tb, Trans::kYes, d.K, d.M, d.N, T(1), b, d.ldb, d.stride_b, dc, d.N,
-                      stride_c, T(1), da, d.lda, d.stride_a);
+                         stride_c, T(1), da, d.lda, d.stride_a, operands(r.b, r.dc));
     }
   }
   if (db != nullptr) {
@@ -60,16 +70,18 @@ void matmul_backward(T* da, T* db, const T* a, const T* b, const T* dc, const Ma
         const T* ai = a + i * d.stride_a;
         const T* dci = dc + i * stride_c;
         if (d.tb == Trans::kNo)
-          gemm_at<T>(d.p, flip(d.ta), Trans::kNo, d.K, d.N, d.M, T(1), ai, d.lda, dci, d.N, T(1), db, d.ldb);
+          gemm_at<T>(d.p, flip(d.ta), Trans::kNo, d.K, d.N, d.M, T(1), ai, d.lda, dci, d.N, T(1), db, d.ldb,
+                     operands(r.a, r.dc));
         else
-          gemm_at<T>(d.p, Trans::kYes, d.ta, d.N, d.K, d.M, T(1), dci, d.N, ai, d.lda, T(1), db, d.ldb);
+          gemm_at<T>(d.p, Trans::kYes, d.ta, d.N, d.K, d.M, T(1), dci, d.N, ai, d.lda, T(1), db, d.ldb,
+                     operands(r.dc, r.a));
       }
     } else if (d.tb == Trans::kNo) {
       gemm_batched_at<T>(d.p, d.batch, flip(d.ta), Trans::kNo, d.K, d.N, d.M, T(1), a, d.lda, d.stride_a, dc, d.N,
-                      stride_c, T(1), db, d.ldb, d.stride_b);
+                         stride_c, T(1), db, d.ldb, d.stride_b, operands(r.a, r.dc));
     } else {
       gemm_batched_at<T>(d.p, d.batch, Trans::kYes, d.ta, d.N, d.K, d.M, T(1), dc, d.N, stride_c, a, d.lda,
-                      d.stride_a, T(1), db, d.ldb, d.stride_b);
+                         d.stride_a, T(1), db, d.ldb, d.stride_b, operands(r.dc, r.a));
     }
   }
 }
@@ -124,9 +136,28 @@ Var<T> matmul(Var<T> a, Var<T> b, Trans ta, Trans tb) {
 
   Tape<T>& tape = a.tape();
   Var<T> c = tape.make_output("matmul", out, {a, b});
-  matmul_forward(c.data(), a.data(), b.data(), d);
-  tape.record("matmul", {a, b}, c, [ad = a.data(), bd = b.data(), d](const T* dc, T* const* din) {
-    matmul_backward(din[0], din[1], ad, bd, dc, d);
+  // bf16 on the emulated path: an operand two GEMMs read is rounded once, here — a by the forward
+  // and dB, b by the forward and dA, dc by dA and dB — and each GEMM told so (the same bits as
+  // rounding at every GEMM: rounding is idempotent). A tape value's storage is its numel values
+  // contiguous, so the rounded copy keeps every stride.
+  const bool ahead = round_ahead<T>(d.p) && c.requires_grad();
+  const MatmulRounded r{.a = ahead && b.requires_grad(), .b = ahead && a.requires_grad(),
+                        .dc = ahead && a.requires_grad() && b.requires_grad()};
+  const auto rounded_copy = [&](const Var<T>& v) {
+    T* copy = tape.template scratch<T>(v.shape().numel());
+    round_ahead_into(copy, v.data(), v.shape().numel());
+    return static_cast<const T*>(copy);
+  };
+  const T* ad = r.a ? rounded_copy(a) : a.data();
+  const T* bd = r.b ? rounded_copy(b) : b.data();
+  matmul_forward(c.data(), ad, bd, d, r);
+  tape.record("matmul", {a, b}, c, [&tape, ad, bd, d, r, n = out.numel()](const T* dc, T* const* din) {
+    if (r.dc) {
+      T* dcr = tape.template workspace<T>(n);
+      round_ahead_into(dcr, dc, n);
+      dc = dcr;
+    }
+    matmul_backward(din[0], din[1], ad, bd, dc, d, r);
   });
   return c;
 }

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "tapegrad/gemm.h"
+#include "tapegrad/gemm_bf16.h"
 #include "tapegrad/nn/attention_head_kernels.h"
 #include "tapegrad/nn/causal_softmax.h"
 #include "tapegrad/nn/norm_affine.h"

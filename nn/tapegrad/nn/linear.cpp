@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "tapegrad/bf16.h"
 #include "tapegrad/gemm_bf16.h"
 #include "tapegrad/nn/init.h"
 #include "tapegrad/ops/add.h"
@@ -22,25 +21,6 @@ namespace tapegrad::nn {
 // rounded dy as well: the gradient crossing into the Linear is bf16 for all three of its uses, as in
 // torch.autocast (the linear's output is bf16, so is the gradient that arrives there) and llm.c
 // (its bias gradient sums the bf16 dout).
-
-template <typename T>
-bool round_ahead(Precision p) {
-  if constexpr (std::is_same_v<T, float>) return p == Precision::kBf16 && bf16_rounds_separately();
-  return false;
-}
-
-template <typename T>
-void round_ahead_into(T* dst, const T* src, int64_t n) {
-  if constexpr (std::is_same_v<T, float>) {
-    constexpr int64_t kChunk = 4096;
-    parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c0, int64_t c1) {
-      const int64_t b = c0 * kChunk, e = std::min(n, c1 * kChunk);
-      round_bf16(src + b, dst + b, e - b);
-    });
-  } else {
-    check(false, "round_ahead_into: bf16 operands are float32 only");
-  }
-}
 
 template <typename T>
 void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out, Precision p,
@@ -135,10 +115,6 @@ std::string Linear<T>::options_repr() const {
   return cat("in=", options_.in, ", out=", options_.out, ", bias=", options_.bias ? "true" : "false");
 }
 
-template bool round_ahead<float>(Precision);
-template bool round_ahead<double>(Precision);
-template void round_ahead_into<float>(float*, const float*, int64_t);
-template void round_ahead_into<double>(double*, const double*, int64_t);
 template void linear_forward<float>(float*, const float*, const float*, const float*, int64_t, int64_t, int64_t,
                                     Precision, LinearRounded<float>);
 template void linear_forward<double>(double*, const double*, const double*, const double*, int64_t, int64_t,

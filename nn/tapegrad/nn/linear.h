@@ -25,15 +25,6 @@ struct LinearRounded {
   const T* dy = nullptr;
 };
 
-// Whether a caller at precision p should round an operand that two GEMMs read, or that it has in
-// cache, once itself (bf16 on the emulated path: gemm_bf16.h, bf16_rounds_separately()).
-template <typename T>
-bool round_ahead(Precision p);
-
-// dst[i] = round_bf16(src[i]) for n values; dst may be src. Split over the threads (inline inside
-// a parallel region). float only (round_ahead<double> is false; for double it throws).
-template <typename T>
-void round_ahead_into(T* dst, const T* src, int64_t n);
 template <typename T>
 void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out,
                     Precision p = Precision::kFp32, LinearRounded<T> rounded = {});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tapegrad/gemm_bf16.h"
 #include "tapegrad/nn/init.h"
 #include "tapegrad/nn/linear.h"
 #include "tapegrad/ops/gelu.h"
