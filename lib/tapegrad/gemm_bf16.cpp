@@ -61,15 +61,18 @@ std::atomic<Bf16Kernels>& state() {
 
 // Rows [r0, r1) of the block at x (leading dimension ld), rounded to bf16 into the same rows of
 // out, compact (ld = cols).
-void round_rows(float* out, const float* x, int64_t r0, int64_t r1, int64_t cols, int64_t ld) {
-  const auto round = bf16_rounding().round;  // looked up once, not per row
+// The kernel is looked up by the caller, before any parallel region: a bad TAPEGRAD_ISA is reported
+// there (an exception cannot leave an OpenMP region), and once per block rather than per row.
+using RoundFn = void (*)(const float*, float*, int64_t);
+void round_rows(RoundFn round, float* out, const float* x, int64_t r0, int64_t r1, int64_t cols, int64_t ld) {
   for (int64_t r = r0; r < r1; ++r) round(x + r * ld, out + r * cols, cols);
 }
 
 // The whole rows x cols block, rows split over the threads (parallel_for runs inline inside a
 // parallel region).
 void round_block(float* out, const float* x, int64_t rows, int64_t cols, int64_t ld) {
-  parallel_for(rows, cols, [&](int64_t r0, int64_t r1) { round_rows(out, x, r0, r1, cols, ld); });
+  const RoundFn round = bf16_rounding().round;
+  parallel_for(rows, cols, [&](int64_t r0, int64_t r1) { round_rows(round, out, x, r0, r1, cols, ld); });
 }
 
 std::atomic<int64_t> g_rounded_in_gemm{0};
@@ -148,9 +151,10 @@ void gemm_bf16(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
     // Chunks of rows, ~16k values each: the workers asking at once share the rounding.
     const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, b_cols));
     const int64_t chunks = (b_rows + rows_per_chunk - 1) / rows_per_chunk;
+    const RoundFn round = bf16_rounding().round;  // here: the chunks may run on the pool's threads
     b = static_cast<const float*>(cache->get(key, bytes, chunks, [&](void* out, int64_t c) {
       const int64_t r0 = c * rows_per_chunk;
-      round_rows(static_cast<float*>(out), B, r0, std::min(b_rows, r0 + rows_per_chunk), b_cols, ldb);
+      round_rows(round, static_cast<float*>(out), B, r0, std::min(b_rows, r0 + rows_per_chunk), b_cols, ldb);
     }));
   } else {
     b = rounded(b_buf, B, b_rows, b_cols, ldb);
