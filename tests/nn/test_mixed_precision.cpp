@@ -264,7 +264,8 @@ TEST_CASE("bf16 modules: Linear, MLP and attention equal their primitive-op comp
 
 // Rounding ahead (gemm_bf16.h, round_ahead) must change nothing: the emulated path's modules with
 // it on and off give the same bits — the output and every gradient — with and without biases, for
-// both MLP activations, on one and two threads (the MLP's slabs).
+// both MLP activations, on one and two threads (the MLP's slabs). With it on, no GEMM rounds an
+// operand itself, the weights included (linear.h, rounded_weight).
 TEST_CASE("bf16 modules: rounding ahead on the emulated path gives the bits of rounding at every GEMM", "[nn][bf16]") {
   const bool bias = GENERATE(true, false);
   const int threads = GENERATE(1, 2);
@@ -274,18 +275,23 @@ TEST_CASE("bf16 modules: rounding ahead on the emulated path gives the bits of r
   INFO("bias " << bias << ", " << threads << " threads");
   const int64_t B = 3, Tn = 24, C = 32;
   const Tensor<float> x0 = randn({B, Tn, C}, 2).cast<float>(), dy = randn({B, Tn, C}, 3).cast<float>();
-  // Every gradient and the output, of one module run forward and backward under Autocast bf16.
+  // Every gradient and the output, of one module run forward and backward under Autocast bf16 on a
+  // tape of the caller's own (no training step, so no operand cache); `in_gemm` counts the operands
+  // a GEMM rounded itself.
+  int64_t in_gemm = 0;
   const auto run = [&](UnaryModule<float>& m, bool ahead) {
     set_bf16_round_ahead(ahead);
     for (Parameter<float>* p : m.parameters()) p->grad().fill(0);
     Parameter<float> x("x", x0);
     Tape<float> tape;
     Var<float> y;
+    const int64_t before = bf16_operands_rounded_in_gemm();
     {
       const Autocast a({.gemm = Precision::kBf16});
       y = m.forward(tape.param(x));
     }
     tape.backward(y, dy.view());
+    in_gemm = bf16_operands_rounded_in_gemm() - before;
     std::vector<std::vector<double>> all{to_vector<float>(y.value()), to_vector<float>(x.grad().view())};
     for (Parameter<float>* p : m.parameters()) all.push_back(to_vector<float>(p->grad().view()));
     set_bf16_round_ahead(true);
@@ -298,7 +304,12 @@ TEST_CASE("bf16 modules: rounding ahead on the emulated path gives the bits of r
   for (UnaryModule<float>* m : std::initializer_list<UnaryModule<float>*>{&lin, &gelu_mlp, &swiglu_mlp, &attn}) {
     INFO(m->type_name());
     randomize(*m, 1);
-    const auto ahead = run(*m, true), at_each_gemm = run(*m, false);
+    const auto ahead = run(*m, true);
+    // Every operand — activations, gradients and the weights, which forward and backward both
+    // read — rounded once, ahead: none by a GEMM.
+    CHECK(in_gemm == 0);
+    const auto at_each_gemm = run(*m, false);
+    CHECK(in_gemm > 0);
     REQUIRE(ahead.size() == at_each_gemm.size());
     for (size_t i = 0; i < ahead.size(); ++i) CHECK(ahead[i] == at_each_gemm[i]);
   }

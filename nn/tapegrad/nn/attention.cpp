@@ -277,7 +277,12 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
     round_ahead_into(xr, xd, rows * d.C);
     xd = xr;
   }
-  linear_forward(qkv, xd, w_qkv.data(), bq, rows, d.C, 3 * d.C, p, {.x = ahead});
+  // The weights: forward and backward's dx (qkv) or dy (proj) read each, rounded once here unless
+  // the step's operand cache makes their forms (linear.h, rounded_weight).
+  const bool grads = out.requires_grad();
+  const WeightOperand<T> wqo = rounded_weight(tape, w_qkv.data(), 3 * d.C * d.C, ahead && grads && x.requires_grad());
+  const WeightOperand<T> wpo = rounded_weight(tape, w_proj.data(), d.C * d.C, ahead && grads);
+  linear_forward(qkv, xd, wqo.w, bq, rows, d.C, 3 * d.C, p, {.x = ahead, .w = wqo.rounded});
   // QK-norm: q, k are normalised in place inside qkv; the raw values stay for backward.
   QKNormCache<T>* qk_cache = nullptr;
   if (has_qk_norm) {
@@ -306,13 +311,12 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   const T mx = attention_core_forward(att, y, qkv, d, tape.template scratch<T>(attention_core_scratch<T>(d, false)));
   if (max_logit) *max_logit = mx;
   if (ahead) round_ahead_into(y, y, rows * d.C);
-  linear_forward(out.data(), y, w_proj.data(), bp, rows, d.C, d.C, p, {.x = ahead});
-  if (!out.requires_grad()) return out;
+  linear_forward(out.data(), y, wpo.w, bp, rows, d.C, d.C, p, {.x = ahead, .w = wpo.rounded});
+  if (!grads) return out;
 
   // Backward's own buffers are the tape's workspace: every layer's backward reuses them, warm.
   tape.record("causal_self_attention", inputs, out,
-              [&tape, d, rows, has_bias, xd, wq = w_qkv.data(), wp = w_proj.data(), qkv, att, y, qk_cache, p,
-               ahead](const T* dout, T* const* din) {
+              [&tape, d, rows, has_bias, xd, wqo, wpo, qkv, att, y, qk_cache, p, ahead](const T* dout, T* const* din) {
                 T* dy = tape.template workspace<T>(rows * d.C);
                 T* dqkv = tape.template workspace<T>(rows * 3 * d.C);
                 T* core = tape.template workspace<T>(attention_core_scratch<T>(d, true));  // a tile per thread number
@@ -326,15 +330,17 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
                 // The projections' gradients are written, not added, when the tape hands them over
                 // unwritten (inputs 0-4; the q/k norms' weights, after them, are added to).
                 const auto fresh = [&](int i) { return has_bias || i < 3 ? tape.din_fresh(i) : false; };
-                linear_backward(dy, din[2], has_bias ? din[4] : nullptr, dout, y, wp, rows, d.C, d.C,
-                                {.dx = false, .dw = !fresh(2), .db = !fresh(4)}, p, {.x = ahead, .dy = dout_r});
+                linear_backward(dy, din[2], has_bias ? din[4] : nullptr, dout, y, wpo.w, rows, d.C, d.C,
+                                {.dx = false, .dw = !fresh(2), .db = !fresh(4)}, p,
+                                {.x = ahead, .dy = dout_r, .w = wpo.rounded});
                 attention_core_backward(dqkv, core, dy, qkv, att, d);
                 if (qk_cache)
                   qk_norm_cache_backward(*qk_cache, dqkv, din, rows, d.C, d.HS(), tape.template workspace<T>(2 * rows * d.C),
                                          tape.template workspace<T>(norm_backward_scratch(d.HS())));
                 if (ahead) round_ahead_into(dqkv, dqkv, rows * 3 * d.C);
-                linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dqkv, xd, wq, rows, d.C, 3 * d.C,
-                                {.dx = !fresh(0), .dw = !fresh(1), .db = !fresh(3)}, p, {.x = ahead, .dy = ahead ? dqkv : nullptr});
+                linear_backward(din[0], din[1], has_bias ? din[3] : nullptr, dqkv, xd, wqo.w, rows, d.C, 3 * d.C,
+                                {.dx = !fresh(0), .dw = !fresh(1), .db = !fresh(3)}, p,
+                                {.x = ahead, .dy = ahead ? dqkv : nullptr, .w = wqo.rounded});
               },
               /*assigns=*/has_bias ? 0b11111u : 0b111u);
   return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "tapegrad/bf16_operand_cache.h"
 #include "tapegrad/gemm_bf16.h"
 #include "tapegrad/nn/init.h"
 #include "tapegrad/ops/add.h"
@@ -23,6 +24,14 @@ namespace tapegrad::nn {
 // (its bias gradient sums the bf16 dout).
 
 template <typename T>
+WeightOperand<T> rounded_weight(Tape<T>& tape, const T* w, int64_t n, bool ahead) {
+  if (!ahead || bf16_operand_cache() != nullptr) return {w, false};
+  T* wr = tape.template scratch<T>(n);
+  round_ahead_into(wr, w, n);
+  return {wr, true};
+}
+
+template <typename T>
 void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out, Precision p,
                     LinearRounded<T> rounded) {
   if (b != nullptr) {
@@ -31,7 +40,7 @@ void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int6
     });
   }
   gemm_at<T>(p, Trans::kNo, Trans::kYes, rows, out, in, T(1), x, in, w, in, b ? T(1) : T(0), y, out,
-             {.a_rounded = rounded.x, .b_constant = true});
+             {.a_rounded = rounded.x, .b_rounded = rounded.w, .b_constant = true});
 }
 
 template <typename T>
@@ -41,7 +50,7 @@ void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, i
   const bool g_rounded = rounded.dy != nullptr;
   if (dx)
     gemm_at<T>(p, Trans::kNo, Trans::kNo, rows, in, out, T(1), g, out, w, in, add.dx ? T(1) : T(0), dx, in,
-               {.a_rounded = g_rounded, .b_constant = true});
+               {.a_rounded = g_rounded, .b_rounded = rounded.w, .b_constant = true});
   if (dw)
     gemm_at<T>(p, Trans::kYes, Trans::kNo, out, in, rows, T(1), g, out, x, in, add.dw ? T(1) : T(0), dw, in,
                {.a_rounded = g_rounded, .b_rounded = rounded.x});
@@ -72,19 +81,20 @@ Var<T> linear(Var<T> x, Var<T> w, Var<T> b) {
     round_ahead_into(xr, xd, rows * in);
     xd = xr;
   }
-  linear_forward(y.data(), xd, w.data(), has_bias ? b.data() : nullptr, rows, in, out, p, {.x = ahead});
+  const WeightOperand<T> wo = rounded_weight(tape, w.data(), out * in, ahead && x.requires_grad());
+  linear_forward(y.data(), xd, wo.w, has_bias ? b.data() : nullptr, rows, in, out, p, {.x = ahead, .w = wo.rounded});
   // Writes (does not add) each gradient the tape hands over unwritten.
   tape.record(
       "linear", inputs, y,
-      [&tape, xd, wd = w.data(), rows, in, out, has_bias, p, ahead](const T* dy, T* const* din) {
+      [&tape, xd, wo, rows, in, out, has_bias, p, ahead](const T* dy, T* const* din) {
         const LinearGradAdd add{!tape.din_fresh(0), !tape.din_fresh(1), !has_bias || !tape.din_fresh(2)};
         T* dyr = nullptr;
         if (ahead) {
           dyr = tape.template workspace<T>(rows * out);
           round_ahead_into(dyr, dy, rows * out);
         }
-        linear_backward(din[0], din[1], has_bias ? din[2] : nullptr, dy, xd, wd, rows, in, out, add, p,
-                        {.x = ahead, .dy = dyr});
+        linear_backward(din[0], din[1], has_bias ? din[2] : nullptr, dy, xd, wo.w, rows, in, out, add, p,
+                        {.x = ahead, .dy = dyr, .w = wo.rounded});
       },
       /*assigns=*/0b111);
   return y;
@@ -123,6 +133,8 @@ template void linear_backward<float>(float*, float*, float*, const float*, const
                                      int64_t, int64_t, LinearGradAdd, Precision, LinearRounded<float>);
 template void linear_backward<double>(double*, double*, double*, const double*, const double*, const double*,
                                       int64_t, int64_t, int64_t, LinearGradAdd, Precision, LinearRounded<double>);
+template WeightOperand<float> rounded_weight(Tape<float>&, const float*, int64_t, bool);
+template WeightOperand<double> rounded_weight(Tape<double>&, const double*, int64_t, bool);
 template Var<float> linear(Var<float>, Var<float>, Var<float>);
 template Var<double> linear(Var<double>, Var<double>, Var<double>);
 template class Linear<float>;

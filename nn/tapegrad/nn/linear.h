@@ -15,15 +15,30 @@ struct LinearGradAdd {
   bool dx = true, dw = true, db = true;
 };
 
-// The GEMMs' activation operands as the caller rounded them to bf16 ahead (gemm_bf16.h,
-// Bf16Operands), at p = kBf16: x holds bf16 values (forward and dW read it as it is); dy, when
-// given, is round_bf16 of backward's dy, which dx, dW and db read (at kBf16 db sums the rounded dy
-// whether or not the caller gives it: without it, linear_backward rounds a copy).
+// The GEMMs' operands as the caller rounded them to bf16 ahead (gemm_bf16.h, Bf16Operands), at
+// p = kBf16: x holds bf16 values (forward and dW read it as it is); dy, when given, is round_bf16
+// of backward's dy, which dx, dW and db read (at kBf16 db sums the rounded dy whether or not the
+// caller gives it: without it, linear_backward rounds a copy); w holds bf16 values (forward and dx
+// read it as it is: a copy from rounded_weight, below).
 template <typename T>
 struct LinearRounded {
   bool x = false;
   const T* dy = nullptr;
+  bool w = false;
 };
+
+// A weight as an op's GEMMs read it. Inside a training step the weight's bf16 form comes from the
+// step's operand cache (bf16_operand_cache.h), made once for every op and worker; outside one (a
+// loop of your own under Autocast) an op that reads W in two GEMMs (forward and dx) rounds it once,
+// ahead, into a copy the tape keeps until backward — as torch.autocast keeps the bf16 cast it made
+// for the backward. `ahead`: the op rounds ahead (round_ahead) and a second GEMM reads W.
+template <typename T>
+struct WeightOperand {
+  const T* w = nullptr;
+  bool rounded = false;
+};
+template <typename T>
+WeightOperand<T> rounded_weight(Tape<T>& tape, const T* w, int64_t n, bool ahead);
 
 template <typename T>
 void linear_forward(T* y, const T* x, const T* w, const T* b, int64_t rows, int64_t in, int64_t out,

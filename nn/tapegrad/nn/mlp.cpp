@@ -71,28 +71,32 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
   // activation a as it is written (proj and dW_proj read only its bf16 value).
   const bool ahead = round_ahead<T>(p);
   T* xr = ahead ? tape.template scratch<T>(rows * C) : nullptr;
-  parallel_for(rows, row_work, [&, xd = x.data(), wf = w_fc.data(), wp = w_proj.data(), o = out.data()](
-                                   int64_t r0, int64_t r1) {
+  // Each weight is read by every slab's GEMM (and by backward's): rounded once here unless the
+  // step's operand cache makes its form (linear.h, rounded_weight).
+  const WeightOperand<T> wfo = rounded_weight(tape, w_fc.data(), width * C, ahead);
+  const WeightOperand<T> wpo = rounded_weight(tape, w_proj.data(), C * H, ahead);
+  parallel_for(rows, row_work, [&, xd = x.data(), wf = wfo.w, wp = wpo.w, o = out.data()](int64_t r0, int64_t r1) {
     const int64_t n = r1 - r0;
     const T* xin = xd + r0 * C;
     if (ahead) {
       round_ahead_into(xr + r0 * C, xin, n * C);
       xin = xr + r0 * C;
     }
-    linear_forward(h + r0 * width, xin, wf, bfc, n, C, width, p, {.x = ahead});
+    linear_forward(h + r0 * width, xin, wf, bfc, n, C, width, p, {.x = ahead, .w = wfo.rounded});
     if (kind == MlpActivation::kGelu) {
       gelu_forward(a + r0 * H, h + r0 * width, n * H, ahead);
     } else {
       swiglu_forward(a + r0 * H, h + r0 * width, n, H);
       if (ahead) round_ahead_into(a + r0 * H, a + r0 * H, n * H);
     }
-    linear_forward(o + r0 * C, a + r0 * H, wp, bproj, n, H, C, p, {.x = ahead});
+    linear_forward(o + r0 * C, a + r0 * H, wp, bproj, n, H, C, p, {.x = ahead, .w = wpo.rounded});
   });
   if (!out.requires_grad()) return out;
 
   tape.record("mlp", inputs, out,
-              [&tape, kind, rows, C, H, width, has_bias, row_work, xd = ahead ? xr : x.data(), wf = w_fc.data(),
-               wp = w_proj.data(), h, a, p, ahead](const T* dout, T* const* din) {
+              [&tape, kind, rows, C, H, width, has_bias, row_work, xd = ahead ? xr : x.data(), wfo, wpo, h, a, p,
+               ahead](const T* dout, T* const* din) {
+                const T *wf = wfo.w, *wp = wpo.w;
                 T* da = tape.template workspace<T>(rows * H);
                 T* dh = tape.template workspace<T>(rows * width);
                 // Rounded ahead (bf16, emulated path): dout once for da, dW_proj and db_proj; dh in
@@ -105,7 +109,7 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
                   const int64_t n = r1 - r0;
                   if (ahead) round_ahead_into(dout_r + r0 * C, dout + r0 * C, n * C);
                   linear_backward<T>(da + r0 * H, nullptr, nullptr, dout + r0 * C, nullptr, wp, n, H, C, {.dx = false}, p,
-                                     {.dy = ahead ? dout_r + r0 * C : nullptr});
+                                     {.dy = ahead ? dout_r + r0 * C : nullptr, .w = wpo.rounded});
                   if (kind == MlpActivation::kGelu) {
                     gelu_backward(dh + r0 * width, h + r0 * width, da + r0 * H, n * H, false, ahead);
                   } else {
@@ -114,7 +118,8 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
                   }
                   if (din[0])
                     linear_backward<T>(din[0] + r0 * C, nullptr, nullptr, dh + r0 * width, nullptr, wf, n, C, width,
-                                       {.dx = !tape.din_fresh(0)}, p, {.dy = ahead ? dh + r0 * width : nullptr});
+                                       {.dx = !tape.din_fresh(0)}, p,
+                                       {.dy = ahead ? dh + r0 * width : nullptr, .w = wfo.rounded});
                 });
                 // Weight and bias gradients sum over all rows: GEMMs split over their outputs.
                 // Each is written, not added, when the tape hands its buffer over unwritten.
