@@ -1,6 +1,7 @@
 #include "tapegrad/ops/matmul.h"
 
 #include "tapegrad/gemm_bf16.h"
+#include "tapegrad/ops/to_bf16.h"
 
 namespace tapegrad {
 
@@ -143,13 +144,8 @@ Var<T> matmul(Var<T> a, Var<T> b, Trans ta, Trans tb) {
   const bool ahead = round_ahead<T>(d.p) && c.requires_grad();
   const MatmulRounded r{.a = ahead && b.requires_grad(), .b = ahead && a.requires_grad(),
                         .dc = ahead && a.requires_grad() && b.requires_grad()};
-  const auto rounded_copy = [&](const Var<T>& v) {
-    T* copy = tape.template scratch<T>(v.shape().numel());
-    round_ahead_into(copy, v.data(), v.shape().numel());
-    return static_cast<const T*>(copy);
-  };
-  const T* ad = r.a ? rounded_copy(a) : a.data();
-  const T* bd = r.b ? rounded_copy(b) : b.data();
+  const T* ad = r.a ? rounded_copy(tape, a.data(), sa.numel()) : a.data();
+  const T* bd = r.b ? rounded_copy(tape, b.data(), sb.numel()) : b.data();
   matmul_forward(c.data(), ad, bd, d, r);
   tape.record("matmul", {a, b}, c, [&tape, ad, bd, d, r, n = out.numel()](const T* dc, T* const* din) {
     if (r.dc) {

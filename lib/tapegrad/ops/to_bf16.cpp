@@ -1,6 +1,7 @@
 #include "tapegrad/ops/to_bf16.h"
 
 #include "tapegrad/bf16.h"
+#include "tapegrad/gemm_bf16.h"
 #include "tapegrad/parallel.h"
 
 namespace tapegrad {
@@ -25,7 +26,16 @@ Var<T> to_bf16(Var<T> x) {
   }
 }
 
+template <typename T>
+const T* rounded_copy(Tape<T>& tape, const T* x, int64_t n) {
+  T* copy = tape.template scratch<T>(n);
+  round_ahead_into(copy, x, n);
+  return copy;
+}
+
 template Var<float> to_bf16(Var<float>);
 template Var<double> to_bf16(Var<double>);
+template const float* rounded_copy(Tape<float>&, const float*, int64_t);
+template const double* rounded_copy(Tape<double>&, const double*, int64_t);
 
 }  // namespace tapegrad

@@ -13,4 +13,10 @@ namespace tapegrad {
 template <typename T>
 Var<T> to_bf16(Var<T> x);
 
+// round_bf16 of the n values at x, copied into the tape's scratch (alive until the tape is
+// cleared): an operand an op's GEMMs read, rounded once by the op (gemm_bf16.h, round_ahead) and
+// kept for its backward. Float only (for double it throws, as round_ahead<double> is false).
+template <typename T>
+const T* rounded_copy(Tape<T>& tape, const T* x, int64_t n);
+
 }  // namespace tapegrad

@@ -12,6 +12,7 @@
 #include "tapegrad/nn/attention_head_kernels.h"
 #include "tapegrad/nn/causal_softmax.h"
 #include "tapegrad/nn/norm_affine.h"
+#include "tapegrad/ops/to_bf16.h"
 #include "tapegrad/parallel.h"
 
 namespace tapegrad::nn {
@@ -268,15 +269,10 @@ Var<T> causal_self_attention(Var<T> x, Var<T> w_qkv, Var<T> w_proj, Var<T> b_qkv
   const T* bp = has_bias ? b_proj.data() : nullptr;
   // The projections' GEMMs at the autocast precision; the core (q k^T, p v) stays float32.
   const Precision p = autocast_state().gemm;
-  // bf16 on the emulated path (linear.h, round_ahead): x rounded once for the qkv GEMM and dW_qkv,
+  // bf16 on the emulated path (gemm_bf16.h, round_ahead): x rounded once for the qkv GEMM and dW_qkv,
   // y in place for proj and dW_proj (the core's backward does not read y).
   const bool ahead = round_ahead<T>(p);
-  const T* xd = x.data();
-  if (ahead) {
-    T* xr = tape.template scratch<T>(rows * d.C);
-    round_ahead_into(xr, xd, rows * d.C);
-    xd = xr;
-  }
+  const T* xd = ahead ? rounded_copy(tape, x.data(), rows * d.C) : x.data();
   // The weights: forward and backward's dx (qkv) or dy (proj) read each, rounded once here unless
   // the step's operand cache makes their forms (linear.h, rounded_weight).
   const bool grads = out.requires_grad();

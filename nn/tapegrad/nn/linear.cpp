@@ -7,6 +7,7 @@
 #include "tapegrad/gemm_bf16.h"
 #include "tapegrad/nn/init.h"
 #include "tapegrad/ops/add.h"
+#include "tapegrad/ops/to_bf16.h"
 #include "tapegrad/parallel.h"
 
 namespace tapegrad::nn {
@@ -26,9 +27,7 @@ namespace tapegrad::nn {
 template <typename T>
 WeightOperand<T> rounded_weight(Tape<T>& tape, const T* w, int64_t n, bool ahead) {
   if (!ahead || bf16_operand_cache() != nullptr) return {w, false};
-  T* wr = tape.template scratch<T>(n);
-  round_ahead_into(wr, w, n);
-  return {wr, true};
+  return {rounded_copy(tape, w, n), true};
 }
 
 template <typename T>
@@ -75,12 +74,7 @@ Var<T> linear(Var<T> x, Var<T> w, Var<T> b) {
   Var<T> y = tape.make_output("linear", ys, inputs);
   const Precision p = autocast_state().gemm;
   const bool ahead = round_ahead<T>(p) && y.requires_grad();
-  const T* xd = x.data();
-  if (ahead) {
-    T* xr = tape.template scratch<T>(rows * in);
-    round_ahead_into(xr, xd, rows * in);
-    xd = xr;
-  }
+  const T* xd = ahead ? rounded_copy(tape, x.data(), rows * in) : x.data();
   const WeightOperand<T> wo = rounded_weight(tape, w.data(), out * in, ahead && x.requires_grad());
   linear_forward(y.data(), xd, wo.w, has_bias ? b.data() : nullptr, rows, in, out, p, {.x = ahead, .w = wo.rounded});
   // Writes (does not add) each gradient the tape hands over unwritten.

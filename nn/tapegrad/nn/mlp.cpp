@@ -67,7 +67,7 @@ Var<T> mlp(Var<T> x, Var<T> w_fc, Var<T> w_proj, Var<T> b_fc, Var<T> b_proj, Mlp
   const T* bproj = has_bias ? b_proj.data() : nullptr;
   const int64_t row_work = 2 * C * width + 2 * H * C + 24 * H;
   const Precision p = autocast_state().gemm;
-  // bf16 on the emulated path (linear.h, round_ahead): x is rounded once for fc and dW_fc, and the
+  // bf16 on the emulated path (gemm_bf16.h, round_ahead): x is rounded once for fc and dW_fc, and the
   // activation a as it is written (proj and dW_proj read only its bf16 value).
   const bool ahead = round_ahead<T>(p);
   T* xr = ahead ? tape.template scratch<T>(rows * C) : nullptr;
