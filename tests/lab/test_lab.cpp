@@ -1150,3 +1150,21 @@ TEST_CASE("lab: a registered measurement is written, read back, folded, judged a
   CHECK_THAT(md, Catch::Contains(" (flagged) |"));
   fs::remove_all(out);
 }
+
+TEST_CASE("lab: a blown-up peak reads as three digits and an exponent in the report's grids", "[lab]") {
+  auto rec = [](double lr, uint64_t seed, double peak, bool diverged) {
+    RunRecord r;
+    r.spec = spec("none", "pre", lr, seed, 4, 0);
+    r.initial_loss = 3.5, r.min_val_loss = r.final_val_loss = diverged ? 3.5 : 2.0;
+    r.peak_residual_rms = peak, r.peak_attention_logit = 10, r.final_residual_rms = 1;
+    r.diverged = diverged;
+    return r;
+  };
+  // 1e-2: a median of 8.16; 1e-1: two runs that blew up, their peaks' median 1.4386e12.
+  const std::vector<RunRecord> runs = {rec(1e-2, 1, 8.16, false), rec(1e-2, 2, 8.16, false),
+                                       rec(1e-1, 1, 1438588550000.0, true), rec(1e-1, 2, 1438588550000.0, true)};
+  const std::string md = report_markdown(summarize(runs), runs, {});
+  CHECK_THAT(md, Catch::Contains("| 0.01 | 8.16 |"));
+  CHECK_THAT(md, Catch::Contains("| 0.1 | 1.44e+12 † |"));
+  CHECK_THAT(md, !Catch::Contains("1438588550000"));
+}

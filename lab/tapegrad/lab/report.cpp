@@ -41,7 +41,12 @@ std::string cell_text(const LrCell& c) {
   return s;
 }
 
-std::string text_or(double v, const char* fmt, const char* none = "-") { return std::isfinite(v) ? f(fmt, v) : none; }
+// From a million up (a run blowing up) three significant digits and an exponent: 1.44e+12 reads
+// where 1438588550000.00 does not.
+std::string text_or(double v, const char* fmt, const char* none = "-") {
+  if (!std::isfinite(v)) return none;
+  return std::abs(v) >= 1e6 ? f("%.3g", v) : f(fmt, v);
+}
 
 }  // namespace
 
@@ -239,9 +244,9 @@ std::string reading(const Summary& s) {
       out += "\n";
       if (best && std::isfinite(none->ref_peak_residual_rms) && std::isfinite(best->ref_peak_residual_rms)) {
         out += "- **Scale drift (" + where + ", lr " + lr_str(s.reference_lr) + ")**: the residual stream's RMS peaked at " +
-               f("%.2f", none->ref_peak_residual_rms) + " without a norm";
+               text_or(none->ref_peak_residual_rms, "%.2f") + " without a norm";
         for (const Group* g : normed)
-          if (std::isfinite(g->ref_peak_residual_rms)) out += ", " + f("%.2f", g->ref_peak_residual_rms) + " with " + label(g);
+          if (std::isfinite(g->ref_peak_residual_rms)) out += ", " + text_or(g->ref_peak_residual_rms, "%.2f") + " with " + label(g);
         // Whether the placement normalises the stream itself (placement.h: a norm after the residual add).
         const std::string placement = first.value("placement");
         const nn::PlacementEntry* entry = nn::placement_registry().find(placement);
@@ -252,8 +257,8 @@ std::string reading(const Summary& s) {
                          "each sub-layer a rescaled copy, which is what keeps the sub-layers' inputs steady as the "
                          "stream grows.");
         if (std::isfinite(none->ref_peak_attention_logit) && std::isfinite(best->ref_peak_attention_logit))
-          out += " The largest attention logit reached " + f("%.1f", none->ref_peak_attention_logit) + " without a norm vs " +
-                 f("%.1f", best->ref_peak_attention_logit) + " with " + label(best) + ".";
+          out += " The largest attention logit reached " + text_or(none->ref_peak_attention_logit, "%.1f") + " without a norm vs " +
+                 text_or(best->ref_peak_attention_logit, "%.1f") + " with " + label(best) + ".";
         out += "\n";
       }
     }
