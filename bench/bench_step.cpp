@@ -234,13 +234,15 @@ int run(int argc, char** argv) {
                       {"peak_rss_mib", peak_rss_mib()}};
   if (c.precision == Precision::kBf16) {
     // The bf16 ceiling: the fastest bf16 instruction's loop on the step's threads, measured once
-    // after the steps (bf16_peak.h); emulated runs have none (their GEMMs are float32 ones).
+    // after the steps (bf16_peak.h). A CPU without bf16 instructions has no such ceiling: both
+    // fields are null there (the emulated path's GEMMs are float32 ones: fraction_of_fma_peak).
     j["bf16_kernels"] = std::string(bf16_kernels_name());
     double best = 0;
     for (const std::string& instruction : bench::bf16_instructions())
       best = std::max(best, bench::measure_bf16_peak(instruction, num_threads(), 0.1).gflops);
-    j["bf16_peak_gflops"] = best;
-    j["fraction_of_bf16_peak"] = best > 0 ? flops / (median / 1000) / 1e9 / best : 0.0;
+    j["bf16_peak_gflops"] = best > 0 ? nlohmann::json(best) : nlohmann::json(nullptr);
+    j["fraction_of_bf16_peak"] =
+        best > 0 ? nlohmann::json(flops / (median / 1000) / 1e9 / best) : nlohmann::json(nullptr);
   }
   if (!rss.empty()) j["rss"] = rss;
   std::printf("%s\n", j.dump().c_str());
