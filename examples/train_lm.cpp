@@ -50,6 +50,14 @@ nlohmann::json step_line(const StepResult& s, double flops, const StepStats* sta
   return j;
 }
 
+// The bf16 run's kernels, and on a CPU without bf16 arithmetic what the emulated path buys: the
+// numerics of bf16 hardware (operands rounded, float32 sums), not its speed (docs/training.md).
+std::string bf16_banner() {
+  if (bf16_kernels() == Bf16Kernels::kEmulated)
+    return ", bf16 GEMMs (emulated: float32 arithmetic on bf16 operands, bf16's numerics but not its speed)";
+  return cat(", bf16 GEMMs (", bf16_kernels_name(), ")");
+}
+
 std::string fmt(const char* f, double a, double b = 0, double c = 0) {
   char buf[256];
   std::snprintf(buf, sizeof buf, f, a, b, c);
@@ -126,7 +134,7 @@ int main(int argc, char** argv) {
                    static_cast<long long>(model.num_parameters()), static_cast<long long>(trainer->tokenizer().vocab_size()),
                    c.tokenizer.c_str(), num_threads(),
                    comm.distributed() ? (" per rank x " + std::to_string(comm.size()) + " ranks (data-parallel)").c_str() : "",
-                   model.config().precision == Precision::kBf16 ? cat(", bf16 GEMMs (", bf16_kernels_name(), ")").c_str() : "",
+                   model.config().precision == Precision::kBf16 ? bf16_banner().c_str() : "",
                    flops / 1e9, gemm_peak);
       if (!resume.empty()) std::fprintf(stderr, "resuming at step %lld of %lld\n", static_cast<long long>(trainer->step()),
                                         static_cast<long long>(c.steps));
