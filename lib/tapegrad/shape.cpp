@@ -17,11 +17,17 @@ int64_t Shape::numel() const {
 }
 
 void Shape::push_back(int64_t d) {
-  check(rank_ < kMaxRank, "shape: rank above ", kMaxRank, " is not supported (", str(), " + ", d, ")");
-  check(d >= 0, "shape: negative dimension ", d, " in ", str());
+  // The shape as it would be, for the messages: "(2,3)" + 4 reads "(2,3,4)".
+  const auto grown = [&] {
+    std::string s = str();
+    s.insert(s.size() - 1, (rank_ ? "," : "") + std::to_string(d));
+    return s;
+  };
+  check(rank_ < kMaxRank, "shape: ", grown(), " has rank ", rank_ + 1, "; at most ", kMaxRank, " is supported");
+  check(d >= 0, "shape: negative dimension ", d, " in ", grown());
   // numel() never overflows: a shape whose element count would is refused here.
   int64_t n = 0;
-  check(!__builtin_mul_overflow(numel(), d, &n) && n <= kMaxElements, "shape: ", str(), " + ", d,
+  check(!__builtin_mul_overflow(numel(), d, &n) && n <= kMaxElements, "shape: ", grown(),
         " would hold more than 2^60 elements");
   dims_[rank_++] = d;
 }
