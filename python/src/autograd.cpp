@@ -5,9 +5,13 @@
 //   loss = ((x @ w).relu() ** 2).mean(); loss.backward(); p.grad   # numpy
 // Custom ops written in Python are out of scope: a Python closure in the backward pass would hold
 // the GIL inside the engine's threaded backward; custom ops are C++ (lib/tapegrad/custom_op.h).
+#include <memory>
 #include <optional>
+#include <thread>
+#include <vector>
 
 #include "bind.h"
+#include "scoped_block.h"
 #include "tapegrad/gradcheck.h"
 #include "tapegrad/ops.h"
 #include "tapegrad/parameter.h"
@@ -46,10 +50,22 @@ VarOf<T> wrap(const VarOf<T>& like, Var<T> v) {
   return {like.owner, v};
 }
 
+// `with tape.no_grad():` — the tape's NoGradGuard, opened and closed innermost first among the
+// tape's no_grad blocks (scoped_block.h); one that outlives a lent tape is dropped without touching it.
 template <typename T>
 struct NoGrad {
   std::shared_ptr<PyTape<T>> owner;
-  std::optional<typename Tape<T>::NoGradGuard> guard;
+  ScopedBlock<typename Tape<T>::NoGradGuard> block;
+
+  void enter() {
+    Tape<T>& tape = owner->get();
+    block.enter("no_grad", owner->no_grad_open, [&] { return std::make_unique<typename Tape<T>::NoGradGuard>(tape); });
+  }
+  void exit() {
+    if (block.open()) owner->get();  // a lent tape that no longer exists: named, not written
+    block.exit("no_grad");
+  }
+  ~NoGrad() { block.drop(owner->owned != nullptr || owner->lent != nullptr); }
 };
 
 std::vector<int64_t> dims_of(const Shape& s) { return {s.begin(), s.end()}; }
@@ -238,8 +254,8 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
       });
 
   pyb::class_<NoGrad<T>>(m, (std::string("_NoGrad") + tape_name).c_str())
-      .def("__enter__", [](NoGrad<T>& g) { g.guard.emplace(g.owner->get()); })
-      .def("__exit__", [](NoGrad<T>& g, pyb::args) { g.guard.reset(); });
+      .def("__enter__", [](NoGrad<T>& g) { g.enter(); })
+      .def("__exit__", [](NoGrad<T>& g, pyb::args) { g.exit(); });
 
   pyb::class_<PT, std::shared_ptr<PT>>(m, tape_name,
                                        ("The record of one forward pass (" + dtype + "), for one backward pass. clear() before the next.").c_str())
@@ -273,10 +289,28 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
 
 // `with tapegrad.autocast("bf16"):` — torch.autocast's habit: float ops recorded inside run their
 // GEMMs on bf16 operands (and the norms in bf16 with norms="bf16"); each op keeps the precision it
-// was recorded with for its backward. Per thread, as the C++ Autocast it holds.
+// was recorded with for its backward. Per thread, as the C++ Autocast it holds: a block is exited
+// on the thread that entered it, innermost first (scoped_block.h).
 struct PyAutocast {
   ComputePrecision precision;
-  std::optional<Autocast> active;
+  ScopedBlock<Autocast> block;
+  std::thread::id thread;
+
+  // The calling thread's open blocks.
+  static std::vector<uint64_t>& open_here() {
+    thread_local std::vector<uint64_t> ids;
+    return ids;
+  }
+  void enter() {
+    block.enter("autocast", open_here(), [&] { return std::make_unique<Autocast>(precision); });
+    thread = std::this_thread::get_id();
+  }
+  void exit() {
+    check(!block.open() || thread == std::this_thread::get_id(),
+          "autocast: exited on another thread than the one that entered it");
+    block.exit("autocast");
+  }
+  ~PyAutocast() { block.drop(thread == std::this_thread::get_id()); }
 };
 
 void bind_autograd(pyb::module_& m) {
@@ -293,11 +327,8 @@ void bind_autograd(pyb::module_& m) {
              return a;
            }),
            pyb::arg("dtype") = "bf16", pyb::arg("norms") = "fp32")
-      .def("__enter__", [](PyAutocast& a) {
-        check(!a.active, "autocast: already entered (use a new autocast(...) for a nested block)");
-        a.active.emplace(a.precision);
-      })
-      .def("__exit__", [](PyAutocast& a, pyb::args) { a.active.reset(); })
+      .def("__enter__", [](PyAutocast& a) { a.enter(); })
+      .def("__exit__", [](PyAutocast& a, pyb::args) { a.exit(); })
       .def("__repr__", [](const PyAutocast& a) {
         return cat("tapegrad.autocast(dtype='", precision_name(a.precision.gemm), "', norms='",
                    precision_name(a.precision.norms), "')");

@@ -60,6 +60,7 @@ struct PyTape {
   std::unique_ptr<Tape<T>> owned;  // null for a tape lent by C++ (gradcheck's), see `lent`
   Tape<T>* lent = nullptr;         // set while the lender runs; null after: its Vars are then dead
   std::vector<pyb::object> keep;   // what the recorded nodes point into; dropped by clear()
+  std::vector<uint64_t> no_grad_open;  // the open `with tape.no_grad()` blocks (scoped_block.h)
 
   PyTape() : owned(std::make_unique<Tape<T>>()) {}
   explicit PyTape(Tape<T>& borrowed) : lent(&borrowed) {}

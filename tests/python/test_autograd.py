@@ -1,4 +1,6 @@
 """Tensors, the tape and gradcheck from Python."""
+import gc
+
 import numpy as np
 import pytest
 
@@ -65,6 +67,45 @@ def test_no_grad_records_no_node():
     assert not y.requires_grad and tape.num_nodes == 0
     y2 = (tape.param(p) * 2.0).sum()
     assert y2.requires_grad and tape.num_nodes > 0
+
+
+def test_no_grad_blocks_exited_by_hand_out_of_order_are_refused_and_the_tape_records_again():
+    p = tg.Parameter("w", np.ones(3))
+    tape = tg.Tape()
+    outer, inner = tape.no_grad(), tape.no_grad()
+    outer.__enter__()
+    inner.__enter__()
+    # Exiting the outer first would re-enable recording now and disable it for good at the inner's exit.
+    with pytest.raises(tg.Error, match="no_grad: exited out of order: a block entered inside this one is still open"):
+        outer.__exit__(None, None, None)
+    assert not (tape.param(p) * 2.0).sum().requires_grad  # still inside both
+    inner.__exit__(None, None, None)
+    outer.__exit__(None, None, None)
+    with pytest.raises(tg.Error, match="no_grad: exit without enter"):
+        outer.__exit__(None, None, None)
+    y = (tape.param(p) * 2.0).sum()
+    assert y.requires_grad
+    y.backward()
+    np.testing.assert_array_equal(p.grad, [2.0, 2.0, 2.0])
+
+
+def test_a_no_grad_block_left_open_on_a_lent_tape_is_named_then_dropped_safely():
+    left_open = []
+
+    def f(x):
+        block = x.tape.no_grad()
+        block.__enter__()
+        left_open.append(block)
+        return (x * x).sum()
+
+    with pytest.raises(tg.Error, match="does not require grad"):
+        tg.gradcheck(f, [np.ones(3)])
+    # gradcheck's tape is gone: exiting names that; dropping the block must not write into it.
+    with pytest.raises(tg.Error, match="belongs to a tape that no longer exists"):
+        left_open[0].__exit__(None, None, None)
+    del left_open[:]
+    gc.collect()
+    assert tg.gradcheck(lambda x: (x * x).sum(), [np.ones(3)]).ok
 
 
 def test_gradcheck_of_a_composed_function():

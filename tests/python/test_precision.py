@@ -1,4 +1,6 @@
 """Mixed precision from Python: TrainConfig(precision="bf16") and tapegrad.autocast."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -55,3 +57,41 @@ def test_autocast_rounds_the_operands_of_a_product():
                 pass
     with pytest.raises(tg.Error, match="autocast dtype .fp8.: unknown precision; known: fp32, bf16"):
         tg.autocast("fp8")
+
+
+def _gemm_precision():
+    """The calling thread's: a product whose operand bf16 rounds away (1 + 2^-10 -> 1) tells."""
+    tape = tg.Tape()
+    y = tape.constant(np.float32([[1 + 2**-10]])) @ tape.constant(np.float32([[1]]))
+    return "bf16" if y.numpy()[0, 0] == 1.0 else "fp32"
+
+
+def test_autocast_blocks_exited_out_of_order_or_elsewhere_are_refused_and_change_nothing():
+    outer, inner = tg.autocast("bf16"), tg.autocast("bf16")
+    outer.__enter__()
+    inner.__enter__()
+    # Exiting the outer first would restore fp32 now, and the inner's exit bf16 for good.
+    with pytest.raises(tg.Error, match="autocast: exited out of order: a block entered inside this one is still open"):
+        outer.__exit__(None, None, None)
+    assert _gemm_precision() == "bf16"
+    errors = []
+
+    def exit_elsewhere():
+        try:
+            inner.__exit__(None, None, None)
+        except tg.Error as e:
+            errors.append(str(e))
+
+    thread = threading.Thread(target=exit_elsewhere)
+    thread.start()
+    thread.join()
+    assert errors == ["autocast: exited on another thread than the one that entered it"]
+    inner.__exit__(None, None, None)
+    assert _gemm_precision() == "bf16"
+    outer.__exit__(None, None, None)
+    assert _gemm_precision() == "fp32"
+    with pytest.raises(tg.Error, match="autocast: exit without enter"):
+        outer.__exit__(None, None, None)
+    # Dropped while open as the innermost block: exited.
+    tg.autocast("bf16").__enter__()
+    assert _gemm_precision() == "fp32"
