@@ -158,6 +158,20 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
   check(upstream.shape() == out.shape, "backward: upstream gradient shape ", upstream.shape(),
         " differs from output shape ", out.shape);
   consumed_ = true;
+  // For the whole pass, exception or not: recording off (a node appended now would move the
+  // vector under the loop below, and could never run), clear() refused.
+  struct InBackward {
+    Tape& tape;
+    bool grad_was;
+    explicit InBackward(Tape& t) : tape(t), grad_was(t.grad_enabled_) {
+      tape.in_backward_ = true;
+      tape.grad_enabled_ = false;
+    }
+    ~InBackward() {
+      tape.in_backward_ = false;
+      tape.grad_enabled_ = grad_was;
+    }
+  } in_backward(*this);
   Slot& seed = slots_[output.id_];
   if (seed.grad == nullptr) {
     // The output's gradient is only ever read during this pass: nodes recorded after it cannot
@@ -238,6 +252,8 @@ TensorView<T> Tape<T>::grad(Var<T> v) const {
 
 template <typename T>
 void Tape<T>::clear() {
+  check(!in_backward_, "clear: this tape is running backward() (clear() was called from a backward closure or hook); "
+                       "clear it after backward() returns");
   slots_.clear();
   nodes_.clear();
   kept_.clear();

@@ -14,7 +14,10 @@
 // Lifetime rules, each enforced with a clear error:
 //   * a Var is valid until the tape is cleared (a stale Var is detected by a generation count);
 //   * backward() consumes the tape: a second backward() on it throws until clear();
-//   * no-grad scopes (tape.no_grad()) record nothing; ops still compute values.
+//   * no-grad scopes (tape.no_grad()) record nothing; ops still compute values;
+//   * while backward() runs, the tape records nothing either (an op a backward closure or hook
+//     computes on it gets a value, no node: as PyTorch runs backward without grad mode), and
+//     clear() throws: the pass is walking the nodes clear() would free.
 #pragma once
 
 #include <array>
@@ -156,7 +159,8 @@ class Tape {
   // as PyTorch keeps only leaves' gradients unless asked.
   void retain_intermediate_grads(bool on) { retain_intermediate_grads_ = on; }
 
-  // Forgets all values and nodes and invalidates their Vars; keeps the memory for reuse.
+  // Forgets all values and nodes and invalidates their Vars; keeps the memory for reuse. Throws
+  // while backward() runs (from a closure or hook): clear after it returns.
   void clear();
 
   // ---- modes ----
@@ -237,6 +241,7 @@ class Tape {
   static constexpr size_t kMaxFreeGrads = 64;
   std::vector<std::pair<int64_t, T*>> free_grads_;  // (numel, buffer) taken back, newest last
   bool in_backward_node_ = false;  // a node's backward closure is running
+  bool in_backward_ = false;       // backward() is running
   uint32_t generation_ = 1;
   bool grad_enabled_ = true;
   Rng rng_{0x7a9e5eedULL};

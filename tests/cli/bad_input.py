@@ -281,7 +281,7 @@ def cases(f):
         ("eval_lm", ["--checkpoint", f["ckpt"], "--data", f["text.txt"], "--dump-grads", os.path.join(f["a_directory"], "g.st"),
                      "--batch", str(2 ** 62)], 1, "--batch x context: 4611686018427387904 x 16 overflows a 64-bit size",
          "eval batch whose product overflows"),
-        ("sample_lm", ["--checkpoint", f["ckpt_huge_shape"]], 1, "tensor 'huge' shape: (4294967296) + 4294967296 would hold more",
+        ("sample_lm", ["--checkpoint", f["ckpt_huge_shape"]], 1, "tensor 'huge' shape: (4294967296,4294967296) would hold more",
          "tensor shape whose element count overflows"),
         ("sample_lm", ["--checkpoint", f["ckpt_nan"]], 1, "holds a non-finite value (nan) at index", "NaN weights"),
         ("eval_lm", ["--checkpoint", f["ckpt_nan"], "--data", f["text.txt"]], 1, "holds a non-finite value (nan)",

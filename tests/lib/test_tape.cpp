@@ -149,6 +149,47 @@ TEST_CASE("tape: every backward closure is served the same workspace, only while
   CHECK_THROWS_WITH(tape.workspace<double>(3), Catch::Matchers::Contains("only a backward closure"));
 }
 
+TEST_CASE("tape: while backward runs, ops record no node and clear() is refused", "[tape][errors]") {
+  // A closure (or a hook) that computes on the tape mid-pass: 200 ops on a parameter, each of
+  // which would append a node and, as the vector grows, move it under the pass walking it.
+  Tape<double> tape;
+  Parameter<double> x("x", Tensor<double>::from({1, -2, 3}, {3}));
+  bool clear_in_pass = false;
+  const auto probe = [&](Var<double> in) {
+    Var<double> out = tape.make_output("probe", in.shape(), {in});
+    for (int64_t i = 0; i < 3; ++i) out.data()[i] = in.data()[i];
+    tape.record("probe", {in}, out, [&, in](const double* dout, double* const* din) {
+      CHECK_FALSE(tape.grad_enabled());
+      for (int k = 0; k < 200; ++k) {
+        Var<double> v = scale(tape.param(x), 2.0);
+        CHECK_FALSE(v.requires_grad());
+        CHECK(v.value()[2] == 6.0);
+      }
+      if (clear_in_pass) tape.clear();
+      for (int64_t i = 0; i < 3; ++i) din[0][i] += dout[i];
+    });
+    return out;
+  };
+  Var<double> loss = sum(scale(probe(tape.param(x)), 3.0));
+  const int64_t nodes = tape.num_nodes();
+  tape.backward(loss);
+  CHECK(tape.num_nodes() == nodes);
+  CHECK(tape.grad_enabled());  // restored after the pass
+  CHECK_THAT(x.grad().view(), AllClose<double>({3, 3, 3}));
+
+  tape.clear();
+  clear_in_pass = true;
+  loss = sum(probe(tape.param(x)));
+  REQUIRE_THROWS_WITH(tape.backward(loss), "clear: this tape is running backward() (clear() was called from a backward "
+                                           "closure or hook); clear it after backward() returns");
+  CHECK(tape.grad_enabled());
+  tape.clear();  // after the pass: allowed
+  clear_in_pass = false;
+  x.zero_grad();
+  tape.backward(sum(probe(tape.param(x))));
+  CHECK_THAT(x.grad().view(), AllClose<double>({1, 1, 1}));
+}
+
 TEST_CASE("tape: retain_intermediate_grads(false) gives the same parameter gradients in less memory", "[tape]") {
   // A chain of 12 GELU layers with fan-out at every matmul (small_graph's shape, stacked): each
   // value's gradient is dead once its op's backward has run, so the tape may reuse it.

@@ -306,3 +306,42 @@ def test_notebook_reprs_say_what_the_object_is():
     p = tg.Parameter("w", np.ones(3, np.float32))
     assert repr(tg.optim.AdamW([p])) == "AdamW(1 parameters, lr=0.001, 0 steps taken)"
     assert repr(tg.optim.SGD([p], lr=0.5)).startswith("SGD(1 parameters, lr=0.5")
+
+
+def test_a_backward_that_computes_on_its_tape_or_clears_it_is_safe():
+    """A Function's backward (or a hook) runs while the tape's backward walks its nodes: ops on the
+    tape there record nothing (as torch runs backward without grad mode), and clear() is refused."""
+    tape = tg.Tape()
+    w = tg.Parameter("w", np.array([1.0, -2.0, 3.0], np.float32))
+    action = {"do": None}
+
+    class Probe(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            action["do"]()
+            return g
+
+    def compute():
+        for _ in range(200):  # each would have appended a node under the running pass
+            v = tape.param(w) * 2.0
+            assert not v.requires_grad
+        return None
+
+    action["do"] = compute
+    (Probe.apply(tape.param(w)) * 3.0).sum().backward()
+    np.testing.assert_array_equal(w.grad, [3.0, 3.0, 3.0])
+    assert tape.param(w).requires_grad  # recording is back on after the pass
+
+    tape.clear()
+    action["do"] = tape.clear
+    with pytest.raises(tg.Error, match=r"clear: this tape is running backward\(\)"):
+        Probe.apply(tape.param(w)).sum().backward()
+    tape.clear()  # after the pass
+    w.zero_grad()
+    action["do"] = lambda: None
+    Probe.apply(tape.param(w)).sum().backward()
+    np.testing.assert_array_equal(w.grad, [1.0, 1.0, 1.0])
