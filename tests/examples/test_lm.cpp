@@ -1,4 +1,5 @@
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <set>
 
@@ -614,4 +615,54 @@ TEST_CASE("lm: a step's record holds each field once, under StepResult's names, 
   CHECK(full["final_residual_rms"] == 2.0);
   CHECK(full["layers"][0]["attention_logit"] == 9.0);
   CHECK(full["layers"][0]["norm_out_rms"] == 1.0);
+}
+
+TEST_CASE("trainer: a hook that calls back into the trainer mid-call is an Error naming both calls, and the trainer goes on",
+          "[train][errors][hooks]") {
+  // Inside train_step or evaluate a module hook runs while the trainer's tapes and buffers are in
+  // use: another step or evaluation from there would clear them under the running call.
+  auto t = make_trainer(tiny_config());
+  auto plain = make_trainer(tiny_config());
+  nn::Module<float>* found = nullptr;
+  for (auto& [name, m] : t->model().named_modules())
+    if (name == "blocks.0") found = m;
+  REQUIRE(found);
+  auto& block = dynamic_cast<nn::UnaryModule<float>&>(*found);
+  std::function<void()> inside;  // run by the hook's next call only
+  std::vector<std::string> errors;
+  const auto handle = block.register_forward_hook([&](nn::UnaryModule<float>&, Var<float>, Var<float>) {
+    if (!inside) return;
+    try {
+      std::exchange(inside, nullptr)();
+    } catch (const Error& e) {
+      errors.push_back(e.what());
+    }
+  });
+  const std::vector<int32_t> ids(16, 1);
+  inside = [&] { t->train_step(); };
+  const double first = t->train_step().loss;
+  inside = [&] { t->evaluate(); };
+  const EvalResult eval = t->evaluate(true);
+  inside = [&] {
+    t->loss_on(ids, ids, 1, 16);
+    t->set_step(7);
+  };
+  const double second = t->train_step().loss;
+  inside = [&] { t->set_schedule(make_schedule("constant", {.lr = 1e-3})); };
+  t->evaluate(true);
+  REQUIRE(errors == std::vector<std::string>{
+                        "Trainer::train_step: called while this trainer's train_step is running (from a module hook or a "
+                        "callback inside it); call it after that returns",
+                        "Trainer::evaluate: called while this trainer's evaluate is running (from a module hook or a "
+                        "callback inside it); call it after that returns",
+                        "Trainer::loss_on: called while this trainer's train_step is running (from a module hook or a "
+                        "callback inside it); call it after that returns",
+                        "Trainer::set_schedule: called while this trainer's evaluate is running (from a module hook or a "
+                        "callback inside it); call it after that returns"});
+  // Nothing the refused calls would have done happened: the same losses as a trainer never called back.
+  CHECK(first == plain->train_step().loss);
+  CHECK(eval.val_loss == plain->evaluate().val_loss);
+  CHECK(second == plain->train_step().loss);
+  CHECK(t->step() == 2);
+  block.remove_hook(handle);
 }

@@ -180,3 +180,23 @@ def test_hook_mistakes_are_errors_not_crashes():
     lin(tg.Tape().constant(x))
     assert counts == {"a": 1, "b": 1}
     assert lin(tg.Tape().constant(x)).shape == (1, 2)  # still a working module
+
+
+def test_a_hook_that_calls_back_into_its_trainer_gets_an_error_and_the_trainer_goes_on():
+    t = tg.lm.Trainer(tg.lm.TrainConfig(dim=32, heads=2, layers=2, ctx=16, batch=4, steps=5, warmup=1, seed=1))
+    plain = tg.lm.Trainer(tg.lm.TrainConfig(dim=32, heads=2, layers=2, ctx=16, batch=4, steps=5, warmup=1, seed=1))
+    errors = []
+
+    def hook(module, inputs, output):
+        if errors:
+            return
+        try:
+            t.train_step()  # would clear the tapes the running step is using
+        except tg.Error as e:
+            errors.append(str(e))
+    with t.model.get_submodule("blocks.0").register_forward_hook(hook):
+        loss = t.train_step().loss
+    assert errors == ["Trainer::train_step: called while this trainer's train_step is running "
+                      "(from a module hook or a callback inside it); call it after that returns"]
+    assert loss == plain.train_step().loss and t.step == 1
+    assert t.train_step().loss == plain.train_step().loss

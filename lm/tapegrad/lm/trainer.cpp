@@ -37,9 +37,34 @@ std::unique_ptr<Schedule> schedule_for(const TrainConfig& c) {
   return make_schedule(c.schedule, {.lr = c.lr, .min_lr = c.min_lr, .warmup = c.warmup, .total = c.steps});
 }
 
+class Trainer::Running {
+ public:
+  Running(Trainer& t, const char* what) : t_(t) {
+    t.check_not_running(what);
+    t.running_ = what;
+  }
+  ~Running() { t_.running_ = nullptr; }
+  Running(const Running&) = delete;
+  Running& operator=(const Running&) = delete;
+
+ private:
+  Trainer& t_;
+};
+
+void Trainer::check_not_running(const char* what) const {
+  check(running_ == nullptr, "Trainer::", what, ": called while this trainer's ", running_ == nullptr ? "" : running_,
+        " is running (from a module hook or a callback inside it); call it after that returns");
+}
+
 void Trainer::set_schedule(std::unique_ptr<Schedule> schedule) {
+  check_not_running("set_schedule");
   check(schedule != nullptr, "Trainer::set_schedule: the schedule is null");
   schedule_ = std::move(schedule);
+}
+
+void Trainer::set_step(int64_t s) {
+  check_not_running("set_step");
+  step_ = s;
 }
 
 Trainer::Trainer(const TrainConfig& config, std::shared_ptr<const text::Tokenizer> tokenizer,
@@ -111,6 +136,7 @@ nn::Decoder<float>& Trainer::decoder(const char* what) {
 }
 
 StepResult Trainer::train_step(bool request_stop) {
+  const Running running(*this, "train_step");
   const auto t0 = std::chrono::steady_clock::now();
   if (!config_.full_batch) sampler_.next(ids_, targets_);  // the global batch: the same on every rank
   const int64_t ranks = comm_ ? comm_->size() : 1, rank = comm_ ? comm_->rank() : 0;
@@ -203,6 +229,11 @@ CrossEntropyTerms Trainer::accumulate(std::span<const int32_t> ids, std::span<co
 }
 
 double Trainer::loss_on(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T) {
+  const Running running(*this, "loss_on");
+  return loss_on_tape(ids, targets, B, T);
+}
+
+double Trainer::loss_on_tape(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T) {
   tape_.clear();
   auto guard = tape_.no_grad();
   const auto out = model_->forward(tape_, ids, B, T, targets);
@@ -218,12 +249,13 @@ double Trainer::mean_loss(std::span<const int32_t> split, uint64_t seed) {
   double total = 0;
   for (int64_t i = 0; i < config_.eval_iters; ++i) {
     s.next(ids, targets);  // every rank draws every batch, so batch i is the same on all of them
-    if (i % ranks == rank) total += loss_on(ids, targets, config_.batch, config_.model.ctx);
+    if (i % ranks == rank) total += loss_on_tape(ids, targets, config_.batch, config_.model.ctx);
   }
   return total;
 }
 
 EvalResult Trainer::evaluate(bool hooks) {
+  const Running running(*this, "evaluate");
   std::optional<nn::HooksOff> off;
   if (!hooks) off.emplace();
   double sums[2] = {mean_loss(data_->val, val_seed(config_.seed)),

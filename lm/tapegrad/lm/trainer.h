@@ -78,7 +78,7 @@ class Trainer {
   double loss_on(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T);
 
   int64_t step() const { return step_; }
-  void set_step(int64_t s) { step_ = s; }
+  void set_step(int64_t s);
   // The run's settings, read-only: changing one under a running trainer would be silently
   // ignored (the model, optimizer and schedule are built from them).
   const TrainConfig& config() const { return config_; }
@@ -109,6 +109,15 @@ class Trainer {
   Tape<float>& tape() { return tape_; }
 
  private:
+  // One call of train_step, evaluate or loss_on runs to its end before the trainer is used again:
+  // a module hook, a norm written in Python or any callback inside it that calls back into the
+  // trainer (another step, an evaluation, a new schedule or step count) would clear the tapes and
+  // buffers the running call is using, so it is an Error naming both calls.
+  class Running;
+  void check_not_running(const char* what) const;
+  const char* running_ = nullptr;  // the call in progress
+
+  double loss_on_tape(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T);
   void check_model_of_your_own() const;
   double mean_loss(std::span<const int32_t> split, uint64_t seed);
   // Forward and backward of this rank's batch in config.accumulate micro-batches.
