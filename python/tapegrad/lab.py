@@ -172,7 +172,9 @@ def _plot(out, reference_lr, python, started=None):
 def sweep(out, axes=None, jobs=None, plots=True, python=None, on_run=None, grow=False, **settings):
     """Trains every run of the grid not yet in `out`, then writes runs.csv, curves.csv, report.md and
     plots. axes: {setting: [values]}; settings: one value each (names as TrainConfig's).
-    on_run(record, skipped, done, total) sees each run as it finishes. A folder that holds a grid
+    on_run(record, skipped, done, total) sees each run as it finishes (an exception it raises is
+    printed and the sweep goes on; KeyboardInterrupt stops it, its finished runs kept, and is raised
+    after). python: the plots' interpreter, checked before any run trains. A folder that holds a grid
     is continued as it is: values it lacks are refused, naming them, unless grow=True adds them
     as axes (its runs multiply)."""
     columns = list(_lab.run_columns())

@@ -219,6 +219,8 @@ TEST_CASE("decoder: config JSON round-trip, strict parsing, clear errors", "[nn]
   j = to_json(c);
   j["dim"] = "wide";
   REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: field 'dim' must be an integer, got string \"wide\"");
+  j["dim"] = nullptr;
+  REQUIRE_THROWS_WITH(decoder_config_from_json(j), "config: field 'dim' must be an integer, got null");
   j["dim"] = 1.2e45;  // found by fuzzing: once a double-to-integer cast, undefined behaviour
   REQUIRE_THROWS_WITH(decoder_config_from_json(j), Catch::StartsWith("config: field 'dim' must be an integer, got number"));
   j["dim"] = 8.0;

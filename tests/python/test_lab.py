@@ -211,3 +211,12 @@ def test_registering_while_a_sweep_runs_is_an_error_not_a_crash(tmp_dir):
     assert len(result.records) == 2 and len(refused) == 2
     assert all("a sweep is running in this process; register before it starts" in m for m in refused)
     assert "peak_loss_1" not in tg.lab._lab.run_columns()
+
+
+def test_a_plots_interpreter_that_cannot_run_is_named_before_any_run_trains(tmp_dir):
+    seen = []
+    for python, fault in [("/nonexistent/python3", "no such file"), ("no-such-python-here", "not found on PATH"),
+                          (__file__, "not an executable file")]:
+        with pytest.raises(tg.SettingError, match=f"lab.sweep: python '{python}': {fault}"):
+            tg.lab.sweep(tmp_dir, axes=AXES, python=python, on_run=lambda *a: seen.append(a), **SETTINGS)
+    assert seen == [] and not os.path.exists(os.path.join(tmp_dir, "runs.csv"))

@@ -1,7 +1,12 @@
 #include "tapegrad/lab/sweep_settings.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string_view>
 
 #include "tapegrad/io/json.h"
 #include "tapegrad/lm/usage_error.h"
@@ -13,6 +18,32 @@ namespace {
 // A range's bound as people write it: 1000000000, not 1e+09.
 std::string bound(double v) {
   return v == std::floor(v) && std::fabs(v) < 1e15 ? std::to_string(static_cast<int64_t>(v)) : text::exact_decimal(v);
+}
+
+// "" when `program` can be started here as the plots start it (execvp: a path is taken as it is,
+// a bare name is looked up on PATH), else why not. The empty value means "the first Python that
+// imports matplotlib" and is always good. Checked when the setting is given, so that a mistyped
+// interpreter is named before the sweep trains, not passed over for another one after it.
+std::string program_fault(const std::string& program) {
+  if (program.empty()) return "";
+  const auto runnable = [](const std::filesystem::path& p) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (program.find('/') != std::string::npos) {
+    std::error_code ec;
+    if (!std::filesystem::exists(program, ec)) return "no such file";
+    return runnable(program) ? "" : "not an executable file";
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    const size_t colon = dirs.find(':');
+    const std::string_view dir = dirs.substr(0, colon);
+    if (runnable(std::filesystem::path(dir.empty() ? "." : std::string(dir)) / program)) return "";
+    if (colon == std::string_view::npos) return "not found on PATH";
+    dirs.remove_prefix(colon + 1);
+  }
 }
 }  // namespace
 
@@ -32,7 +63,7 @@ const std::vector<SweepSetting>& sweep_settings() {
       {"plots", &SweepOptions::plots, "draw the plots with matplotlib (lab/plot_lab.py)", 0, 0, /*shared=*/false,
        /*former=*/"plot"},
       {"python", &SweepOptions::python, "Python interpreter for the plots (default: the first that imports matplotlib)",
-       0, 4096, /*shared=*/false},
+       0, 4096, /*shared=*/false, /*former=*/"", &program_fault},
   };
   return table;
 }
@@ -67,6 +98,9 @@ void set_sweep_setting(const SweepSetting& s, SweepOptions& o, const nlohmann::j
           if (t.size() < s.low || t.size() > s.high)
             throw lm::UsageError(cat(name, " must be ", s.low > 0 ? "non-empty " : "", "text of at most ", bound(s.high),
                                      " bytes, got ", t.size(), " bytes"));
+          if (s.fault != nullptr)
+            if (const std::string fault = s.fault(t); !fault.empty())
+              throw lm::UsageError(cat(name, " '", text::shown(t, 80), "': ", fault));
           o.*member = t;
         } else {
         const bool whole = std::is_integral_v<V>;

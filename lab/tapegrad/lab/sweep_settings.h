@@ -25,6 +25,9 @@ struct SweepSetting {
   double low = 0, high = 0;  // a number's closed range; a text's length (low: it may not be empty when 1)
   bool shared = true;  // stored in sweep.json: a folder's runs are judged with one value (jobs, out, ... are not)
   std::string former{};  // the flag's former spelling, still accepted on the command line ("plot")
+  // A text's further check: "" when the value is good, else what is wrong with it ("python": a
+  // program that can run here).
+  std::string (*fault)(const std::string& value) = nullptr;
   std::string type_name() const;  // "NUMBER", "TEXT" or "" (a switch: --key / --no-key)
 };
 

@@ -22,8 +22,9 @@ void read_field(const nlohmann::json& j, const char* key, V& out, const char* wh
   if (!j.contains(key)) return;
   const nlohmann::json& v = j.at(key);
   const auto wrong = [&](const char* expected) {
-    return Error(cat(what, *what ? ": " : "", "field '", key, "' must be ", expected, ", got ", v.type_name(), " ",
-                     json_excerpt(v)));
+    // "got string \"wide\"", "got number 1.5"; a null is its own name ("got null").
+    return Error(cat(what, *what ? ": " : "", "field '", key, "' must be ", expected, ", got ",
+                     v.is_null() ? std::string("null") : cat(v.type_name(), " ", json_excerpt(v))));
   };
   if constexpr (std::is_same_v<V, bool>) {
     if (!v.is_boolean()) throw wrong("true or false");
