@@ -11,7 +11,13 @@ cd "$work"
 tiny=(--norm none --lr 1e-3 --seed 1 --steps 4 --eval-iters 1 --layers 1 --heads 2 --dim 16 --ctx 16 --batch 2
       --jobs 1)
 out='o;touch pwned1;$(touch pwned2)`touch pwned3`'\''"'
-"$bin_dir/compare_norms" "${tiny[@]}" --out "$out" --python 'touch pwned4; false' > log.txt 2>&1 ||
+# An interpreter named as a shell command is refused as a program that is not there, never run.
+if "$bin_dir/compare_norms" "${tiny[@]}" --out py_out --python 'touch pwned4; false' > log.txt 2>&1; then
+  cat log.txt; echo "FAIL: --python 'touch pwned4; false' was accepted"; exit 1
+fi
+grep -qF -- "--python 'touch pwned4; false': not found on PATH" log.txt ||
+  { cat log.txt; echo "FAIL: the hostile --python is not named"; exit 1; }
+"$bin_dir/compare_norms" "${tiny[@]}" --out "$out" > log.txt 2>&1 ||
   { cat log.txt; echo "FAIL: compare_norms failed"; exit 1; }
 for f in pwned1 pwned2 pwned3 pwned4; do
   [[ ! -e "$f" ]] || { echo "FAIL: a shell ran a command from a name ($f was created)"; exit 1; }
