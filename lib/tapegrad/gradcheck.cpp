@@ -158,6 +158,15 @@ GradcheckResult gradcheck(std::string_view name, const Fn& f, std::span<Paramete
   const std::string op(name);
   for (Parameter<double>* p : params)
     check(p != nullptr && p->requires_grad, "gradcheck '", op, "': every input must require grad");
+  // A NaN tolerance would pass every comparison it takes part in, a negative one fail them all.
+  const auto tolerance = [&](const char* what, double v, bool positive) {
+    check(std::isfinite(v) && (positive ? v > 0 : v >= 0), "gradcheck '", op, "': ", what, " must be a finite number ",
+          positive ? "> 0" : ">= 0", ", got ", v);
+  };
+  tolerance("h", o.h, true);
+  tolerance("atol", o.atol, false);
+  tolerance("rtol", o.rtol, false);
+  check(o.max_elements >= 0, "gradcheck '", op, "': max_elements must be >= 0 (0: every element), got ", o.max_elements);
 
   Tape<double> tape;
   Rng rng(o.seed);

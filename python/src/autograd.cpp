@@ -100,13 +100,14 @@ Var<T> index(Var<T> x, const pyb::object& key) {
       check(step == 1, "Var[...]: dim ", d, ": slices of step ", step, " are not supported (step 1 only)");
       x = slice(x, d, start, start + length);
       kept.push_back(length);
-    } else if (pyb::isinstance<pyb::int_>(p)) {
-      int64_t i = p.cast<int64_t>();
+    } else if (PyIndex_Check(p.ptr()) && !PyBool_Check(p.ptr())) {  // an int, numpy's too; not a bool (a mask there)
+      int64_t i = int_arg(p, "Var[...]");
       check(i >= -n && i < n, "Var[...]: index ", i, " is out of range for dim ", d, " of size ", n);
       if (i < 0) i += n;
       x = slice(x, d, i, i + 1);
     } else {
-      throw pyb::type_error(cat("Var[...]: indices are ints and slices, got ", std::string(pyb::str(pyb::type::of(p).attr("__name__")))));
+      throw pyb::type_error(cat("Var[...]: indices are ints and slices, got ", type_name_of(p),
+                                PyBool_Check(p.ptr()) ? " (numpy reads a bool index as a mask)" : ""));
     }
   }
   return kept.size() == static_cast<size_t>(x.shape().rank()) ? x : reshape(x, Shape::from_range(kept.begin(), kept.end()));
@@ -226,16 +227,11 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
       .def("reshape", [](const PV& x, const pyb::args& args) {
         // reshape(4, -1) or reshape((4, -1)) / reshape([4, -1]), as numpy and torch take both.
         std::vector<int64_t> dims;
-        if (args.size() == 1 && !pyb::isinstance<pyb::int_>(args[0])) {
-          check(pyb::isinstance<pyb::sequence>(args[0]), "Var.reshape: dims must be ints or one sequence of ints, got ",
-                std::string(pyb::str(pyb::type::of(args[0]).attr("__name__"))));
-          dims = args[0].cast<std::vector<int64_t>>();
+        // One argument that is not an integer (a numpy array is both: it is taken as a sequence).
+        if (args.size() == 1 && (PySequence_Check(args[0].ptr()) || !PyIndex_Check(args[0].ptr()))) {
+          dims = ints_arg(args[0], "Var.reshape dims");
         } else {
-          for (const pyb::handle a : args) {
-            check(pyb::isinstance<pyb::int_>(a), "Var.reshape: dims must be ints, got ",
-                  std::string(pyb::str(pyb::type::of(a).attr("__name__"))));
-            dims.push_back(a.cast<int64_t>());
-          }
+          for (const pyb::handle a : args) dims.push_back(int_arg(a, "Var.reshape dims"));
         }
         return wrap(x, reshape(x.get(), shape_of(infer_dim(dims, x.get().shape().numel()), "Var.reshape")));
       }, "reshape(4, -1) or reshape([4, -1]): one dim may be -1, inferred from the element count (as numpy's).")
@@ -354,7 +350,10 @@ void bind_autograd(pyb::module_& m) {
           const auto owner = lent.lend(tape);
           pyb::tuple args(in.size());
           for (size_t i = 0; i < in.size(); ++i) args[i] = pyb::cast(PyVar<double>{owner, in[i]});
-          const PyVar<double> out = f(*args).cast<PyVar<double>>();
+          const pyb::object y = f(*args);
+          if (!pyb::isinstance<PyVar<double>>(y))
+            throw pyb::type_error(cat("gradcheck: f must return a Var64 computed from its arguments, got ", type_name_of(y)));
+          const PyVar<double>& out = y.cast<const PyVar<double>&>();
           check(out.owner == owner, "gradcheck: f must return a Var64 computed from its arguments");
           return out.var;
         };

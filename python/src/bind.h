@@ -157,6 +157,15 @@ nlohmann::json setting_value_of(pyb::handle h, const std::string& what);
 // A shape from a Python sequence of ints, checked (rank, non-negative, product in int64).
 Shape shape_of(const std::vector<int64_t>& dims, const char* what);
 
+// The name of h's Python type ("ndarray", "int64"), for messages.
+std::string type_name_of(pyb::handle h);
+// An integer argument as Python passes one: an int or any integer type (numpy's: anything with
+// __index__), never a bool (numpy reads x[True] as a mask, not as 1); within 64 bits. Else a
+// TypeError (not an integer) or an Error (too large), each naming `what` and the value.
+int64_t int_arg(pyb::handle h, std::string_view what);
+// A sequence (list, tuple, array) of such integers.
+std::vector<int64_t> ints_arg(pyb::handle h, std::string_view what);
+
 // numpy copy of a view; a numpy view (no copy) of memory owned by `base`.
 template <typename T>
 pyb::array_t<T> numpy_copy(TensorView<const T> v);

@@ -67,7 +67,7 @@ PyVar<T> apply_function(const pyb::object& cls, const pyb::object& ctx, const py
   Tape<T>& tape = owner->get();
   const pyb::object result = cls.attr("forward")(*forward_args);
   check(pyb::isinstance<pyb::array>(result) || pyb::isinstance<pyb::float_>(result) || pyb::isinstance<pyb::int_>(result),
-        name, ".forward returned ", std::string(pyb::str(pyb::type::of(result).attr("__name__"))),
+        name, ".forward returned ", type_name_of(result),
         "; it must return a numpy array");
   const Tensor<T> value = tensor_from<T>(pyb::array::ensure(result), (name + ".forward's result").c_str());
   Var<T> out = tape.make_output("python_function", value.shape(), std::span<const Var<T>>(vars));
@@ -109,7 +109,7 @@ PyVar<T> apply_function(const pyb::object& cls, const pyb::object& ctx, const py
 std::vector<std::pair<std::string, Parameter<float>*>> python_parameters(const pyb::object& m, const std::string& what,
                                                                          std::vector<Tensor<float>>& initial) {
   check(pyb::hasattr(m, "named_parameters") && pyb::hasattr(m, "forward"), what, ": ",
-        std::string(pyb::str(pyb::type::of(m).attr("__name__"))), " is not a tapegrad.nn.Module");
+        type_name_of(m), " is not a tapegrad.nn.Module");
   std::vector<std::pair<std::string, Parameter<float>*>> out;
   for (const pyb::handle item : m.attr("named_parameters")()) {
     const auto pair = item.cast<pyb::tuple>();
@@ -148,7 +148,7 @@ class PyNorm : public nn::UnaryModule<float> {
       throw Error(cat("norm '", norm_, "': forward raised ", python_error_text(e)));
     }
     check(pyb::isinstance<PyVar<float>>(y), "norm '", norm_, "': forward returned ",
-          std::string(pyb::str(pyb::type::of(y).attr("__name__"))), ", not a Var");
+          type_name_of(y), ", not a Var");
     const Var<float> out = y.cast<const PyVar<float>&>().get();
     check(&out.tape() == &x.tape() && out.shape() == x.shape(), "norm '", norm_,
           "': forward must return a Var of its input's shape on its input's tape, got ", out.shape(), " for ", x.shape());
@@ -194,7 +194,7 @@ class PyLanguageModel : public nn::LanguageModel<float> {
         throw Error(cat("Trainer model: forward raised ", python_error_text(e)));
       }
       check(pyb::isinstance<PyVar<float>>(y), "Trainer model: forward(tape, ids) returned ",
-            std::string(pyb::str(pyb::type::of(y).attr("__name__"))), "; it must return the logits, a Var (B, T, vocab)");
+            type_name_of(y), "; it must return the logits, a Var (B, T, vocab)");
       logits = y.cast<const PyVar<float>&>().get();
     }
     check(&logits.tape() == &tape && logits.shape() == Shape{B, T, vocab_}, "Trainer model: forward must return logits of shape (",

@@ -42,7 +42,7 @@ pyb::object module_arg(const pyb::weakref& registered_on, U& module) {
 }
 
 void refuse_result(const pyb::object& result, const char* what) {
-  check(result.is_none(), what, " returned ", std::string(pyb::str(pyb::type::of(result).attr("__name__"))),
+  check(result.is_none(), what, " returned ", type_name_of(result),
         "; a hook must return None (tapegrad cannot replace a module's output or gradient from a hook)");
 }
 

@@ -74,7 +74,7 @@ json setting_value_of(pyb::handle h, const std::string& what) {
     for (pyb::handle x : h) a.push_back(setting_value_of(x, what));
     return a;
   }
-  throw Error(cat(what, ": a ", std::string(pyb::str(pyb::type::handle_of(h).attr("__name__"))),
+  throw Error(cat(what, ": a ", type_name_of(h),
                   " is not a setting value (numbers, text, True/False)"));
 }
 
@@ -303,7 +303,7 @@ void bind_lm(pyb::module_& top) {
              } else {
                // A built-in model (tg.lm.Decoder) is what the Trainer builds itself from the config:
                // said so, rather than refused as not being a tapegrad.nn.Module.
-               check(!pyb::isinstance<LM>(model), "Trainer model: a ", std::string(pyb::str(pyb::type::of(model).attr("__name__"))),
+               check(!pyb::isinstance<LM>(model), "Trainer model: a ", type_name_of(model),
                      " is built by the Trainer itself from the config's model settings (TrainConfig(dim=..., norm=...)): "
                      "leave model out, and read the trained one as trainer.model");
                // The vocabulary is the tokenizer's; the model's, if it states one, must match it.
@@ -313,7 +313,7 @@ void bind_lm(pyb::module_& top) {
                  if (!pyb::hasattr(model, name)) return otherwise;
                  const pyb::object v = model.attr(name);
                  check(pyb::isinstance<pyb::int_>(v) && !pyb::isinstance<pyb::bool_>(v), "Trainer model: its ", name,
-                       " is a ", std::string(pyb::str(pyb::type::of(v).attr("__name__"))), "; it must be an int");
+                       " is a ", type_name_of(v), "; it must be an int");
                  const json j = setting_value_of(v, cat("Trainer model: its ", name));  // an Error past 64 bits
                  check(!j.is_number_unsigned(), "Trainer model: its ", name, " ", j.dump(), " is too large");
                  const int64_t n = j.get<int64_t>();

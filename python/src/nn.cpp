@@ -53,8 +53,9 @@ PyVar<T> functional_norm(const char* name, const PyVar<T>& x, const pyb::object&
   const Var<T> xv = x.get();
   const int64_t C = xv.shape().last();
   if (!shape.is_none()) {
-    const auto dims = pyb::isinstance<pyb::int_>(shape) ? std::vector<int64_t>{shape.cast<int64_t>()}
-                                                        : shape.cast<std::vector<int64_t>>();
+    const bool one = PyIndex_Check(shape.ptr()) && !PySequence_Check(shape.ptr());  // 4, not [4] or np.array([4])
+    const auto dims = one ? std::vector<int64_t>{int_arg(shape, cat(name, " normalized_shape"))}
+                          : ints_arg(shape, cat(name, " normalized_shape"));
     check(dims == std::vector<int64_t>{C}, name, ": normalized_shape must be the last dimension (", C,
           ",); tapegrad normalises over the last dimension only");
   }
@@ -68,7 +69,7 @@ PyVar<T> functional_norm(const char* name, const PyVar<T>& x, const pyb::object&
       v = pv.get();
     } else if constexpr (std::is_same_v<T, float>) {
       check(pyb::isinstance<Parameter<float>>(o), name, ": ", what, " must be None, a Var or a Parameter, got ",
-            std::string(pyb::str(pyb::type::of(o).attr("__name__"))));
+            type_name_of(o));
       x.owner->keep.push_back(o);
       v = x.owner->get().param(o.cast<Parameter<float>&>());
     } else {

@@ -30,7 +30,7 @@ std::vector<ParamF*> parameters_of(const pyb::iterable& params, pyb::list& keep,
   std::vector<ParamF*> out;
   for (pyb::handle h : params) {
     check(pyb::isinstance<ParamF>(h), who, ": expected tapegrad.Parameter objects, got ",
-          std::string(pyb::str(pyb::type::handle_of(h).attr("__name__"))));
+          type_name_of(h));
     out.push_back(&h.cast<ParamF&>());
     keep.append(h);
   }

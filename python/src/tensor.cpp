@@ -50,6 +50,29 @@ Shape shape_of(const std::vector<int64_t>& dims, const char* what) {
   return Shape::from_range(dims.begin(), dims.end());
 }
 
+std::string type_name_of(pyb::handle h) { return std::string(pyb::str(pyb::type::handle_of(h).attr("__name__"))); }
+
+int64_t int_arg(pyb::handle h, std::string_view what) {
+  if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr()))
+    throw pyb::type_error(cat(what, ": expected an integer, got ", type_name_of(h),
+                              PyBool_Check(h.ptr()) ? " (a bool is not taken for 0 or 1)" : ""));
+  const pyb::object i = pyb::reinterpret_steal<pyb::object>(PyNumber_Index(h.ptr()));
+  if (!i) throw pyb::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw pyb::error_already_set();
+  check(overflow == 0, what, ": ", std::string(pyb::str(i)), " does not fit in 64 bits");
+  return static_cast<int64_t>(v);
+}
+
+std::vector<int64_t> ints_arg(pyb::handle h, std::string_view what) {
+  if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr()))
+    throw pyb::type_error(cat(what, ": expected a sequence of integers, got ", type_name_of(h)));
+  std::vector<int64_t> out;
+  for (const pyb::handle x : pyb::reinterpret_borrow<pyb::sequence>(h)) out.push_back(int_arg(x, what));
+  return out;
+}
+
 template <typename T>
 pyb::array_t<T> numpy_copy(TensorView<const T> v) {
   std::vector<pyb::ssize_t> dims(v.shape().begin(), v.shape().end());

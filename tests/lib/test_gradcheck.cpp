@@ -1,4 +1,6 @@
 // gradcheck must fail loudly on a wrong backward — a checker that cannot fail proves nothing.
+#include <limits>
+
 #include "support.h"
 #include "tapegrad/ops.h"
 
@@ -64,6 +66,27 @@ TEST_CASE("gradcheck: a correct composite passes with errors near 1e-9", "[gradc
       {randn({3, 4, 5}, 3), randn({6, 5}, 4), randn({6}, 5)});
   require_gradcheck(r, 1e-6);
   CHECK_THAT(r.message, Catch::StartsWith("gradcheck 'composite' ok: 3 input(s), 96 elements"));
+}
+
+TEST_CASE("gradcheck: a tolerance or step that is NaN, negative or zero is refused, naming it", "[gradcheck][errors]") {
+  // A NaN tolerance makes every comparison it takes part in pass; a zero step divides by zero.
+  const TensorFunction twice = [](Tape<double>&, std::span<const Var<double>> in) { return sum(scale(in[0], 2.0)); };
+  const std::vector<Tensor<double>> x{randn({3}, 1)};
+  const auto with = [](auto set) {
+    GradcheckOptions o;
+    set(o);
+    return o;
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  REQUIRE_THROWS_WITH(gradcheck("twice", twice, x, with([&](GradcheckOptions& o) { o.atol = nan; })),
+                      "gradcheck 'twice': atol must be a finite number >= 0, got nan");
+  REQUIRE_THROWS_WITH(gradcheck("twice", twice, x, with([](GradcheckOptions& o) { o.rtol = -1; })),
+                      "gradcheck 'twice': rtol must be a finite number >= 0, got -1");
+  REQUIRE_THROWS_WITH(gradcheck("twice", twice, x, with([](GradcheckOptions& o) { o.h = 0; })),
+                      "gradcheck 'twice': h must be a finite number > 0, got 0");
+  REQUIRE_THROWS_WITH(gradcheck("twice", twice, x, with([](GradcheckOptions& o) { o.max_elements = -2; })),
+                      "gradcheck 'twice': max_elements must be >= 0 (0: every element), got -2");
+  CHECK(gradcheck("twice", twice, x, with([](GradcheckOptions& o) { o.atol = 0, o.rtol = 1e-6; })).ok);
 }
 
 TEST_CASE("gradcheck: sampling checks a seeded subset of elements", "[gradcheck]") {

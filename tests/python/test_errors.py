@@ -167,3 +167,27 @@ def test_no_silent_cast_into_a_float32_tape():
     with pytest.raises(tg.Error, match="Parameter: a float64 array"):
         tg.Parameter("w", np.random.default_rng(0).standard_normal((2, 2)))
     np.testing.assert_array_equal(tg.Tape64().constant(np.float32([0.1])).numpy(), np.float32([0.1]).astype(np.float64))
+
+
+def test_integer_arguments_take_numpys_integers_and_refuse_bools_and_overflow_by_name():
+    tape = tg.Tape()
+    x = tape.constant(np.arange(12, dtype=np.float32).reshape(3, 4))
+    np.testing.assert_array_equal(x[np.int64(1)].numpy(), x[1].numpy())  # np.argmax & co. return these
+    np.testing.assert_array_equal(x[np.int32(-1), np.uint8(2)].numpy(), 10.0)  # row 2, column 2
+    with pytest.raises(TypeError, match=r"Var\[\.\.\.\]: indices are ints and slices, got bool \(numpy reads a bool"):
+        x[True]  # numpy: a mask (shape (1, 3, 4)), never row 1
+    with pytest.raises(tg.Error, match=r"Var\[\.\.\.\]: 9223372036854775808 does not fit in 64 bits"):
+        x[2**63]
+    assert x.reshape(np.int64(4), -1).shape == (4, 3) and x.reshape(np.array([2, 6])).shape == (2, 6)
+    with pytest.raises(TypeError, match="Var.reshape dims: expected an integer, got float"):
+        x.reshape([1.5, 8])
+    with pytest.raises(TypeError, match="Var.reshape dims: expected a sequence of integers, got str"):
+        x.reshape("34")
+    with pytest.raises(tg.Error, match="Var.reshape dims: 1180591620717411303424 does not fit in 64 bits"):
+        x.reshape(2**70)
+    with pytest.raises(TypeError, match="layer_norm normalized_shape: expected an integer, got float"):
+        tg.nn.functional.layer_norm(x, [4.0])
+    with pytest.raises(TypeError, match="gradcheck: f must return a Var64 computed from its arguments, got ndarray"):
+        tg.gradcheck(lambda a: np.ones(1), [np.ones(3)])
+    with pytest.raises(tg.Error, match="gradcheck 'f': atol must be a finite number >= 0, got nan"):
+        tg.gradcheck(lambda a: a.sum(), [np.ones(3)], atol=float("nan"))
