@@ -158,20 +158,15 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
   check(upstream.shape() == out.shape, "backward: upstream gradient shape ", upstream.shape(),
         " differs from output shape ", out.shape);
   consumed_ = true;
-  // For the whole pass, exception or not: recording off (a node appended now would move the
-  // vector under the loop below, and could never run), clear() refused.
-  struct InBackward {
-    Tape& tape;
-    bool grad_was;
-    explicit InBackward(Tape& t) : tape(t), grad_was(t.grad_enabled_) {
-      tape.in_backward_ = true;
-      tape.grad_enabled_ = false;
-    }
-    ~InBackward() {
-      tape.in_backward_ = false;
-      tape.grad_enabled_ = grad_was;
-    }
-  } in_backward(*this);
+  struct InNode {  // a flag set for a scope, exception or not
+    bool& flag;
+    explicit InNode(bool& f) : flag(f) { flag = true; }
+    ~InNode() { flag = false; }
+  };
+  // For the whole pass: recording off (a node appended now would move the vector under the loop
+  // below, and could never run), clear() refused.
+  const NoGradGuard no_record(*this);
+  const InNode in_backward(in_backward_);
   Slot& seed = slots_[output.id_];
   if (seed.grad == nullptr) {
     // The output's gradient is only ever read during this pass: nodes recorded after it cannot
@@ -187,11 +182,6 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
     parallel_for(out.shape.numel(), 1, [&](int64_t b, int64_t e) { add_into(g + b, u + b, e - b); });
   }
 
-  struct InNode {  // workspace() is open exactly while a closure runs, exception or not
-    bool& flag;
-    explicit InNode(bool& f) : flag(f) { flag = true; }
-    ~InNode() { flag = false; }
-  };
   std::array<T*, kMaxInputs> din{};
   for (auto node = nodes_.rbegin(); node != nodes_.rend(); ++node) {
     const T* dout = slots_[node->output].grad;
@@ -216,7 +206,7 @@ void Tape<T>::backward(Var<T> output, TensorView<const T> upstream) {
       }
     }
     workspace_.reset();
-    const InNode running(in_backward_node_);
+    const InNode running(in_backward_node_);  // workspace() is open exactly while a closure runs
     if (profiling_) {
       const int64_t t0 = now_ns();
       node->backward(dout, din.data());
