@@ -227,9 +227,8 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
       .def("reshape", [](const PV& x, const pyb::args& args) {
         // reshape(4, -1) or reshape((4, -1)) / reshape([4, -1]), as numpy and torch take both.
         std::vector<int64_t> dims;
-        // One argument that is not an integer (a numpy array is both: it is taken as a sequence).
-        if (args.size() == 1 && (PySequence_Check(args[0].ptr()) || !PyIndex_Check(args[0].ptr()))) {
-          dims = ints_arg(args[0], "Var.reshape dims");
+        if (args.size() == 1) {
+          dims = int_or_ints_arg(args[0], "Var.reshape dims");
         } else {
           for (const pyb::handle a : args) dims.push_back(int_arg(a, "Var.reshape dims"));
         }
@@ -259,10 +258,19 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
       .def("constant", [](std::shared_ptr<PT> t, const pyb::array& a) {
         return PV{t, t->get().constant(tensor_from<T>(a, "Tape.constant"))};
       }, pyb::arg("value"), "A value that needs no gradient (a copy of the array).")
-      .def("param", [](std::shared_ptr<PT> t, pyb::object p) {
-        Parameter<T>& param = p.cast<Parameter<T>&>();
-        t->keep.push_back(p);  // the node reads and accumulates into it
-        return PV{t, t->get().param(param)};
+      .def("param", [tape_name](std::shared_ptr<PT> t, pyb::object p) {
+        if constexpr (std::is_same_v<T, float>) {
+          if (!pyb::isinstance<Parameter<T>>(p))
+            throw pyb::type_error(cat(tape_name, ".param: expected a tapegrad.Parameter, got ", type_name_of(p)));
+          t->keep.push_back(p);  // the node reads and accumulates into it
+          return PV{t, t->get().param(p.cast<Parameter<T>&>())};
+        } else {
+          // Parameters are float32; float64 is for checking gradients, where every input is a constant.
+          throw pyb::type_error(cat(tape_name, ".param: got ", type_name_of(p), "; a ", tape_name,
+                                    " has no parameters (tapegrad.Parameter is float32 and records on a Tape): give it "
+                                    "float64 inputs as constants, ",
+                                    tape_name, ".constant(array), as tg.gradcheck gives f its inputs"));
+        }
       }, pyb::arg("parameter"), "The parameter as a value; backward() adds into its grad.")
       .def("backward", [](std::shared_ptr<PT> t, const PV& loss) {
         check(loss.owner == t, "Tape.backward: the loss belongs to another tape");

@@ -163,8 +163,13 @@ std::string type_name_of(pyb::handle h);
 // __index__), never a bool (numpy reads x[True] as a mask, not as 1); within 64 bits. Else a
 // TypeError (not an integer) or an Error (too large), each naming `what` and the value.
 int64_t int_arg(pyb::handle h, std::string_view what);
-// A sequence (list, tuple, array) of such integers.
+// Whether h is a sequence with a length (list, tuple, 1-d or larger numpy array), not a string:
+// what ints_arg takes. A Var or a 0-d array indexes but has no len(); neither is one.
+bool sized_sequence(pyb::handle h);
+// A sized sequence of such integers, read by index (an item that fails to read raises its own error).
 std::vector<int64_t> ints_arg(pyb::handle h, std::string_view what);
+// One integer or a sized sequence of them (reshape(4) and reshape([4]), normalized_shape=4 or [4]).
+std::vector<int64_t> int_or_ints_arg(pyb::handle h, std::string_view what);
 
 // numpy copy of a view; a numpy view (no copy) of memory owned by `base`.
 template <typename T>

@@ -112,6 +112,10 @@ std::vector<std::pair<std::string, Parameter<float>*>> python_parameters(const p
         type_name_of(m), " is not a tapegrad.nn.Module");
   std::vector<std::pair<std::string, Parameter<float>*>> out;
   for (const pyb::handle item : m.attr("named_parameters")()) {
+    check(pyb::isinstance<pyb::tuple>(item) && pyb::len(item) == 2 && pyb::isinstance<pyb::str>(item[pyb::int_(0)]) &&
+              pyb::isinstance<Parameter<float>>(item[pyb::int_(1)]),
+          what, ": ", type_name_of(m), ".named_parameters() must yield (str, tapegrad.Parameter) pairs, got ",
+          type_name_of(item), pyb::isinstance<pyb::tuple>(item) ? cat(" ", std::string(pyb::repr(item)).substr(0, 80)) : "");
     const auto pair = item.cast<pyb::tuple>();
     auto& p = pair[1].cast<Parameter<float>&>();
     out.emplace_back(pair[0].cast<std::string>(), &p);

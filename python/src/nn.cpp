@@ -53,9 +53,7 @@ PyVar<T> functional_norm(const char* name, const PyVar<T>& x, const pyb::object&
   const Var<T> xv = x.get();
   const int64_t C = xv.shape().last();
   if (!shape.is_none()) {
-    const bool one = PyIndex_Check(shape.ptr()) && !PySequence_Check(shape.ptr());  // 4, not [4] or np.array([4])
-    const auto dims = one ? std::vector<int64_t>{int_arg(shape, cat(name, " normalized_shape"))}
-                          : ints_arg(shape, cat(name, " normalized_shape"));
+    const auto dims = int_or_ints_arg(shape, cat(name, " normalized_shape"));
     check(dims == std::vector<int64_t>{C}, name, ": normalized_shape must be the last dimension (", C,
           ",); tapegrad normalises over the last dimension only");
   }
@@ -129,7 +127,9 @@ void bind_nn(pyb::module_& top) {
           if (name == path) return *child;
           if (!name.empty()) known += (known.empty() ? "" : ", ") + name;
         }
-        throw Error(cat("get_submodule: ", mod.type_name(), " has no module '", path, "'; it has: ", known));
+        // AttributeError, as torch's get_submodule and tapegrad.nn.Module's raise it.
+        throw pyb::attribute_error(cat("get_submodule: ", mod.type_name(), " has no module '", path, "'; ",
+                                       known.empty() ? "it has no submodules" : "it has: " + known));
       }, pyb::arg("path"), pyb::return_value_policy::reference_internal, "The module at this dotted path (\"blocks.1.norm2\").")
       .def("state_dict", &state_dict_of, "Every parameter's value by dotted name, as numpy views of the module's memory.")
       .def("load_state_dict", &load_state_dict_into, pyb::arg("state_dict"), pyb::arg("strict") = true)

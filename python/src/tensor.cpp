@@ -57,7 +57,11 @@ int64_t int_arg(pyb::handle h, std::string_view what) {
     throw pyb::type_error(cat(what, ": expected an integer, got ", type_name_of(h),
                               PyBool_Check(h.ptr()) ? " (a bool is not taken for 0 or 1)" : ""));
   const pyb::object i = pyb::reinterpret_steal<pyb::object>(PyNumber_Index(h.ptr()));
-  if (!i) throw pyb::error_already_set();
+  if (!i) {  // __index__ refused (a float array): name the argument, keep the type's own reason
+    pyb::error_already_set e;
+    if (!e.matches(PyExc_TypeError)) throw;
+    throw pyb::type_error(cat(what, ": expected an integer, got ", type_name_of(h), " (", e.value().attr("__str__")().cast<std::string>(), ")"));
+  }
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
   if (v == -1 && PyErr_Occurred()) throw pyb::error_already_set();
@@ -65,11 +69,30 @@ int64_t int_arg(pyb::handle h, std::string_view what) {
   return static_cast<int64_t>(v);
 }
 
+bool sized_sequence(pyb::handle h) {
+  if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr())) return false;
+  if (PySequence_Size(h.ptr()) >= 0) return true;
+  PyErr_Clear();  // len() refused: a Var, a 0-d numpy array
+  return false;
+}
+
+std::vector<int64_t> int_or_ints_arg(pyb::handle h, std::string_view what) {
+  if (sized_sequence(h)) return ints_arg(h, what);
+  if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr()))
+    throw pyb::type_error(cat(what, ": expected an integer or a sequence of integers, got ", type_name_of(h)));
+  return {int_arg(h, what)};
+}
+
 std::vector<int64_t> ints_arg(pyb::handle h, std::string_view what) {
-  if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr()))
-    throw pyb::type_error(cat(what, ": expected a sequence of integers, got ", type_name_of(h)));
+  if (!sized_sequence(h)) throw pyb::type_error(cat(what, ": expected a sequence of integers, got ", type_name_of(h)));
+  const Py_ssize_t n = PySequence_Size(h.ptr());
+  if (n < 0) throw pyb::error_already_set();
   std::vector<int64_t> out;
-  for (const pyb::handle x : pyb::reinterpret_borrow<pyb::sequence>(h)) out.push_back(int_arg(x, what));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const pyb::object x = pyb::reinterpret_steal<pyb::object>(PySequence_GetItem(h.ptr(), i));
+    if (!x) throw pyb::error_already_set();
+    out.push_back(int_arg(x, what));
+  }
   return out;
 }
 

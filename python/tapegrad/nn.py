@@ -122,7 +122,8 @@ class Module:
         found = dict(self.named_modules())
         if path not in found:
             known = ", ".join(n for n in found if n)
-            raise AttributeError(f"get_submodule: {type(self).__name__} has no module '{path}'; it has: {known}")
+            has = f"it has: {known}" if known else "it has no submodules"
+            raise AttributeError(f"get_submodule: {type(self).__name__} has no module '{path}'; {has}")
         return found[path]
 
     def named_parameters(self, prefix=""):
@@ -237,7 +238,8 @@ def register_norm(name, cls, label=None, description=None):
     its forward runs in Python with the GIL, once per worker thread's share of the batch. Float32
     only: a float64 copy of the model (sharpness measurements) needs a C++ norm."""
     if not (isinstance(cls, type) and issubclass(cls, Module)):
-        raise TypeError(f"register_norm: {cls!r} is not a tapegrad.nn.Module subclass")
+        what = cls.__name__ if isinstance(cls, type) else f"a {type(cls).__name__} (an instance, not a class)"
+        raise TypeError(f"register_norm: {what} is not a tapegrad.nn.Module subclass")
     doc = (cls.__doc__ or "").strip().splitlines()
     _register_python_norm(name, cls, label or cls.__name__,
                           description or (doc[0] if doc else f"a norm written in Python ({cls.__name__})"))

@@ -134,16 +134,27 @@ class Broken(tg.nn.Module):
         super().__init__()
     def forward(self, x):
         return x.sum(dim=-1)
+class Liar(tg.nn.Module):
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+    def forward(self, x):
+        return x
+    def named_parameters(self, prefix=""):
+        yield ("w", np.ones(3))
 tg.nn.register_norm("broken", Broken)
-try:
-    tg.lm.Trainer(tg.lm.TrainConfig(norm="broken", dim=16, heads=2, layers=1, ctx=16, batch=4, steps=2, warmup=0)).train_step()
-except tg.Error as e:
-    print(e)
+tg.nn.register_norm("liar", Liar)
+for norm in ("broken", "liar"):
+    try:
+        tg.lm.Trainer(tg.lm.TrainConfig(norm=norm, dim=16, heads=2, layers=1, ctx=16, batch=4, steps=2, warmup=0)).train_step()
+    except tg.Error as e:
+        print(e)
 """
     import subprocess
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(tg.__file__)))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert "norm 'broken': forward must return a Var of its input's shape" in out.stdout, out.stderr
+    assert ("norm 'liar': Liar.named_parameters() must yield (str, tapegrad.Parameter) pairs, got tuple ('w', array("
+            in out.stdout), out.stderr
 
 class TinyLm(tg.nn.Module):
     """A language model of your own: embeddings, a Python norm, a C++ Linear head."""

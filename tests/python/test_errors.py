@@ -181,7 +181,7 @@ def test_integer_arguments_take_numpys_integers_and_refuse_bools_and_overflow_by
     assert x.reshape(np.int64(4), -1).shape == (4, 3) and x.reshape(np.array([2, 6])).shape == (2, 6)
     with pytest.raises(TypeError, match="Var.reshape dims: expected an integer, got float"):
         x.reshape([1.5, 8])
-    with pytest.raises(TypeError, match="Var.reshape dims: expected a sequence of integers, got str"):
+    with pytest.raises(TypeError, match="Var.reshape dims: expected an integer or a sequence of integers, got str"):
         x.reshape("34")
     with pytest.raises(tg.Error, match="Var.reshape dims: 1180591620717411303424 does not fit in 64 bits"):
         x.reshape(2**70)
@@ -191,3 +191,20 @@ def test_integer_arguments_take_numpys_integers_and_refuse_bools_and_overflow_by
         tg.gradcheck(lambda a: np.ones(1), [np.ones(3)])
     with pytest.raises(tg.Error, match="gradcheck 'f': atol must be a finite number >= 0, got nan"):
         tg.gradcheck(lambda a: a.sum(), [np.ones(3)], atol=float("nan"))
+
+
+def test_what_indexes_without_a_length_is_one_argument_and_a_non_parameter_is_a_type_error():
+    # A Var or a 0-d array answers x[i] but has no len(): neither is a list of dims.
+    tape = tg.Tape()
+    x = tape.constant(np.arange(12, dtype=np.float32).reshape(3, 4))
+    assert x.reshape(np.array(12)).shape == (12,)  # a 0-d integer array is one dim, as in numpy
+    with pytest.raises(TypeError, match="Var.reshape dims: expected an integer or a sequence of integers, got Var"):
+        x.reshape(x)
+    with pytest.raises(TypeError, match=r"Var.reshape dims: expected an integer, got ndarray \(only integer scalar arrays"):
+        x.reshape(np.array(12.0))
+    with pytest.raises(TypeError, match="layer_norm normalized_shape: expected an integer or a sequence of integers, got Var"):
+        tg.nn.functional.layer_norm(x, x)
+    with pytest.raises(TypeError, match="Tape.param: expected a tapegrad.Parameter, got ndarray"):
+        tape.param(np.ones(3, dtype=np.float32))
+    with pytest.raises(TypeError, match=r"Tape64.param: got Parameter; a Tape64 has no parameters .* Tape64.constant\(array\)"):
+        tg.Tape64().param(tg.Parameter("w", np.ones(3, dtype=np.float32)))

@@ -21,8 +21,12 @@ def test_named_modules_and_get_submodule():
     norm = model.get_submodule("blocks.1.norm2")
     assert type(norm).__name__ == "LayerNorm"
     assert [n for n, _ in norm.named_parameters()] == ["blocks.1.norm2.weight", "blocks.1.norm2.bias"]
-    with pytest.raises(tg.Error, match="has no module 'blocks.9'; it has: .*blocks.1.norm2"):
+    with pytest.raises(AttributeError, match="has no module 'blocks.9'; it has: .*blocks.1.norm2"):
         model.get_submodule("blocks.9")
+    with pytest.raises(AttributeError, match="LayerNorm has no module 'x'; it has no submodules"):
+        norm.get_submodule("x")
+    with pytest.raises(tg.Error, match=r"GELU: no parameter named 'w' \(it has none\)"):
+        tg.nn.GELU().parameter("w")
 
 
 def test_hooks_read_activations_and_gradients_inside_a_decoder():

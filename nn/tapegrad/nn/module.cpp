@@ -69,7 +69,8 @@ Parameter<T>& Module<T>::parameter(const std::string& dotted_name) {
     if (relative == dotted_name) return *p;
     known += (known.empty() ? "" : ", ") + relative;
   }
-  throw Error(cat(type_name(), ": no parameter named '", dotted_name, "' (have: ", known, ")"));
+  throw Error(cat(type_name(), ": no parameter named '", dotted_name, "' (", known.empty() ? "it has none" : "have: " + known,
+                  ")"));
 }
 
 template <typename T>
