@@ -25,15 +25,39 @@ pyb::dict state_dict_of(pyb::object self) {
   return d;
 }
 
-LoadReport load_state_dict_into(M& m, const pyb::dict& source, bool strict) {
+// A state dict from Python: any mapping (dict, OrderedDict, torch's) of str to float32 arrays.
+std::map<std::string, Tensor<float>> source_tensors(const pyb::handle& source) {
+  if (!PyMapping_Check(source.ptr()) || !pyb::hasattr(source, "items") || PySequence_Check(source.ptr()))
+    throw pyb::type_error(cat("load_state_dict: expected a mapping of names to arrays (a dict, as state_dict() "
+                              "returns), got ", type_name_of(source)));
   std::map<std::string, Tensor<float>> tensors;
-  for (auto [k, v] : source) {
-    const std::string key = pyb::str(k);
-    tensors.emplace(key, tensor_from<float>(pyb::array::ensure(v), ("load_state_dict '" + key + "'").c_str()));
+  for (const pyb::handle item : source.attr("items")()) {
+    const pyb::tuple kv = pyb::reinterpret_borrow<pyb::tuple>(item);
+    if (!pyb::isinstance<pyb::str>(kv[0]))
+      throw pyb::type_error(cat("load_state_dict: keys are parameter names (str), got ", type_name_of(kv[0])));
+    const std::string key = pyb::str(kv[0]);
+    tensors.emplace(key, tensor_from<float>(pyb::array::ensure(kv[1]), ("load_state_dict '" + key + "'").c_str()));
   }
+  return tensors;
+}
+
+LoadReport load_state_dict_into(M& m, const pyb::object& source, bool strict) {
   LoadOptions o;
   o.strict = strict;
-  return m.load_state_dict(tensors, o);
+  return m.load_state_dict(source_tensors(source), o);
+}
+
+// The same load for a module written in Python: its named_parameters() as the target.
+LoadReport load_into_parameters(const pyb::list& named, const pyb::object& source, bool strict, const std::string& what) {
+  StateDict<float> target;
+  for (const pyb::handle item : named) {
+    const pyb::tuple kv = pyb::reinterpret_borrow<pyb::tuple>(item);
+    target.emplace_back(pyb::str(kv[0]), &kv[1].cast<Parameter<float>&>().value());
+  }
+  const auto tensors = source_tensors(source);
+  LoadOptions o;
+  o.strict = strict;
+  return load_state_dict(tensors, target, o, what);
 }
 
 template <typename Cls, typename... Args>
@@ -101,6 +125,7 @@ void bind_nn(pyb::module_& top) {
   pyb::module_ m = top.def_submodule("_nn", "C++ modules (tapegrad.nn re-exports them)");
   m.def("manual_seed", &nn::manual_seed, pyb::arg("seed"), "Seeds the generator new modules draw their weights from.");
 
+  m.def("_load_into_parameters", &load_into_parameters);
   pyb::class_<LoadReport>(m, "LoadReport")
       .def_readonly("missing", &LoadReport::missing)
       .def_readonly("unexpected", &LoadReport::unexpected)

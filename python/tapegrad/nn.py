@@ -41,7 +41,7 @@ from ._tapegrad._nn import (  # noqa: F401
 )
 from ._tapegrad._nn import HookHandle  # noqa: F401
 from ._tapegrad._nn import Module as _CppModule
-from ._tapegrad._nn import _backward_pre_hook_node, _register_python_norm
+from ._tapegrad._nn import _backward_pre_hook_node, _load_into_parameters, _register_python_norm
 from ._tapegrad._nn import layer_norm as _layer_norm
 from ._tapegrad._nn import rms_norm as _rms_norm
 from ._tapegrad.lm import Decoder, LanguageModel  # noqa: F401
@@ -150,19 +150,10 @@ class Module:
         return OrderedDict((n, p.value) for n, p in self.named_parameters())
 
     def load_state_dict(self, state_dict, strict=True):
-        mine = dict(self.named_parameters())
-        missing = [n for n in mine if n not in state_dict]
-        unexpected = [n for n in state_dict if n not in mine]
-        if strict and (missing or unexpected):
-            raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
-        for name, p in mine.items():
-            if name in state_dict:
-                value = np.asarray(state_dict[name])
-                if tuple(value.shape) != tuple(p.shape):
-                    raise ValueError(f"load_state_dict: '{name}' has shape {tuple(value.shape)}, "
-                                     f"the parameter {tuple(p.shape)}")
-                p.value = value
-        return {"missing": missing, "unexpected": unexpected}
+        """Copies a state dict (names to arrays) into the parameters, as a C++ module's does: the
+        whole dict is checked first (missing, unexpected and mis-shaped keys are one tapegrad.Error
+        under strict=True), then written; returns the LoadReport (missing, unexpected)."""
+        return _load_into_parameters(self.named_parameters(), state_dict, strict, type(self).__name__)
 
     def zero_grad(self):
         for p in self.parameters():

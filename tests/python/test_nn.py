@@ -59,8 +59,28 @@ def test_state_dict_round_trip_and_strictness():
     assert not np.allclose(run(a, x), run(b, x))
     b.load_state_dict({k: v.copy() for k, v in a.state_dict().items()})
     np.testing.assert_array_equal(run(a, x), run(b, x))
-    with pytest.raises(tg.Error):
+    with pytest.raises(tg.Error, match=r"MLP: tensor 'fc.weight' has shape \(3,3\) but the model needs \(32,8\); missing 3"):
         b.load_state_dict({"fc.weight": np.ones((3, 3))})
+
+
+def test_a_python_module_loads_a_state_dict_as_a_cpp_module_does():
+    class Net(tg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = tg.nn.Linear(2, 2)
+            self.scale = tg.Parameter("scale", np.zeros(3, dtype=np.float32))
+    net = Net()
+    view = net.state_dict()["scale"]  # a view of the parameter: loading writes through it
+    with pytest.raises(tg.Error, match="Net: missing 2 tensor\\(s\\): 'fc.weight', 'fc.bias'; unexpected 1 tensor\\(s\\): 'x'"):
+        net.load_state_dict({"scale": np.ones(3, dtype=np.float32), "x": np.ones(1, dtype=np.float32)})
+    np.testing.assert_array_equal(view, 0.0)  # checked whole before anything is written
+    report = net.load_state_dict({"scale": np.arange(3, dtype=np.float32)}, strict=False)
+    assert report.missing == ["fc.weight", "fc.bias"] and report.unexpected == []
+    np.testing.assert_array_equal(view, [0.0, 1.0, 2.0])
+    with pytest.raises(TypeError, match="load_state_dict: expected a mapping of names to arrays .* got ndarray"):
+        net.load_state_dict(np.ones(3))
+    with pytest.raises(TypeError, match="load_state_dict: keys are parameter names \\(str\\), got int"):
+        tg.nn.Linear(2, 2).load_state_dict({0: np.ones(3)})
 
 
 class TwoLayer(tg.nn.Module):
