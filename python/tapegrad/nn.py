@@ -119,6 +119,8 @@ class Module:
 
     def get_submodule(self, path):
         """The module at this dotted path ("blocks.1.norm2")."""
+        if not isinstance(path, str):
+            raise TypeError(f"get_submodule: path is a dotted name (str), got {type(path).__name__}")
         found = dict(self.named_modules())
         if path not in found:
             known = ", ".join(n for n in found if n)

@@ -138,6 +138,8 @@ def test_hooks_on_a_python_module():
     net = Net()
     assert [n for n, _ in net.named_modules()] == ["", "body", "body.0", "body.1", "head"]
     assert net.get_submodule("body.0") is net.body[0]
+    with pytest.raises(TypeError, match=r"get_submodule: path is a dotted name \(str\), got int"):
+        net.get_submodule(0)
     calls, grads = [], []
     net.body.register_forward_hook(lambda m, inputs, out: calls.append((m, len(inputs), out.shape)))
     net.body.register_full_backward_pre_hook(lambda m, g: grads.append(g[0]))
