@@ -34,7 +34,14 @@ struct PyState {
   }
 };
 
-std::string python_error_text(pyb::error_already_set& e) { return e.what(); }
+// Called in the catch of a Python callback's error: an Exception becomes an Error that says which
+// callback raised it (the engine's callers catch Errors); KeyboardInterrupt and SystemExit are
+// not errors of the callback but the user stopping the program, and go on as themselves, as
+// torch lets them out of a Function's backward.
+[[noreturn]] void rethrow_python_error(pyb::error_already_set& e, const std::string& context) {
+  if (!e.matches(PyExc_Exception)) throw;
+  throw Error(cat(context, " raised ", e.what()));
+}
 
 template <typename T>
 PyVar<T> apply_function(const pyb::object& cls, const pyb::object& ctx, const pyb::tuple& args) {
@@ -84,7 +91,7 @@ PyVar<T> apply_function(const pyb::object& cls, const pyb::object& ctx, const py
       try {
         grads = s->cls.attr("backward")(s->ctx, numpy_copy<T>(TensorView<const T>(dy, out_shape)));
       } catch (pyb::error_already_set& e) {
-        throw Error(cat(s->name, ".backward raised ", python_error_text(e)));
+        rethrow_python_error(e, s->name + ".backward");
       }
       if (!pyb::isinstance<pyb::tuple>(grads)) grads = pyb::make_tuple(grads);
       const auto g = grads.cast<pyb::tuple>();
@@ -149,7 +156,7 @@ class PyNorm : public nn::UnaryModule<float> {
     try {
       y = (*module_)(PyVar<float>{owner, x});
     } catch (pyb::error_already_set& e) {
-      throw Error(cat("norm '", norm_, "': forward raised ", python_error_text(e)));
+      rethrow_python_error(e, cat("norm '", norm_, "': forward"));
     }
     check(pyb::isinstance<PyVar<float>>(y), "norm '", norm_, "': forward returned ",
           type_name_of(y), ", not a Var");
@@ -195,7 +202,7 @@ class PyLanguageModel : public nn::LanguageModel<float> {
       try {
         y = (*module_)(owner, a);
       } catch (pyb::error_already_set& e) {
-        throw Error(cat("Trainer model: forward raised ", python_error_text(e)));
+        rethrow_python_error(e, "Trainer model: forward");
       }
       check(pyb::isinstance<PyVar<float>>(y), "Trainer model: forward(tape, ids) returned ",
             type_name_of(y), "; it must return the logits, a Var (B, T, vocab)");

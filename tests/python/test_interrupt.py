@@ -66,3 +66,61 @@ print("FINISHED", flush=True)
     p.send_signal(signal.SIGINT)
     rest, err = p.communicate(timeout=30)
     assert p.returncode != 0 and "KeyboardInterrupt" in err and "FINISHED" not in rest, err
+
+
+def test_ctrl_c_inside_python_code_the_engine_calls_stays_a_keyboard_interrupt():
+    # Ctrl-C lands in whatever Python runs at that moment, often a Function's backward or a Python
+    # norm's forward called from C++: it leaves as KeyboardInterrupt (and SystemExit as itself),
+    # not as a tapegrad.Error "raised KeyboardInterrupt" the user's handler would not see.
+    import numpy as np
+    import pytest
+    tg = tapegrad
+
+    class Stop(tg.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            raise KeyboardInterrupt
+
+    tape = tg.Tape()
+    p = tg.Parameter("p", np.ones((2, 3), np.float32))
+    with pytest.raises(KeyboardInterrupt):
+        Stop.apply(tape.param(p)).sum().backward()
+    tape.clear()  # the tape is whole: the next step runs
+    (tape.param(p) * 3.0).sum().backward()
+    np.testing.assert_array_equal(p.grad, 3.0)
+
+    # A norm registered in a process of its own: a registration lasts as long as the process, and
+    # other tests walk every registered norm.
+    code = """
+import tapegrad as tg
+calls = [0]
+class InterruptedNorm(tg.nn.Module):
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+    def forward(self, x):
+        calls[0] += 1
+        if calls[0] == 7:
+            raise KeyboardInterrupt
+        return x * 1.0
+tg.nn.register_norm("interrupted_norm", InterruptedNorm)
+t = tg.lm.Trainer(tg.lm.TrainConfig(norm="interrupted_norm", layers=1, heads=2, dim=16, ctx=16, batch=2,
+                                    steps=50, warmup=2, threads=2))
+try:
+    t.fit(progress=False)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt at step", t.step)
+InterruptedNorm.forward = lambda self, x: 1 / 0
+try:
+    t.train_step()
+except tg.Error as e:
+    print(e)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=PKG))
+    assert "KeyboardInterrupt at step " in out.stdout, out.stdout + out.stderr
+    assert int(out.stdout.split("at step ")[1].split()[0]) < 50
+    assert "norm 'interrupted_norm': forward raised ZeroDivisionError" in out.stdout, out.stdout + out.stderr
