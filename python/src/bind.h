@@ -150,7 +150,8 @@ template <typename T>
 std::span<const int32_t> tape_ids(PyTape<T>& t, const pyb::array& ids, const char* what);
 
 // A Python keyword's setting key ("min_lr" -> "min-lr"), and a setting value from Python (numbers,
-// text, booleans, lists of them); anything else is an Error naming `what`.
+// text, booleans — numpy's scalars among them —, and lists of them: a list, tuple, range or numpy
+// array); anything else is an Error naming `what`.
 std::string setting_key(std::string name);
 nlohmann::json setting_value_of(pyb::handle h, const std::string& what);
 

@@ -129,10 +129,12 @@ void bind_lab(pyb::module_& top) {
         for (auto [k, v] : axes) {
           std::vector<json> values;
           const std::string what = "lab.sweep axis " + std::string(pyb::str(k));
-          if (pyb::isinstance<pyb::list>(v) || pyb::isinstance<pyb::tuple>(v))
-            for (pyb::handle x : v) values.push_back(setting_value_of(x, what));
+          // An axis is a list of values (a list, a tuple, a range, a numpy array) or one value.
+          const json j = setting_value_of(v, what);
+          if (j.is_array())
+            values.assign(j.begin(), j.end());
           else
-            values.push_back(setting_value_of(v, what));
+            values.push_back(j);
           check(!values.empty(), what, ": no values");
           set(k, values);
         }

@@ -54,28 +54,48 @@ pyb::object to_python(const json& j) {
 
 json setting_value_of(pyb::handle h, const std::string& what) {
   if (h.is_none()) return nullptr;
-  if (pyb::isinstance<pyb::bool_>(h)) return h.cast<bool>();
-  if (pyb::isinstance<pyb::int_>(h)) {
+  // numpy's values as Python's: an array is a list (np.logspace(-4, -2, 7) as an axis), a numpy
+  // bool, integer or float scalar the Python value it stands for.
+  if (pyb::isinstance<pyb::array>(h) && pyb::reinterpret_borrow<pyb::array>(h).ndim() == 0)
+    return setting_value_of(h[pyb::tuple()], what);  // its numpy scalar; a larger array is a list below
+  static const pyb::handle numpy_bool = pyb::object(pyb::module_::import("numpy").attr("bool_")).release();
+  if (PyBool_Check(h.ptr()) || pyb::isinstance(h, numpy_bool)) return PyObject_IsTrue(h.ptr()) == 1;
+  if (pyb::isinstance<pyb::str>(h)) return h.cast<std::string>();
+  // numbers.Integral, not __index__: numpy's float scalars have an __index__ that refuses.
+  static const pyb::handle integral = pyb::object(pyb::module_::import("numbers").attr("Integral")).release();
+  if (pyb::isinstance(h, integral)) {
+    const pyb::object i = pyb::reinterpret_steal<pyb::object>(PyNumber_Index(h.ptr()));
+    if (!i) throw pyb::error_already_set();
     // Signed where it fits, else unsigned (a seed of 2^64 - 1): the setting's reader takes either.
     int overflow = 0;
-    const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
     if (overflow == 0) return static_cast<int64_t>(v);
     if (overflow > 0) {
-      const unsigned long long u = PyLong_AsUnsignedLongLong(h.ptr());
+      const unsigned long long u = PyLong_AsUnsignedLongLong(i.ptr());
       if (!PyErr_Occurred()) return static_cast<uint64_t>(u);
       PyErr_Clear();
     }
-    throw Error(cat(what, ": ", std::string(pyb::str(h)), " does not fit in 64 bits"));
+    throw Error(cat(what, ": ", std::string(pyb::str(i)), " does not fit in 64 bits"));
   }
-  if (pyb::isinstance<pyb::float_>(h)) return h.cast<double>();
-  if (pyb::isinstance<pyb::str>(h)) return h.cast<std::string>();
-  if (pyb::isinstance<pyb::list>(h) || pyb::isinstance<pyb::tuple>(h)) {
+  static const pyb::handle real = pyb::object(pyb::module_::import("numbers").attr("Real")).release();
+  if (pyb::isinstance(h, real)) {  // float, np.float32, Fraction
+    // A narrower numpy float stands for the decimal it prints as (np.float32(1e-3) is the user's
+    // 0.001, not 0.0010000000474974513 in every run name and record).
+    const bool narrow = !PyFloat_Check(h.ptr()) && pyb::str(pyb::type::handle_of(h).attr("__module__")).cast<std::string>() == "numpy";
+    const pyb::object f = narrow ? pyb::reinterpret_steal<pyb::object>(PyFloat_FromString(pyb::str(h).ptr()))
+                                 : pyb::reinterpret_borrow<pyb::object>(h);
+    if (!f) throw pyb::error_already_set();
+    const double v = PyFloat_AsDouble(f.ptr());
+    if (v == -1.0 && PyErr_Occurred()) throw pyb::error_already_set();
+    return v;
+  }
+  if (sized_sequence(h)) {  // a list, a tuple, a range
     json a = json::array();
-    for (pyb::handle x : h) a.push_back(setting_value_of(x, what));
+    const pyb::sequence seq = pyb::reinterpret_borrow<pyb::sequence>(h);
+    for (size_t k = 0; k < seq.size(); ++k) a.push_back(setting_value_of(seq[k], what));
     return a;
   }
-  throw Error(cat(what, ": a ", type_name_of(h),
-                  " is not a setting value (numbers, text, True/False)"));
+  throw Error(cat(what, ": a ", type_name_of(h), " is not a setting value (numbers, text, True/False, or a list of them)"));
 }
 
 std::string setting_key(std::string name) {

@@ -43,6 +43,13 @@ def test_records_as_a_dataframe(tmp_dir):
     assert len(result.curves(as_dataframe=True)) == len(result.curves())
 
 
+def test_an_axis_is_any_list_of_values_numpys_among_them(tmp_dir):
+    import numpy as np
+    result = tg.lab.sweep(tmp_dir, axes={"norm": ("none",), "lr": np.logspace(-3, -2, 2, dtype=np.float32),
+                                         "seed": range(1, 3)}, plots=False, **SETTINGS)
+    assert sorted((r["lr"], r["seed"]) for r in result.records) == [(1e-3, 1), (1e-3, 2), (1e-2, 1), (1e-2, 2)]
+
+
 def test_a_bad_axis_is_an_error_naming_it(tmp_dir):
     with pytest.raises(tg.Error, match="norm"):
         tg.lab.sweep(tmp_dir, axes={"norm": ["batchnorm"]}, **SETTINGS)

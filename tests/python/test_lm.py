@@ -16,6 +16,18 @@ def test_train_config_by_keyword():
     assert c.replace(dim=64).dim == 64 and c.dim == 48
 
 
+def test_settings_take_numpys_values_as_the_python_values_they_stand_for():
+    from fractions import Fraction
+    c = tg.lm.TrainConfig(steps=np.int64(100), seed=np.uint64(2**64 - 1), lr=np.float32(1e-3), bias=np.bool_(False),
+                          warmup=np.array(5), min_lr=Fraction(1, 10**5))
+    # np.float32(1e-3) is the 0.001 it prints as, not 0.0010000000474974513
+    assert (c.steps, c.seed, c.lr, c.bias, c.warmup, c.min_lr) == (100, 2**64 - 1, 1e-3, False, 5, 1e-5)
+    with pytest.raises(tg.SettingError, match="TrainConfig lr: a dict is not a setting value"):
+        tg.lm.TrainConfig(lr={})
+    with pytest.raises(tg.SettingError, match="field 'steps' must be an integer, got number 1.5"):
+        tg.lm.TrainConfig(steps=np.float64(1.5))
+
+
 def test_steps_are_deterministic_and_pinned():
     losses = []
     for _ in range(2):
