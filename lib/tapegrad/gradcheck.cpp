@@ -159,13 +159,9 @@ GradcheckResult gradcheck(std::string_view name, const Fn& f, std::span<Paramete
   for (Parameter<double>* p : params)
     check(p != nullptr && p->requires_grad, "gradcheck '", op, "': every input must require grad");
   // A NaN tolerance would pass every comparison it takes part in, a negative one fail them all.
-  const auto tolerance = [&](const char* what, double v, bool positive) {
-    check(std::isfinite(v) && (positive ? v > 0 : v >= 0), "gradcheck '", op, "': ", what, " must be a finite number ",
-          positive ? "> 0" : ">= 0", ", got ", v);
-  };
-  tolerance("h", o.h, true);
-  tolerance("atol", o.atol, false);
-  tolerance("rtol", o.rtol, false);
+  check_finite(o.h, Bound::kPositive, "gradcheck '", op, "': h");
+  check_finite(o.atol, Bound::kNonNegative, "gradcheck '", op, "': atol");
+  check_finite(o.rtol, Bound::kNonNegative, "gradcheck '", op, "': rtol");
   check(o.max_elements >= 0, "gradcheck '", op, "': max_elements must be >= 0 (0: every element), got ", o.max_elements);
 
   Tape<double> tape;

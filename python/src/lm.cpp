@@ -434,7 +434,7 @@ void bind_lm(pyb::module_& top) {
             o.temperature = temperature;
             o.top_k = top_k;
             o.top_p = top_p;
-            check(std::isfinite(temperature) && temperature >= 0, "generate: temperature must be >= 0, got ", temperature);
+            check_finite(temperature, Bound::kNonNegative, "generate: temperature");
             check(top_k >= 0, "generate: top_k must be >= 0, got ", top_k);
             check(top_p > 0 && top_p <= 1, "generate: top_p must be in (0, 1], got ", top_p);
             Rng rng(seed);

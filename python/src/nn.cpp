@@ -81,7 +81,7 @@ PyVar<T> functional_norm(const char* name, const PyVar<T>& x, const pyb::object&
     check(dims == std::vector<int64_t>{C}, name, ": normalized_shape must be the last dimension (", C,
           ",); tapegrad normalises over the last dimension only");
   }
-  check(std::isfinite(eps) && eps >= 0, name, ": eps must be a finite number >= 0, got ", eps);
+  check_finite(eps, Bound::kNonNegative, name, ": eps");
   const auto operand = [&](const pyb::object& o, const char* what) -> Var<T> {
     if (o.is_none()) return Var<T>();
     Var<T> v;

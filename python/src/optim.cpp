@@ -39,7 +39,7 @@ std::vector<ParamF*> parameters_of(const pyb::iterable& params, pyb::list& keep,
 }
 
 void check_lr(double lr, const std::string& who) {
-  check(std::isfinite(lr) && lr >= 0, who, ": lr must be a finite number >= 0, got ", lr);
+  check_finite(lr, Bound::kNonNegative, who, ": lr");
 }
 
 // The rule registered as `name` (optim/registry.h) over `params`, shown as `shown`.

@@ -40,7 +40,7 @@ void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int
 
 template <typename T>
 Var<T> cross_entropy(Var<T> logits, std::span<const int32_t> targets, double z_loss, CrossEntropyTerms* terms) {
-  check(std::isfinite(z_loss) && z_loss >= 0, "cross_entropy: z_loss must be a finite number >= 0, got ", z_loss);
+  check_finite(z_loss, Bound::kNonNegative, "cross_entropy: z_loss");
   const Shape s = logits.shape();
   check(s.rank() >= 1 && s.last() > 0, "cross_entropy: logits need a non-empty last dim, got ", s);
   const int64_t V = s.last(), N = s.rows();

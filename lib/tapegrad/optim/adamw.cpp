@@ -13,8 +13,9 @@ AdamW<T>::AdamW(std::vector<Parameter<T>*> params, AdamWOptions options, const D
     : Optimizer<T>(std::move(params)), options_(options) {
   check(options.beta1 >= 0 && options.beta1 < 1 && options.beta2 >= 0 && options.beta2 < 1,
         "AdamW: betas must be in [0, 1), got (", options.beta1, ", ", options.beta2, ")");
-  check(options.eps > 0 && options.weight_decay >= 0, "AdamW: eps must be > 0 and weight decay >= 0");
-  check(options.peak_lr >= 0, "AdamW: peak_lr must be >= 0, got ", options.peak_lr);
+  check_finite(options.eps, Bound::kPositive, "AdamW: eps");
+  check_finite(options.weight_decay, Bound::kNonNegative, "AdamW: weight_decay");
+  check_finite(options.peak_lr, Bound::kNonNegative, "AdamW: peak_lr");
   for (Parameter<T>* p : this->params_) {
     decay_.push_back(decays(*p));
     m_.emplace_back(p->shape());

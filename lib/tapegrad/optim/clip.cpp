@@ -57,6 +57,7 @@ double clip_factor(double norm, double max_norm) {
 
 template <typename T>
 double clip_grad_norm(std::span<Parameter<T>* const> params, double max_norm) {
+  check(!std::isnan(max_norm), "clip_grad_norm: max_norm must be a number (<= 0 turns clipping off), got nan");
   const double norm = grad_norm(params);
   if (clip_factor(norm, max_norm) < 1.0) {
     const T factor = static_cast<T>(clip_factor(norm, max_norm));

@@ -74,7 +74,12 @@ Registry<ScheduleEntry>& schedule_registry() {
 }
 
 std::unique_ptr<Schedule> make_schedule(const std::string& name, const ScheduleShape& shape) {
-  return schedule_registry().at(name).make(shape);
+  const ScheduleEntry& entry = schedule_registry().at(name);
+  check_finite(shape.lr, Bound::kNonNegative, "schedule '", name, "': lr");
+  check_finite(shape.min_lr, Bound::kNonNegative, "schedule '", name, "': min_lr");
+  check(shape.warmup >= 0 && shape.total >= 0, "schedule '", name, "': warmup and total are step counts (>= 0), got ",
+        shape.warmup, " and ", shape.total);
+  return entry.make(shape);
 }
 
 }  // namespace tapegrad

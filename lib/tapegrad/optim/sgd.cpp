@@ -8,8 +8,8 @@ template <typename T>
 SGD<T>::SGD(std::vector<Parameter<T>*> params, SGDOptions options, const DecayRule& decays)
     : Optimizer<T>(std::move(params)), options_(options) {
   check(options.momentum >= 0 && options.momentum < 1, "SGD: momentum must be in [0, 1), got ", options.momentum);
-  check(options.weight_decay >= 0, "SGD: weight decay must be >= 0, got ", options.weight_decay);
-  check(options.peak_lr >= 0, "SGD: peak_lr must be >= 0, got ", options.peak_lr);
+  check_finite(options.weight_decay, Bound::kNonNegative, "SGD: weight_decay");
+  check_finite(options.peak_lr, Bound::kNonNegative, "SGD: peak_lr");
   for (Parameter<T>* p : this->params_) {
     decay_.push_back(decays(*p));
     buf_.emplace_back(p->shape());

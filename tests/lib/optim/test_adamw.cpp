@@ -36,6 +36,15 @@ TEST_CASE("adamw: the decay rule is configurable", "[optim]") {
 TEST_CASE("adamw: invalid hyperparameters are rejected", "[optim][errors]") {
   Parameter<double> w("w", Tensor<double>::full({1}, 1.0));
   REQUIRE_THROWS_WITH(AdamW<double>({&w}, {.beta1 = 1.0}), Catch::Contains("betas must be in [0, 1)"));
+  // Each option is named with its value; infinity and NaN never pass (an infinite decay or eps
+  // would empty the weights or freeze them without a word).
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  REQUIRE_THROWS_WITH(AdamW<double>({&w}, {.eps = 0}), "AdamW: eps must be a finite number > 0, got 0");
+  REQUIRE_THROWS_WITH(AdamW<double>({&w}, {.eps = inf}), "AdamW: eps must be a finite number > 0, got inf");
+  REQUIRE_THROWS_WITH(AdamW<double>({&w}, {.weight_decay = inf}), "AdamW: weight_decay must be a finite number >= 0, got inf");
+  REQUIRE_THROWS_WITH(AdamW<double>({&w}, {.weight_decay = nan}), "AdamW: weight_decay must be a finite number >= 0, got nan");
+  REQUIRE_THROWS_WITH(SGD<double>({&w}, {.weight_decay = inf}), "SGD: weight_decay must be a finite number >= 0, got inf");
+  REQUIRE_THROWS_WITH(SGD<double>({&w}, {.peak_lr = inf}), "SGD: peak_lr must be a finite number >= 0, got inf");
 }
 
 // The case the issue reported: a frozen weight went 1 -> 0.904 in 10 AdamW steps at wd 0.1, lr 0.1.

@@ -97,6 +97,22 @@ TEST_CASE("grad_norm: the per-parameter sums it hands out are the ones it adds, 
                     "grad_norm: 69 sums for 70 parameters");
 }
 
+TEST_CASE("schedule and clip_grad_norm: a NaN or negative rate, a negative step count, a NaN limit are refused by name",
+          "[optim][errors]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  REQUIRE_THROWS_WITH(make_schedule("cosine", {.lr = nan}), "schedule 'cosine': lr must be a finite number >= 0, got nan");
+  REQUIRE_THROWS_WITH(make_schedule("linear", {.min_lr = -1}), "schedule 'linear': min_lr must be a finite number >= 0, got -1");
+  REQUIRE_THROWS_WITH(make_schedule("cosine", {.total = -1}),
+                      "schedule 'cosine': warmup and total are step counts (>= 0), got 100 and -1");
+  Parameter<float> a("a", Tensor<float>::full({2}, 1.0f));
+  a.grad()[0] = 30;
+  std::vector<Parameter<float>*> ps{&a};
+  REQUIRE_THROWS_WITH(clip_grad_norm<float>(ps, nan), "clip_grad_norm: max_norm must be a number (<= 0 turns clipping off), got nan");
+  CHECK(a.grad()[0] == 30);  // untouched
+  CHECK(clip_grad_norm<float>(ps, -1) == Approx(30));  // off
+  CHECK(a.grad()[0] == 30);
+}
+
 TEST_CASE("clip_grad_norm: a NaN gradient gives a NaN norm and is not spread", "[optim]") {
   Parameter<float> a("a", Tensor<float>(Shape{2}));
   a.grad()[0] = std::numeric_limits<float>::quiet_NaN();
