@@ -380,6 +380,9 @@ void bind_lm(pyb::module_& top) {
           "fit",
           [](PyTrainer& p, std::optional<int64_t> until, pyb::object on_step, bool progress, std::optional<std::string> checkpoint_dir) {
             if (checkpoint_dir) io::check_path(*checkpoint_dir, "Trainer.fit checkpoint_dir");
+            if (!on_step.is_none() && !PyCallable_Check(on_step.ptr()))  // before a step trains, not after
+              throw pyb::type_error(cat("Trainer.fit: on_step must be callable (it gets a dict per step), got ",
+                                        type_name_of(on_step)));
             TrainerCall use(p);
             std::optional<lm::RunLock> folder;  // the run's folder is this run's, as train_lm's --out
             if (checkpoint_dir) folder.emplace(*checkpoint_dir);

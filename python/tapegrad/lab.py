@@ -22,6 +22,7 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 
 from ._tapegrad import _lab
 
@@ -177,6 +178,10 @@ def sweep(out, axes=None, jobs=None, plots=True, python=None, on_run=None, grow=
     after). python: the plots' interpreter, checked before any run trains. A folder that holds a grid
     is continued as it is: values it lacks are refused, naming them, unless grow=True adds them
     as axes (its runs multiply)."""
+    if on_run is not None and not callable(on_run):  # refused before a run trains, not printed after each
+        raise TypeError(f"lab.sweep: on_run must be callable (record, skipped, done, total), got {type(on_run).__name__}")
+    if axes is not None and not isinstance(axes, Mapping):
+        raise TypeError(f"lab.sweep: axes is a dict of setting: [values], got {type(axes).__name__}")
     columns = list(_lab.run_columns())
 
     def report_run(row, skipped, done, total):

@@ -50,6 +50,18 @@ def test_an_axis_is_any_list_of_values_numpys_among_them(tmp_dir):
     assert sorted((r["lr"], r["seed"]) for r in result.records) == [(1e-3, 1), (1e-3, 2), (1e-2, 1), (1e-2, 2)]
 
 
+def test_a_callback_or_axes_of_the_wrong_kind_is_refused_before_any_run_trains(tmp_dir):
+    with pytest.raises(TypeError, match="lab.sweep: on_run must be callable .* got str"):
+        tg.lab.sweep(tmp_dir, axes=AXES, on_run="print", **SETTINGS)
+    with pytest.raises(TypeError, match=r"lab.sweep: axes is a dict of setting: \[values\], got list"):
+        tg.lab.sweep(tmp_dir, axes=[("norm", ["none"])], **SETTINGS)
+    assert not os.path.exists(os.path.join(tmp_dir, "runs.csv"))
+    t = tg.lm.Trainer(tg.lm.TrainConfig(layers=1, heads=2, dim=16, ctx=8, batch=2, steps=4, warmup=0))
+    with pytest.raises(TypeError, match="Trainer.fit: on_step must be callable .* got list"):
+        t.fit(on_step=[], progress=False)
+    assert t.step == 0
+
+
 def test_a_bad_axis_is_an_error_naming_it(tmp_dir):
     with pytest.raises(tg.Error, match="norm"):
         tg.lab.sweep(tmp_dir, axes={"norm": ["batchnorm"]}, **SETTINGS)
