@@ -103,6 +103,7 @@ class Module:
 
     def named_modules(self, prefix=""):
         """[(dotted path, module)] for this module ("") and every descendant, depth-first."""
+        _check_prefix(prefix, "named_modules")
         out = [(prefix, self)]
         for name, child in self._children.items():
             if isinstance(child, Parameter):
@@ -131,6 +132,7 @@ class Module:
     def named_parameters(self, prefix=""):
         """[(dotted name, parameter)], each parameter once under its first name (torch's default):
         a module used twice (shared weights) is stepped once per update, not twice."""
+        _check_prefix(prefix, "named_parameters")
         out, seen = [], set()
         for name, child in self._children.items():
             found = [(prefix + name, child)] if isinstance(child, Parameter) else \
@@ -221,6 +223,11 @@ def _check_hook_result(result, what):
     if result is not None:
         raise Error(f"{what} returned {type(result).__name__}; a hook must return None "
                            "(tapegrad cannot replace a module's output or gradient from a hook)")
+
+
+def _check_prefix(prefix, who):
+    if not isinstance(prefix, str):
+        raise TypeError(f"{who}: prefix is the dotted name put before each name (str), got {type(prefix).__name__}")
 
 
 def register_norm(name, cls, label=None, description=None):

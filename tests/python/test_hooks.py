@@ -140,6 +140,8 @@ def test_hooks_on_a_python_module():
     assert net.get_submodule("body.0") is net.body[0]
     with pytest.raises(TypeError, match=r"get_submodule: path is a dotted name \(str\), got int"):
         net.get_submodule(0)
+    with pytest.raises(TypeError, match=r"named_parameters: prefix is the dotted name .* got ndarray"):
+        net.named_parameters(np.zeros(2))
     calls, grads = [], []
     net.body.register_forward_hook(lambda m, inputs, out: calls.append((m, len(inputs), out.shape)))
     net.body.register_full_backward_pre_hook(lambda m, g: grads.append(g[0]))
