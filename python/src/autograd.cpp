@@ -237,6 +237,25 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
       .def("transpose", [](const PV& x, int d0, int d1) { return wrap(x, transpose(x.get(), d0, d1)); })
       .def("__getitem__", [](const PV& x, const pyb::object& key) { return wrap(x, index(x.get(), key)); },
            "x[0], x[1:3], x[:, -1]: ints drop their dim, slices of step 1 keep it; the gradient flows back.")
+      // As torch's tensors: len() is the first dim, and iterating yields x[0], x[1], ... (without
+      // __iter__ Python would index past the end and meet an Error, not the end of the loop).
+      .def("__len__", [](const PV& x) {
+        const Shape& s = x.get().shape();
+        if (s.rank() == 0) throw pyb::type_error("len() of a 0-d Var");
+        return s[0];
+      })
+      // np.asarray(x) is x.numpy() (a copy), as for torch's tensors.
+      .def("__array__", [](const PV& x, const pyb::object& dtype, const pyb::object& /*copy*/) {
+        const pyb::object a = numpy_copy<T>(x.get().value());
+        return dtype.is_none() ? a : a.attr("astype")(dtype);
+      }, pyb::arg("dtype") = pyb::none(), pyb::arg("copy") = pyb::none())
+      .def("__iter__", [](const PV& x) {
+        const Shape& s = x.get().shape();
+        if (s.rank() == 0) throw pyb::type_error("iteration over a 0-d Var");
+        pyb::list rows;
+        for (int64_t i = 0; i < s[0]; ++i) rows.append(wrap(x, index(x.get(), pyb::int_(i))));
+        return rows.attr("__iter__")();
+      })
       .def_property_readonly("T", [](const PV& x) {
         const Var<T> v = x.get();
         return v.shape().rank() < 2 ? x : wrap(x, transpose(v, -2, -1));
@@ -255,7 +274,7 @@ void bind_tape(pyb::module_& m, const char* tape_name, const char* var_name) {
   pyb::class_<PT, std::shared_ptr<PT>>(m, tape_name,
                                        ("The record of one forward pass (" + dtype + "), for one backward pass. clear() before the next.").c_str())
       .def(pyb::init<>())
-      .def("constant", [](std::shared_ptr<PT> t, const pyb::array& a) {
+      .def("constant", [](std::shared_ptr<PT> t, const ArrayLike& a) {
         return PV{t, t->get().constant(tensor_from<T>(a, "Tape.constant"))};
       }, pyb::arg("value"), "A value that needs no gradient (a copy of the array).")
       .def("param", [tape_name](std::shared_ptr<PT> t, pyb::object p) {
@@ -340,8 +359,8 @@ void bind_autograd(pyb::module_& m) {
 
   m.def(
       "cross_entropy",
-      [](const PyVar<float>& logits, const pyb::array& targets, double z_loss) {
-        const auto ids = tape_ids(*logits.owner, targets, "cross_entropy targets");
+      [](const PyVar<float>& logits, const ArrayLike& targets, double z_loss) {
+        const auto ids = tape_ids(*logits.owner, targets.array, "cross_entropy targets");
         return PyVar<float>{logits.owner, cross_entropy(logits.get(), ids, z_loss)};
       },
       pyb::arg("logits"), pyb::arg("targets"), pyb::arg("z_loss") = 0.0,

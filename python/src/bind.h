@@ -52,6 +52,41 @@ struct polymorphic_type_hook<Base> {
 }  // namespace pybind11
 
 namespace tapegrad::py {
+// An array argument as numpy takes one: an ndarray, or a list, tuple, number or numpy scalar that
+// np.asarray turns into one (tape.constant([1.0, 2.0]), cross_entropy(logits, [3, 1])). None, a str,
+// bytes and other objects do not convert: a TypeError listing what the function takes, as for any
+// argument of the wrong type; what the array holds is checked by its reader (tensor_from, tape_ids).
+// A list or a Python number has no dtype of its own (typed false): a float tensor takes it at the
+// tape's precision, as torch.tensor([0.1]) is float32; an ndarray or numpy scalar keeps its dtype
+// and converts only where no value changes (tensor_from).
+struct ArrayLike {
+  pybind11::array array;
+  bool typed = true;
+};
+}  // namespace tapegrad::py
+
+namespace pybind11::detail {
+template <>
+struct type_caster<tapegrad::py::ArrayLike> {
+  PYBIND11_TYPE_CASTER(tapegrad::py::ArrayLike, const_name("numpy.ndarray | list | float"));
+  bool load(handle src, bool convert) {
+    if (isinstance<array>(src)) {
+      value.array = reinterpret_borrow<array>(src);
+      return true;
+    }
+    if (!convert) return false;
+    static const handle numpy_scalar = object(module_::import("numpy").attr("generic")).release();
+    const bool number = (PyFloat_Check(src.ptr()) || PyLong_Check(src.ptr()) || isinstance(src, numpy_scalar)) &&
+                        !PyUnicode_Check(src.ptr()) && !PyBytes_Check(src.ptr());
+    if (!number && !PyList_Check(src.ptr()) && !PyTuple_Check(src.ptr())) return false;
+    value.array = array::ensure(src);  // null, the error cleared, for a ragged list
+    value.typed = isinstance(src, numpy_scalar);
+    return static_cast<bool>(value.array);
+  }
+};
+}  // namespace pybind11::detail
+
+namespace tapegrad::py {
 
 namespace pyb = pybind11;
 
@@ -177,9 +212,14 @@ template <typename T>
 pyb::array_t<T> numpy_copy(TensorView<const T> v);
 template <typename T>
 pyb::array_t<T> numpy_view(TensorView<T> v, pyb::handle base);
-// A Tensor with the array's contents (C order, converted to T), checked for size.
+// A Tensor with the array's contents (C order, converted to T), checked for size; another dtype
+// converts only where no value changes, unless `exact` is false (an untyped list or number).
 template <typename T>
-Tensor<T> tensor_from(const pyb::array& a, const char* what);
+Tensor<T> tensor_from(const pyb::array& a, const char* what, bool exact = true);
+template <typename T>
+Tensor<T> tensor_from(const ArrayLike& a, const char* what) {
+  return tensor_from<T>(a.array, what, a.typed);
+}
 
 void bind_tensor(pyb::module_& m);
 void bind_autograd(pyb::module_& m);

@@ -284,9 +284,11 @@ void bind_lm(pyb::module_& top) {
       "The vocabulary a Trainer of this config (and text) will have: what a model of your own is built for.");
   using LM = nn::LanguageModel<float>;
   pyb::class_<LM, nn::Module<float>, std::shared_ptr<LM>>(m, "LanguageModel")
-      .def("__call__", [](pyb::object self, std::shared_ptr<PyTape<float>> tape, const pyb::array& ids,
-                          std::optional<pyb::array> targets) {
+      .def("__call__", [](pyb::object self, std::shared_ptr<PyTape<float>> tape, const ArrayLike& ids_like,
+                          std::optional<ArrayLike> targets_like) {
         check(static_cast<bool>(tape), "LanguageModel: tape is None");
+        const pyb::array& ids = ids_like.array;
+        const pyb::array* targets = targets_like ? &targets_like->array : nullptr;
         check(ids.ndim() == 2, "LanguageModel: ids must be (B, T), got ", ids.ndim(), " dimensions");
         const int64_t B = ids.shape(0), T = ids.shape(1);
         const auto span = tape_ids(*tape, ids, "LanguageModel ids");

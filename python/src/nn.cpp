@@ -219,8 +219,9 @@ void bind_nn(pyb::module_& top) {
              return std::make_shared<nn::Embedding<float>>(nn::EmbeddingOptions{.num = num, .dim = dim, .init_std = init_std});
            }),
            pyb::arg("num_embeddings"), pyb::arg("dim"), pyb::arg("init_std") = 1.0)
-      .def("__call__", [](pyb::object self, std::shared_ptr<PyTape<float>> tape, const pyb::array& ids) {
+      .def("__call__", [](pyb::object self, std::shared_ptr<PyTape<float>> tape, const ArrayLike& ids_like) {
         check(static_cast<bool>(tape), "Embedding: tape is None");
+        const pyb::array& ids = ids_like.array;
         std::vector<int64_t> dims(ids.shape(), ids.shape() + ids.ndim());
         const Shape shape = shape_of(dims, "Embedding ids");
         const auto span = tape_ids(*tape, ids, "Embedding ids");

@@ -111,7 +111,7 @@ pyb::array_t<T> numpy_view(TensorView<T> v, pyb::handle base) {
 }
 
 template <typename T>
-Tensor<T> tensor_from(const pyb::array& a, const char* what) {
+Tensor<T> tensor_from(const pyb::array& a, const char* what, bool exact) {
   check(a.dtype().kind() == 'f' || a.dtype().kind() == 'i' || a.dtype().kind() == 'u' || a.dtype().kind() == 'b', what,
         ": expected an array of numbers, got dtype ", std::string(pyb::str(a.dtype())));
   const char* type = sizeof(T) == 4 ? "float32" : "float64";
@@ -123,9 +123,9 @@ Tensor<T> tensor_from(const pyb::array& a, const char* what) {
   // Another dtype converts only where no value changes (a list of 0.5s, np.arange, float32 into a
   // float64 tape): a float64 array of arbitrary values into a float32 tape is refused, not rounded
   // behind the caller's back, as torch refuses a Double tensor where Float is expected.
-  if (!a.dtype().is(pyb::dtype::of<T>())) {
-    const auto exact = pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>::ensure(a);
-    const double* d = exact.data();
+  if (exact && !a.dtype().is(pyb::dtype::of<T>())) {
+    const auto wide = pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>::ensure(a);
+    const double* d = wide.data();
     for (int64_t i = 0; i < t.numel(); ++i) {
       const double v = static_cast<double>(t[i]);
       if (v == d[i] || (std::isnan(v) && std::isnan(d[i]))) continue;
@@ -144,8 +144,8 @@ template pyb::array_t<float> numpy_copy(TensorView<const float>);
 template pyb::array_t<double> numpy_copy(TensorView<const double>);
 template pyb::array_t<float> numpy_view(TensorView<float>, pyb::handle);
 template pyb::array_t<double> numpy_view(TensorView<double>, pyb::handle);
-template Tensor<float> tensor_from(const pyb::array&, const char*);
-template Tensor<double> tensor_from(const pyb::array&, const char*);
+template Tensor<float> tensor_from(const pyb::array&, const char*, bool);
+template Tensor<double> tensor_from(const pyb::array&, const char*, bool);
 
 void bind_tensor(pyb::module_& m) {
   // tapegrad.Error is a RuntimeError; a bad setting or flag (lm::SettingError) is also a ValueError.
@@ -174,7 +174,7 @@ void bind_tensor(pyb::module_& m) {
   pyb::class_<TensorF>(m, "Tensor", pyb::buffer_protocol(),
                        "A float32 tensor the engine owns (64-byte aligned). numpy reads it without a copy:\n"
                        "np.asarray(t) shares its memory. Built from any array-like (one copy, converted to float32).")
-      .def(pyb::init([](const pyb::array& a) { return tensor_from<float>(a, "Tensor"); }), pyb::arg("data"))
+      .def(pyb::init([](const ArrayLike& a) { return tensor_from<float>(a, "Tensor"); }), pyb::arg("data"))
       .def_static("zeros", [](const std::vector<int64_t>& shape) { return TensorF(shape_of(shape, "Tensor.zeros")); },
                   pyb::arg("shape"))
       .def_static(
@@ -207,7 +207,7 @@ void bind_tensor(pyb::module_& m) {
   pyb::class_<ParamF>(m, "Parameter",
                       "A tensor that outlives the tape and receives its gradient (+= across backward passes,\n"
                       "until zero_grad). value and grad are numpy views of its memory.")
-      .def(pyb::init([](std::string name, const pyb::array& value) {
+      .def(pyb::init([](std::string name, const ArrayLike& value) {
              return std::make_unique<ParamF>(std::move(name), tensor_from<float>(value, "Parameter"));
            }),
            pyb::arg("name"), pyb::arg("value"))
@@ -215,7 +215,7 @@ void bind_tensor(pyb::module_& m) {
       .def_property_readonly("shape", [](const ParamF& p) { return pyb::tuple(pyb::cast(std::vector<int64_t>(p.shape().begin(), p.shape().end()))); })
       .def_property(
           "value", [](pyb::object self) { return numpy_view(self.cast<ParamF&>().value().view(), self); },
-          [](ParamF& p, const pyb::array& a) {
+          [](ParamF& p, const ArrayLike& a) {
             Tensor<float> t = tensor_from<float>(a, ("Parameter " + p.name + ".value").c_str());
             check(t.shape() == p.shape(), "Parameter ", p.name, ": value of shape ", t.shape(), " for a parameter of shape ",
                   p.shape());

@@ -223,3 +223,37 @@ def test_abs_and_basic_indexing_with_gradients():
         x[::2]
     with pytest.raises(TypeError):
         x["a"]
+
+
+def test_a_var_is_a_sequence_of_its_rows_and_an_array_like_as_torchs_tensors():
+    tape = tg.Tape()
+    p = tg.Parameter("w", np.arange(6, dtype=np.float32).reshape(2, 3))
+    w = tape.param(p)
+    assert len(w) == 2 and [r.shape for r in w] == [(3,), (3,)]  # for-loops end at the last row
+    sum((r * r).sum() for r in w).backward()
+    np.testing.assert_array_equal(p.grad, 2 * np.arange(6).reshape(2, 3))
+    with pytest.raises(TypeError, match="len\\(\\) of a 0-d Var"):
+        len(w.sum())
+    np.testing.assert_array_equal(np.asarray(w), p.value)  # __array__: a copy of the value
+    assert np.asarray(w, dtype=np.float64).dtype == np.float64
+    assert isinstance(np.ones((2, 3), np.float32) + w, tg.Var)  # numpy defers to the Var: still recorded
+
+
+def test_lists_and_numbers_are_arrays_at_the_tapes_precision():
+    # A list or a Python number has no dtype: it is taken at the tape's, as torch.tensor([0.1]);
+    # a numpy array keeps its own and is refused where float32 would change its values.
+    tape = tg.Tape()
+    np.testing.assert_array_equal(tape.constant([0.1, 2.0]).numpy(), np.array([0.1, 2.0], np.float32))
+    assert tape.constant(3.0).shape == () and tg.Tensor([1, 2, 3]).numpy().tolist() == [1.0, 2.0, 3.0]
+    assert tg.Parameter("w", [[1.0, 2.0]]).shape == (1, 2)
+    logits = tape.constant(np.zeros((2, 3), np.float32))
+    assert abs(tg.cross_entropy(logits, [0, 2]).item() - np.log(3)) < 1e-6
+    assert tg.nn.Embedding(5, 4)(tape, [[1, 2, 3]]).shape == (1, 3, 4)
+    with pytest.raises(tg.Error, match="a float64 array whose values float32 cannot hold exactly"):
+        tape.constant(np.array([0.1]))
+    with pytest.raises(tg.Error, match="expected an array of numbers, got dtype <U1"):
+        tape.constant(["a"])
+    with pytest.raises(TypeError):
+        tape.constant([[1, 2], [3]])  # ragged: not an array
+    with pytest.raises(TypeError):
+        tape.constant(None)

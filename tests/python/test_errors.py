@@ -194,16 +194,17 @@ def test_integer_arguments_take_numpys_integers_and_refuse_bools_and_overflow_by
 
 
 def test_what_indexes_without_a_length_is_one_argument_and_a_non_parameter_is_a_type_error():
-    # A Var or a 0-d array answers x[i] but has no len(): neither is a list of dims.
+    # A 0-d array answers a[()] but has no len(): it is one dim, not a list of dims. A Var is a
+    # sequence of its rows (len, iteration), each a Var, not an integer.
     tape = tg.Tape()
     x = tape.constant(np.arange(12, dtype=np.float32).reshape(3, 4))
     assert x.reshape(np.array(12)).shape == (12,)  # a 0-d integer array is one dim, as in numpy
-    with pytest.raises(TypeError, match="Var.reshape dims: expected an integer or a sequence of integers, got Var"):
+    with pytest.raises(TypeError, match="Var.reshape dims: expected an integer, got Var"):
         x.reshape(x)
     with pytest.raises(TypeError, match=r"Var.reshape dims: expected an integer, got ndarray \(only integer scalar arrays"):
         x.reshape(np.array(12.0))
-    with pytest.raises(TypeError, match="layer_norm normalized_shape: expected an integer or a sequence of integers, got Var"):
-        tg.nn.functional.layer_norm(x, x)
+    with pytest.raises(TypeError, match="layer_norm normalized_shape: expected an integer or a sequence of integers, got Tape"):
+        tg.nn.functional.layer_norm(x, tape)
     with pytest.raises(TypeError, match="Tape.param: expected a tapegrad.Parameter, got ndarray"):
         tape.param(np.ones(3, dtype=np.float32))
     with pytest.raises(TypeError, match=r"Tape64.param: got Parameter; a Tape64 has no parameters .* Tape64.constant\(array\)"):
