@@ -31,7 +31,13 @@ class Shape {
   int64_t& operator[](int i) { return dims_[normalize(i)]; }
   int64_t last() const { return rank_ == 0 ? 1 : dims_[rank_ - 1]; }
   // Product of all but the last dimension: the number of rows a last-dim op iterates over.
-  int64_t rows() const { return rank_ == 0 ? 1 : numel() / dims_[rank_ - 1]; }
+  // The product of every dim but the last: multiplied, not numel() / last() (a last dim of 0
+  // would divide by zero; (2, 0, 4) has 0 rows, (0,) one row of no elements).
+  int64_t rows() const {
+    int64_t r = 1;
+    for (int i = 0; i + 1 < rank_; ++i) r *= dims_[i];
+    return r;
+  }
   const int64_t* begin() const { return dims_.data(); }
   const int64_t* end() const { return dims_.data() + rank_; }
 

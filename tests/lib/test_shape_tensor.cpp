@@ -14,6 +14,11 @@ TEST_CASE("shape: rank, numel, negative indices, printing", "[tensor]") {
   CHECK(s.numel() == 24);
   CHECK(s[-1] == 4);
   CHECK(s.rows() == 6);
+  // rows() multiplies the leading dims: a last dim of 0 is not a division by zero (SIGFPE).
+  CHECK(Shape{2, 0}.rows() == 2);
+  CHECK(Shape{0}.rows() == 1);
+  CHECK(Shape{2, 0, 4}.rows() == 0);
+  CHECK(Shape{}.rows() == 1);
   CHECK(s.str() == "(2,3,4)");
   CHECK(Shape{}.numel() == 1);
   CHECK(Shape{}.str() == "()");

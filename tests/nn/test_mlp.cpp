@@ -86,3 +86,11 @@ TEST_CASE("mlp: float32 agrees with float64", "[nn][precision]") {
                             randn({width}, 4), randn({32}, 5)},
                            1e-5);
 }
+
+TEST_CASE("mlp: an input whose last dim is 0 is an Error naming the shapes, not a division by zero", "[nn][errors]") {
+  MLP<float> m({.dim = 4});
+  Tape<float> t;
+  REQUIRE_THROWS_WITH(m.forward(t.constant(Tensor<float>(Shape{0}))), Catch::Contains("do not fit input (0)"));
+  REQUIRE_THROWS_WITH(m.forward(t.constant(Tensor<float>(Shape{2, 0}))), Catch::Contains("do not fit input (2,0)"));
+  CHECK(m.forward(t.constant(Tensor<float>(Shape{2, 0, 4}))).shape() == Shape{2, 0, 4});
+}

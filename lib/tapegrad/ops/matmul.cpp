@@ -117,7 +117,7 @@ Var<T> matmul(Var<T> a, Var<T> b, Trans ta, Trans tb) {
   if (sb.rank() == 2 && ta == Trans::kNo) {
     // B shared: stack A's batch into rows. One GEMM, and dB is one GEMM over all rows.
     d.batch = 1;
-    d.M = sa.numel() / K;
+    d.M = sa.rows();  // sa[-1] is K (A not transposed); a K of 0 has rows all the same
     d.stride_a = d.stride_b = 0;
     out = sa;
     out[-1] = N;

@@ -1,4 +1,5 @@
 #include "support.h"
+#include "tapegrad/ops.h"
 #include "tapegrad/ops/matmul.h"
 #include "tapegrad/threads.h"
 
@@ -40,6 +41,17 @@ TEST_CASE("matmul: batched, and a shared matrix broadcast over the batch", "[op]
   // Shared A against a batch of B: A @ [B, B].
   CHECK_THAT(matmul(tape.constant(kA), tape.constant(b2)).value(),
              AllClose<double>({19, 22, 43, 50, 19, 22, 43, 50}));
+}
+
+TEST_CASE("matmul: an inner dim of 0 is a product of zeros, its gradients empty (no division by K)", "[op]") {
+  const Trans tb = GENERATE(Trans::kNo, Trans::kYes);
+  Tape<double> t;
+  Parameter<double> a("a", Tensor<double>(Shape{2, 0})), b("b", Tensor<double>(tb == Trans::kNo ? Shape{0, 3} : Shape{3, 0}));
+  Var<double> y = matmul(t.param(a), t.param(b), Trans::kNo, tb);
+  REQUIRE(y.shape() == Shape{2, 3});
+  for (int64_t i = 0; i < 6; ++i) CHECK(y.value()[i] == 0.0);
+  t.backward(sum(y));
+  CHECK(a.grad().shape() == Shape{2, 0});
 }
 
 TEST_CASE("gradcheck: matmul", "[op][gradcheck]") {
