@@ -18,5 +18,15 @@ if [[ "${1:-}" == "--sanitize" ]]; then
 else
   "$root/scripts/build.sh" -DTAPEGRAD_BUILD_TESTS=ON -DTAPEGRAD_BUILD_EXAMPLES=ON -DTAPEGRAD_BUILD_BENCH=ON
 fi
+# Tests write under the build tree or a temporary folder, never into the sources: what the suite
+# leaves beside them (a checkpoint a test saved by a relative path) fails the run, by name.
+source_status() { git -C "$root" status --porcelain --untracked-files=all 2>/dev/null | sort || true; }
+before="$(source_status)"
 cd "${TAPEGRAD_BUILD_DIR:-$root/build}"
 ctest -j "$(nproc)" --output-on-failure --timeout 900
+left="$(comm -13 <(printf '%s\n' "$before") <(printf '%s\n' "$(source_status)"))"
+if [[ -n "$left" ]]; then
+  printf 'test.sh: the tests left files in the source tree %s (they belong in the build tree or a temporary folder):\n%s\n' \
+    "$root" "$left" >&2
+  exit 1
+fi

@@ -7,9 +7,11 @@ to cast"), KeyError or IndexError from inside tapegrad (its errors name what is 
 IndexError from a container's [] (Sequential[5]), as Python's own sequences raise.
     python3 api_fuzz.py SEED CALLS"""
 import json
+import os
 import random
 import resource
 import sys
+import tempfile
 import time
 import warnings
 
@@ -21,6 +23,10 @@ import tapegrad as tg
 # filling memory beside the other tests.
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 warnings.simplefilter("ignore")
+# Calls that take a path get strings like "x" and "abc": the walk runs in a folder of its own, so
+# what they write (checkpoints, reports) never lands where it was started (the source tree).
+workdir = tempfile.TemporaryDirectory(prefix="tapegrad-api-fuzz-")
+os.chdir(workdir.name)
 seed, calls = int(sys.argv[1]), int(sys.argv[2])
 rng = random.Random(seed)
 data = np.random.default_rng(seed)
