@@ -7,11 +7,14 @@
 //             its "VNNI" k-pair layout), on operands packed as gemm_bf16 packs them; single call,
 //             one thread (where the build has libxsmm and the CPU AVX512-BF16): the candidate
 //             against the avx512_bf16 micro-kernels
-// Shapes (M, N, K, which product): the L4 C128/C256 T64 B12 decoder's, B*T = 768 rows —
-// forward x W^T (kind 0), dx = dy W (1), dW = dy^T x (2), for the QKV (3C) and MLP (4C) layers.
+// Shapes (M, N, K, which product): the L4 C128/C256 T64 B12 decoder's, B*T = 768 rows on 2 threads
+// (one op split over the threads) and 384 rows on 1 (a batch worker's half of the step, as the
+// trainer runs it) — forward x W^T (kind 0), dx = dy W (1), dW = dy^T x (2), for the QKV (3C) and
+// MLP (4C) layers. Args: out, in, product, threads, rows.
 // Run: build/bench/bench_gemm_bf16 --benchmark_min_time=0.2
 #include <benchmark/benchmark.h>
 
+#include <utility>
 #include <vector>
 
 #if defined(TAPEGRAD_BENCH_LIBXSMM)
@@ -28,9 +31,9 @@ using namespace tapegrad;
 
 enum Kind { kF32, kAmx, kAvx512, kEmulated };
 
-// (out, in) of a linear layer at rows 768; kind 0/1/2 as above.
+// (out, in) of a linear layer at `rows`; kind 0/1/2 as above.
 void run(benchmark::State& st, Kind kind) {
-  const int64_t out = st.range(0), in = st.range(1), product = st.range(2), rows = 768;
+  const int64_t out = st.range(0), in = st.range(1), product = st.range(2), rows = st.range(4);
   set_num_threads(static_cast<int>(st.range(3)));
   if ((kind == kAvx512 && !bf16_avx512_available()) || (kind == kAmx && !bf16_amx_available())) {
     st.SkipWithError("not available on this CPU");
@@ -55,11 +58,12 @@ void run(benchmark::State& st, Kind kind) {
 }
 
 void shapes(benchmark::internal::Benchmark* b) {
-  for (int64_t C : {128, 256})
-    for (int64_t product : {0, 1, 2}) {
-      b->Args({3 * C, C, product, 2});
-      b->Args({4 * C, C, product, 2});
-    }
+  for (auto [threads, rows] : {std::pair<int64_t, int64_t>{2, 768}, {1, 384}})
+    for (int64_t C : {128, 256})
+      for (int64_t product : {0, 1, 2}) {
+        b->Args({3 * C, C, product, threads, rows});
+        b->Args({4 * C, C, product, threads, rows});
+      }
 }
 
 #if defined(TAPEGRAD_BENCH_LIBXSMM)
@@ -67,7 +71,7 @@ void shapes(benchmark::internal::Benchmark* b) {
 // (N x K) in VNNI pairs, [K/2][N][2] — gemm_bf16's B panel layout over all N — and its B is op(A)^T
 // (K x M) column-major, i.e. op(A) row-major in bf16.
 void run_libxsmm(benchmark::State& st) {
-  const int64_t out = st.range(0), in = st.range(1), product = st.range(2), rows = 768;
+  const int64_t out = st.range(0), in = st.range(1), product = st.range(2), rows = st.range(4);
   if (!bf16_avx512_available()) {
     st.SkipWithError("no AVX512-BF16 here");
     return;

@@ -82,6 +82,32 @@ TAPEGRAD_PACK_TARGET inline __m512i bf16_round16(__m512 x) {
   return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(u, _mm512_set1_epi32(0x00400000)));
 }
 
+// v[i] = row i of a 16 x 16 matrix of words -> v[i] = its column i. Within each 128-bit lane, the
+// 32- and 64-bit unpacks gather a column's four rows of a 4-row group; the two lane shuffles then
+// put the four groups' pieces of each column side by side.
+TAPEGRAD_PACK_TARGET inline void transpose16x16_epi32(__m512i v[16]) {
+  __m512i t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(v[i], v[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(v[i], v[i + 1]);
+  }
+  // u[4g + j], j = 0..3: in lane L, column 4L + j of rows 4g..4g+3.
+  for (int g = 0; g < 16; g += 4) {
+    u[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+    u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+    u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+    u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+  }
+  for (int j = 0; j < 4; ++j) {
+    const __m512i a0 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0x88), a1 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0xdd);
+    const __m512i b0 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0x88), b1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0xdd);
+    v[j] = _mm512_shuffle_i32x4(a0, b0, 0x88);       // lane 0 of each group: column j
+    v[8 + j] = _mm512_shuffle_i32x4(a0, b0, 0xdd);   // lane 2: column 8 + j
+    v[4 + j] = _mm512_shuffle_i32x4(a1, b1, 0x88);   // lane 1: column 4 + j
+    v[12 + j] = _mm512_shuffle_i32x4(a1, b1, 0xdd);  // lane 3: column 12 + j
+  }
+}
+
 // 32 floats of a row from k = 2q on (zero past n) -> their 16 pair words.
 TAPEGRAD_PACK_TARGET inline void bf16_row_pairs16(uint32_t* out, const float* row, int64_t q, int64_t n) {
   const int64_t k = 2 * q;
@@ -120,15 +146,21 @@ TAPEGRAD_PACK_TARGET inline void pack_pairs_fast(uint32_t* out, int64_t sp, int6
     return;
   }
   if (!X.trans && sr == 1 && width <= 32) {
-    alignas(64) uint32_t block[32][16];  // [row][pair], then written transposed
+    alignas(64) uint32_t block[32][16];  // [row][pair], then written transposed, 16 rows at a time
     for (int64_t p0 = 0; p0 < kp; p0 += 16) {
       const int64_t np = kp - p0 < 16 ? kp - p0 : 16;
       for (int64_t r = 0; r < width; ++r) {
         if (r < rows) bf16_row_pairs16(block[r], X.x + (i0 + r) * X.ld + k0, p0, kc);
         else for (int64_t i = 0; i < 16; ++i) block[r][i] = 0;
       }
-      for (int64_t p = 0; p < np; ++p)
-        for (int64_t r = 0; r < width; ++r) out[(p0 + p) * sp + r] = block[r][p];
+      for (int64_t r0 = 0; r0 < width; r0 += 16) {
+        __m512i v[16];
+        for (int i = 0; i < 16; ++i) v[i] = r0 + i < width ? _mm512_load_si512(block[r0 + i]) : _mm512_setzero_si512();
+        transpose16x16_epi32(v);
+        const int64_t n = width - r0 < 16 ? width - r0 : 16;
+        const __mmask16 m = n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1);
+        for (int64_t p = 0; p < np; ++p) _mm512_mask_storeu_epi32(out + (p0 + p) * sp + r0, m, v[p]);
+      }
     }
     return;
   }

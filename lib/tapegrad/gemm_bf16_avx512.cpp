@@ -9,8 +9,15 @@
 // packed, once per k-block, into k-pair-interleaved panels (and rounded to bf16 as they are):
 //   A tile (kMR rows):    ap[p * kMR + r]            = pair(A(m0 + r, k0 + 2p), A(m0 + r, k0 + 2p + 1))
 //   B panel (kNR cols):   bp[(p * kNR + c) * 2 + h]  = B(k0 + 2p + h, n0 + c)
-// zero-padded past M, N and an odd K. The micro-kernel keeps a kMR x kNR = 12 x 32 tile of C in
-// 24 zmm registers (two per row), broadcasting each A pair and loading two B vectors per k-pair.
+// zero-padded past M, N and an odd K. An A tile has one of two layouts, whichever its packing
+// writes with whole-vector stores:
+//   rows   (op(A) = A, rows of A in memory)        ap[r * kRowWords + p]
+//   pairs  (op(A) = A^T, columns of A in memory)  ap[p * kMR + r]
+// (rows of pairs come straight out of rows of A; the pair-major layout would need a transpose of
+// every 16 pairs, and that transpose, written word by word, cost as much as the products at K = 128).
+// The micro-kernel keeps a kMR x kNR = 12 x 32 tile of C in 24 zmm registers (two per row),
+// broadcasting each A pair (from a constant offset: the layout is a template argument) and loading
+// two B vectors per k-pair.
 // Rows of tiles are spread over the OpenMP threads; each element of C is summed by one thread,
 // k-pairs in order and k-blocks in order, so the result is the same for any thread count.
 #include <immintrin.h>
@@ -34,19 +41,27 @@ namespace {
 
 constexpr int kMR = 12, kNR = 32;
 constexpr int64_t kKBlock = 512;  // k per block: a B panel (256 pairs x 128 B = 32 KiB) stays in L1
+constexpr int64_t kRowWords = kKBlock / 2;  // an A tile's row stride in the rows layout
+
+// The word of pair p, row r in an A tile: rows layout (kRows) or pairs layout.
+template <bool kRows>
+constexpr int64_t a_word(int64_t p, int r) {
+  return kRows ? r * kRowWords + p : p * kMR + r;
+}
 
 // C tile (mr x nr at c) = alpha * acc + (first ? beta * C : C).
-TAPEGRAD_BF16_TARGET void micro(int64_t kp, const uint32_t* ap, const uint32_t* bp, float* c, int64_t ldc, int mr, int nr, float alpha,
-           float beta, bool first) {
+template <bool kRows>
+TAPEGRAD_BF16_TARGET void micro(int64_t kp, const uint32_t* ap, const uint32_t* bp, float* c, int64_t ldc, int mr,
+                                int nr, float alpha, float beta, bool first) {
   __m512 acc[kMR][2];
   for (int r = 0; r < kMR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int64_t p = 0; p < kp; ++p) {
     const __m512bh b0 = (__m512bh)_mm512_loadu_si512(bp + p * kNR);
     const __m512bh b1 = (__m512bh)_mm512_loadu_si512(bp + p * kNR + 16);
-    const uint32_t* a = ap + p * kMR;
+    const uint32_t* a = ap + a_word<kRows>(p, 0);
 #pragma GCC unroll 12
     for (int r = 0; r < kMR; ++r) {
-      const __m512bh ar = (__m512bh)_mm512_set1_epi32(static_cast<int>(a[r]));
+      const __m512bh ar = (__m512bh)_mm512_set1_epi32(static_cast<int>(a[a_word<kRows>(0, r)]));
       acc[r][0] = _mm512_dpbf16_ps(acc[r][0], ar, b0);
       acc[r][1] = _mm512_dpbf16_ps(acc[r][1], ar, b1);
     }
@@ -116,15 +131,20 @@ TAPEGRAD_BF16_TARGET void gemm_bf16_avx512(Trans ta, Trans tb, int64_t M, int64_
         for (int64_t j = 0; j < panels; ++j) pack_b(packing, k0, j);
       }
       thread_local std::vector<uint32_t> ap;  // grows once per thread: no allocation in a step
-      ap.resize(static_cast<size_t>(kp * kMR));
+      ap.resize(static_cast<size_t>(kMR * kRowWords));
+      const bool rows = !a.trans;
 #pragma omp for schedule(static)
       for (int64_t t = 0; t < tiles_m; ++t) {
         const int64_t m0 = t * kMR;
         const int mr = static_cast<int>(std::min<int64_t>(kMR, M - m0));
-        pack_pairs_fast(ap.data(), kMR, 1, a, m0, mr, kMR, k0, kc, kp);
+        if (rows) pack_pairs_fast(ap.data(), 1, kRowWords, a, m0, mr, kMR, k0, kc, kp);
+        else pack_pairs_fast(ap.data(), kMR, 1, a, m0, mr, kMR, k0, kc, kp);
         for (int64_t j = 0; j < panels; ++j) {
           const int nr = static_cast<int>(std::min<int64_t>(kNR, N - j * kNR));
-          micro(kp, ap.data(), bp + j * kp * kNR, C + m0 * ldc + j * kNR, ldc, mr, nr, alpha, beta, k0 == 0);
+          float* c = C + m0 * ldc + j * kNR;
+          const uint32_t* b_panel = bp + j * kp * kNR;
+          if (rows) micro<true>(kp, ap.data(), b_panel, c, ldc, mr, nr, alpha, beta, k0 == 0);
+          else micro<false>(kp, ap.data(), b_panel, c, ldc, mr, nr, alpha, beta, k0 == 0);
         }
       }
     }
