@@ -10,7 +10,6 @@
 #include "tapegrad/random.h"
 
 using namespace tapegrad;
-using namespace tapegrad::detail;
 
 TEST_CASE("pack_pairs_fast writes pack_pairs' words in every layout and at every tail", "[bf16]") {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -40,9 +39,9 @@ TEST_CASE("pack_pairs_fast writes pack_pairs' words in every layout and at every
           if (l.rows_first && kp > l.sr) continue;
           const int64_t words = l.rows_first ? l.width * l.sr : kp * l.sp;
           std::vector<uint32_t> want(static_cast<size_t>(words), 0xdeadbeef), got = want;
-          const PackOperand X{x.data() + 7, ld, trans};  // an unaligned start
-          pack_pairs(want.data(), l.sp, l.sr, X, 3, rows, l.width, k0, kc, kp);
-          pack_pairs_fast(got.data(), l.sp, l.sr, X, 3, rows, l.width, k0, kc, kp);
+          const detail::PackOperand X{x.data() + 7, ld, trans};  // an unaligned start
+          detail::pack_pairs(want.data(), l.sp, l.sr, X, 3, rows, l.width, k0, kc, kp);
+          detail::pack_pairs_fast(got.data(), l.sp, l.sr, X, 3, rows, l.width, k0, kc, kp);
           INFO("sp " << l.sp << " sr " << l.sr << " width " << l.width << (trans ? " columns" : " rows") << " of X, rows "
                      << rows << ", k0 " << k0 << ", kc " << kc);
           CHECK(got == want);
