@@ -4,9 +4,9 @@
 //   avx512_bf16  gemm_bf16 on AVX512-BF16 micro-kernels (skipped where the CPU lacks them)
 //   emulated  gemm_bf16 rounding the operands and calling the float32 GEMM
 //   libxsmm   libxsmm 1.17's JIT bf16 kernel (libxsmm_bsmmdispatch: bf16 in, float32 out, A in
-//             its "VNNI" k-pair layout), on operands packed as gemm_bf16 packs them; single call,
-//             one thread (where the build has libxsmm and the CPU AVX512-BF16): the candidate
-//             against the avx512_bf16 micro-kernels
+//             its "VNNI" k-pair layout), on operands packed by gemm_bf16's own (fast) packing;
+//             single call, one thread (where the build has libxsmm and the CPU AVX512-BF16): the
+//             candidate against the avx512_bf16 micro-kernels
 // Shapes (M, N, K, which product): the L4 C128/C256 T64 B12 decoder's, B*T = 768 rows on 2 threads
 // (one op split over the threads) and 384 rows on 1 (a batch worker's half of the step, as the
 // trainer runs it) — forward x W^T (kind 0), dx = dy W (1), dW = dy^T x (2), for the QKV (3C) and
@@ -98,8 +98,8 @@ void run_libxsmm(benchmark::State& st) {
   const detail::PackOperand pa{a.data(), ta == Trans::kYes ? M : K, ta == Trans::kYes};
   const detail::PackOperand pb{b.data(), tb == Trans::kYes ? K : N, tb == Trans::kNo};
   for (auto _ : st) {  // the same packing work as gemm_bf16: both operands rounded once per call
-    detail::pack_pairs(bv.data(), N, 1, pb, 0, N, N, 0, K, kp);
-    detail::pack_pairs(reinterpret_cast<uint32_t*>(ab.data()), 1, kp, pa, 0, M, M, 0, K, kp);
+    detail::pack_pairs_fast(bv.data(), N, 1, pb, 0, N, N, 0, K, kp);
+    detail::pack_pairs_fast(reinterpret_cast<uint32_t*>(ab.data()), 1, kp, pa, 0, M, M, 0, K, kp);
     kernel(reinterpret_cast<const libxsmm_bfloat16*>(bv.data()), ab.data(), c.data());
     benchmark::ClobberMemory();
   }
